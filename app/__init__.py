@@ -1,0 +1,2 @@
+"""Scriptorium."""
+__version__ = "0.1.0"

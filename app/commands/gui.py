@@ -1,0 +1,17 @@
+"""`scriptorium [gui] [FILES]`: open the main window."""
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="*", help="PDFs or images to open")
+    p.add_argument("--sample", action="store_true", help="open the bundled sample document")
+    p.add_argument("--engine", default=None, help="decoding engine to preselect")
+    p.add_argument("--run", action="store_true", help="start reading the first document at once")
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.gui.application import run_app
+
+    return run_app(args)

@@ -1,0 +1,1 @@
+"""The Qt-free engine: documents, layout, regions, models, decoding, assembly, traces. Never imports Qt."""

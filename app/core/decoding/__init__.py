@@ -1,0 +1,1 @@
+"""Decoders: autoregressive, self-speculative (GravityOCR) and R-SWA (Unlimited-OCR); all speak app.core.events."""

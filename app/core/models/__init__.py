@@ -1,0 +1,1 @@
+"""Per-architecture glue that transformers does not provide (processors, special rows)."""

@@ -1,0 +1,29 @@
+"""GLM-OCR family glue: an image-only processor (the stock Glm46VProcessor insists on a video processor, which needs
+a working torchvision) and helpers to read the checkpoint's decoding facts."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _image_only_processor_class():
+    from transformers.models.glm46v.processing_glm46v import Glm46VProcessor
+
+    class GlmOcrImageOnlyProcessor(Glm46VProcessor):
+        """Glm46VProcessor without the video sub-processor; OCR feeds images only."""
+
+        attributes = ["image_processor", "tokenizer"]
+
+        def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
+            super().__init__(image_processor, tokenizer, video_processor=None, chat_template=chat_template, **kwargs)
+
+    return GlmOcrImageOnlyProcessor
+
+
+def load_glmocr_processor(folder: Path):
+    """The checkpoint's processor; the image-only variant when the stock one cannot be built (no torchvision)."""
+    from transformers import AutoProcessor
+
+    try:
+        return AutoProcessor.from_pretrained(folder, local_files_only=True)
+    except (ImportError, OSError, ValueError, TypeError):
+        return _image_only_processor_class().from_pretrained(folder, local_files_only=True)

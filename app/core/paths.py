@@ -1,0 +1,42 @@
+"""Where the app's own files are: bundled resources, model manifests, user data. Works from a source checkout,
+an installed package and a PyInstaller bundle alike."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def project_root() -> Path:
+    """The folder holding resources/ and models/: the bundle dir when frozen, else the source checkout."""
+    frozen = getattr(sys, "_MEIPASS", None)
+    if frozen:
+        return Path(frozen)
+    return Path(__file__).resolve().parents[2]
+
+
+def resources_dir() -> Path:
+    return project_root() / "resources"
+
+
+def models_dir() -> Path:
+    return project_root() / "models"
+
+
+def sample_document() -> Path:
+    return resources_dir() / "samples" / "sample.pdf"
+
+
+def user_data_dir() -> Path:
+    """Per-user state (journal, traces): $SCRIPTORIUM_HOME or the XDG data dir."""
+    env = os.environ.get("SCRIPTORIUM_HOME")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "scriptorium"
+
+
+def user_models_dir() -> Path:
+    """Extra local model folders (<dir>/<manifest name>/): $SCRIPTORIUM_MODELS or <user data>/models."""
+    env = os.environ.get("SCRIPTORIUM_MODELS")
+    return Path(env) if env else user_data_dir() / "models"
