@@ -112,7 +112,8 @@ class EngineUnavailable(RuntimeError):
 
 
 def open_engine(name: str, **options: Any) -> RegionEngine | DocumentEngine:
-    """Create an engine by registry name. Options: model_path, device, dtype, block_size, ... (engine-specific).
+    """Create an engine by registry name. Options: model_path, device, dtype, block_size, ... (engine-specific);
+    `manifest` (the models/*.json name) and `engine` (the registry name) are filled in from the spec.
     Slow (loads weights): call it on the worker thread."""
     try:
         spec = ENGINES[name]
@@ -125,4 +126,6 @@ def open_engine(name: str, **options: Any) -> RegionEngine | DocumentEngine:
         if exc.name and exc.name.startswith("app."):
             raise EngineUnavailable(f"engine {name!r} is not part of this build ({exc.name} missing)") from exc
         raise
+    options.setdefault("manifest", spec.manifest)
+    options.setdefault("engine", spec.name)
     return getattr(module, func_name)(**options)
