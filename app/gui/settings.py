@@ -1,0 +1,125 @@
+"""The settings registry: every persisted preference declared once, typed, with its default and a title.
+
+Settings live in an INI file under the user data folder (so tests, which isolate SCRIPTORIUM_HOME, never touch a
+person's real settings). Code reads `settings.get("engine")`; the preferences page is generated from `OPTIONS`.
+What must never live here: widgets, or state of the open work (that is the journal's).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, QSettings, Signal
+
+from app.core.paths import user_data_dir
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str
+    default: Any
+    title: str
+    choices: tuple[str, ...] = ()  # for str options chosen from a list
+    minimum: float | None = None
+    maximum: float | None = None
+    group: str = "General"
+
+    @property
+    def kind(self) -> type:
+        return type(self.default)
+
+    def coerce(self, value: Any) -> Any:
+        """QSettings' INI backend returns strings; turn them back into the declared type, falling back to the
+        default when the stored value is unusable (a hand-edited or older file)."""
+        if value is None:
+            return self.default
+        kind = self.kind
+        try:
+            if kind is bool:
+                if isinstance(value, str):
+                    return value.strip().lower() in ("1", "true", "yes", "on")
+                return bool(value)
+            if kind is int:
+                value = int(float(value))
+            elif kind is float:
+                value = float(value)
+            elif kind is list:
+                if isinstance(value, str):
+                    value = [value] if value else []
+                value = [str(v) for v in value]
+            else:
+                value = str(value)
+        except (TypeError, ValueError):
+            return self.default
+        if self.choices and value not in self.choices:
+            return self.default
+        if self.minimum is not None and value < self.minimum:
+            value = type(self.default)(self.minimum)
+        if self.maximum is not None and value > self.maximum:
+            value = type(self.default)(self.maximum)
+        return value
+
+
+OPTIONS: dict[str, Option] = {
+    o.key: o
+    for o in (
+        Option("engine", "auto", "Decoding engine", group="Decoding"),
+        Option("model_path", "", "Model folder (empty: found automatically)", group="Decoding"),
+        Option("device", "auto", "Device", choices=("auto", "cpu", "cuda", "mps"), group="Decoding"),
+        Option("dtype", "auto", "Precision", choices=("auto", "float32", "bfloat16", "float16"), group="Decoding"),
+        Option("block_size", 0, "Draft block size (0: the checkpoint's)", minimum=0, maximum=128, group="Decoding"),
+        Option("layout", "auto", "Layout model", choices=("auto", "ppdoclayout", "pymupdf", "page"), group="Decoding"),
+        Option("render_dpi", 144, "Page rendering resolution (DPI)", minimum=36, maximum=600, group="View"),
+        Option("theme", "system", "Colours", choices=("system", "light", "dark"), group="View"),
+        Option("show_order", True, "Show reading-order numbers on regions", group="View"),
+        Option("show_preview", True, "Show the rendered preview beside the editor", group="View"),
+        Option("autosave_seconds", 2.0, "Journal autosave delay (seconds)", minimum=0.2, maximum=600.0, group="Journal"),
+        Option("recent_files", [], "Recently opened files", group="Files"),
+        Option("recent_limit", 10, "How many recent files to remember", minimum=0, maximum=50, group="Files"),
+        Option("export_dir", "", "Last export folder", group="Files"),
+        Option("record_traces", False, "Record a trace of every run", group="Decoding"),
+        Option("window_geometry", "", "Window geometry", group="State"),
+    )
+}
+
+
+class Settings(QObject):
+    """Typed access to `OPTIONS` over QSettings. `changed(key, value)` fires after every successful `set`."""
+
+    changed = Signal(str, object)
+
+    def __init__(self, path: str | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        if path is None:
+            folder = user_data_dir()
+            folder.mkdir(parents=True, exist_ok=True)
+            path = str(folder / "settings.ini")
+        self._qs = QSettings(path, QSettings.Format.IniFormat)
+
+    @property
+    def path(self) -> str:
+        return self._qs.fileName()
+
+    def get(self, key: str) -> Any:
+        option = OPTIONS[key]
+        return option.coerce(self._qs.value(key, option.default))
+
+    def set(self, key: str, value: Any) -> None:
+        option = OPTIONS[key]
+        value = option.coerce(value)
+        if value == self.get(key) and self._qs.contains(key):
+            return
+        self._qs.setValue(key, value)
+        self._qs.sync()
+        self.changed.emit(key, value)
+
+    def reset(self, key: str) -> None:
+        self._qs.remove(key)
+        self.changed.emit(key, OPTIONS[key].default)
+
+    def add_recent(self, path: str) -> list[str]:
+        recent = [p for p in self.get("recent_files") if p != path]
+        recent.insert(0, path)
+        recent = recent[: self.get("recent_limit")]
+        self.set("recent_files", recent)
+        return recent
