@@ -2,10 +2,12 @@
 a working torchvision) and helpers to read the checkpoint's decoding facts."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 
-def _image_only_processor_class():
+@functools.cache
+def image_only_processor_class():
     from transformers.models.glm46v.processing_glm46v import Glm46VProcessor
 
     class GlmOcrImageOnlyProcessor(Glm46VProcessor):
@@ -19,11 +21,10 @@ def _image_only_processor_class():
     return GlmOcrImageOnlyProcessor
 
 
-def load_glmocr_processor(folder: Path):
-    """The checkpoint's processor; the image-only variant when the stock one cannot be built (no torchvision)."""
-    from transformers import AutoProcessor
+_image_only_processor_class = image_only_processor_class  # the name other modules first knew
 
-    try:
-        return AutoProcessor.from_pretrained(folder, local_files_only=True)
-    except (ImportError, OSError, ValueError, TypeError):
-        return _image_only_processor_class().from_pretrained(folder, local_files_only=True)
+
+def load_glmocr_processor(folder: Path):
+    """The checkpoint's processor as the image-only variant: it reads the same files as the stock Glm46VProcessor
+    and works with or without torchvision (OCR never feeds video)."""
+    return image_only_processor_class().from_pretrained(folder, local_files_only=True)

@@ -1,0 +1,166 @@
+"""A tiny, randomly initialised GravityOCR/GLM-OCR checkpoint of the real `GlmOcrForConditionalGeneration` class.
+
+`build(out_dir)` writes config.json, model.safetensors, the tokenizer files, the processor files (image processor +
+chat template), generation_config.json and block_diffusion.json; `app.core.loader.load_model("gravityocr", out_dir)`
+loads it. The special tokens follow the real checkpoint's relative order (reference/selfspec.md §1), the stop ids
+are [<|endoftext|>, <|user|>] as in the real generation config, and the `<|mask|>` row is either an existing vocab
+row (like the real 59282 < 59392) or a row appended with `resize_token_embeddings`.
+
+Weights are drawn with a larger std than the HF default so that greedy decoding has clear top-1 margins and does not
+stop at once; the outputs are gibberish, but long and deterministic. What must never live here: decoding code.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+# The real checkpoint's special tokens, in their real relative order, then GravityOCR's mask token.
+SPECIAL_TOKENS = (
+    "<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>", "<|assistant|>",
+    "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>", "<|begin_of_video|>", "<|end_of_video|>",
+    "<|image|>", "<|video|>", "<|mask|>",
+)
+MASK_TOKEN = "<|mask|>"
+
+# The GLM-4.1V / GLM-OCR chat template structure (the real checkpoint ships its own chat_template.jinja).
+CHAT_TEMPLATE = (
+    "[gMASK]<sop>"
+    "{%- for msg in messages %}"
+    "{%- if msg.role == 'system' %}<|system|>{{ '\\n' }}{{ msg.content }}"
+    "{%- elif msg.role == 'user' %}<|user|>{{ '\\n' }}"
+    "{%- if msg.content is string %}{{ msg.content }}"
+    "{%- else %}{%- for item in msg.content %}"
+    "{%- if item.type == 'image' or 'image' in item %}<|begin_of_image|><|image|><|end_of_image|>"
+    "{%- elif item.type == 'text' %}{{ item.text }}"
+    "{%- endif %}{%- endfor %}{%- endif %}"
+    "{%- elif msg.role == 'assistant' %}<|assistant|>{{ '\\n' }}{{ msg.content }}"
+    "{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+DEFAULTS: dict[str, Any] = dict(
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=128,
+    vision_hidden_size=32,
+    vision_depth=2,
+    vision_heads=2,
+    extra_vocab_rows=16,  # rows after the last special token (the real checkpoint pads its vocab, too)
+    init_std=0.15,
+    min_pixels=2 * 56 * 56,  # smart_resize counts temporal_patch(2) × h × w
+    max_pixels=2 * 112 * 224,  # at most 16 × 8 patches of 14 px after merging → ≤ 32 image tokens
+)
+
+
+def build(
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    mask_row: str = "in_vocab",
+    block_size: int = 4,
+    **kw: Any,
+) -> Path:
+    """Write a complete tiny checkpoint to `out_dir` and return it. `mask_row` is "in_vocab" (the mask id is an
+    existing embedding row) or "resized" (the row is appended with resize_token_embeddings). Keyword overrides:
+    see DEFAULTS."""
+    import torch
+    from transformers import GenerationConfig, GlmOcrConfig, GlmOcrForConditionalGeneration
+    from transformers.models.glm46v.image_processing_pil_glm46v import Glm46VImageProcessorPil
+
+    from app.core.models.glmocr import image_only_processor_class
+    from app.core.tiny.tokenizer import build_bpe_tokenizer
+
+    if mask_row not in ("in_vocab", "resized"):
+        raise ValueError(f"mask_row must be 'in_vocab' or 'resized', not {mask_row!r}")
+    unknown = set(kw) - set(DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown options: {', '.join(sorted(unknown))}")
+    opt = {**DEFAULTS, **kw}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+
+    tokenizer = build_bpe_tokenizer(SPECIAL_TOKENS, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
+    mask_id = ids[MASK_TOKEN]
+    # in_vocab: the mask row lies inside the padded vocabulary; resized: the model first has exactly the rows up to
+    # the mask id and the row is appended afterwards.
+    vocab = mask_id + 1 + opt["extra_vocab_rows"] if mask_row == "in_vocab" else mask_id
+
+    hidden, heads = opt["hidden_size"], opt["num_attention_heads"]
+    head_dim = hidden // heads
+    half = head_dim // 2  # sum(mrope_section) == head_dim * partial_rotary_factor / 2
+    section = [half - 2 * (half * 3 // 8), half * 3 // 8, half * 3 // 8]
+    config = GlmOcrConfig(
+        text_config=dict(
+            vocab_size=vocab,
+            hidden_size=hidden,
+            intermediate_size=opt["intermediate_size"],
+            num_hidden_layers=opt["num_hidden_layers"],
+            num_attention_heads=heads,
+            num_key_value_heads=opt["num_key_value_heads"],
+            max_position_embeddings=4096,
+            initializer_range=opt["init_std"],
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": section,
+                             "partial_rotary_factor": 1.0},
+            pad_token_id=ids["<|endoftext|>"],
+        ),
+        vision_config=dict(
+            depth=opt["vision_depth"],
+            hidden_size=opt["vision_hidden_size"],
+            num_heads=opt["vision_heads"],
+            intermediate_size=2 * opt["vision_hidden_size"],
+            out_hidden_size=hidden,
+            patch_size=14,
+            temporal_patch_size=2,
+            spatial_merge_size=2,
+            image_size=112,
+            initializer_range=opt["init_std"],
+        ),
+        image_token_id=ids["<|image|>"],
+        video_token_id=ids["<|video|>"],
+        image_start_token_id=ids["<|begin_of_image|>"],
+        image_end_token_id=ids["<|end_of_image|>"],
+        video_start_token_id=ids["<|begin_of_video|>"],
+        video_end_token_id=ids["<|end_of_video|>"],
+    )
+
+    torch.manual_seed(seed)
+    model = GlmOcrForConditionalGeneration(config).eval()
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "norm" in name and param.dim() == 1:
+                continue  # RMSNorm weights stay at 1
+            param.copy_(torch.randn(param.shape, generator=gen) * opt["init_std"])
+        if mask_row == "resized":
+            model.resize_token_embeddings(mask_id + 1, mean_resizing=False)
+            emb = model.get_input_embeddings().weight
+            emb[mask_id] = torch.randn(emb.shape[1], generator=gen) * opt["init_std"]
+            head = model.get_output_embeddings().weight
+            if head.data_ptr() != emb.data_ptr():
+                head[mask_id] = torch.randn(head.shape[1], generator=gen) * opt["init_std"]
+
+    eos = [ids["<|endoftext|>"], ids["<|user|>"]]
+    model.generation_config = GenerationConfig(eos_token_id=eos, pad_token_id=ids["<|endoftext|>"], do_sample=False)
+    model.save_pretrained(out)
+
+    image_processor = Glm46VImageProcessorPil(
+        size={"shortest_edge": opt["min_pixels"], "longest_edge": opt["max_pixels"]},
+        patch_size=14, temporal_patch_size=2, merge_size=2,
+    )
+    processor = image_only_processor_class()(image_processor=image_processor, tokenizer=tokenizer,
+                                             chat_template=CHAT_TEMPLATE)
+    processor.save_pretrained(out)
+    _name_processor_class(out / "processor_config.json", "Glm46VProcessor")  # what the real checkpoint names
+    (out / "block_diffusion.json").write_text(json.dumps({"bd_size": int(block_size), "mask_id": mask_id}, indent=2))
+    return out
+
+
+def _name_processor_class(path: Path, name: str) -> None:
+    if path.is_file():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["processor_class"] = name
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
