@@ -1,0 +1,315 @@
+"""The Markdown editor: one document made of blocks, each line tagged with the id of the region it came from.
+
+The id lives in the block format of every line (a QTextFormat user property), so it follows the text as the
+person types: Enter copies the format to the new line, merging lines keeps the first one's id. That is what makes
+per-block edits and the cursor ↔ region link cheap. Separator lines between blocks carry no id.
+
+Signals: `block_edited(id, markdown)` after a person changes a block (debounced; `flush_edits()` forces it),
+`cursor_block_changed(id)` when the cursor enters another block ("" for none).
+"""
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QSyntaxHighlighter,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
+
+REGION_PROPERTY = QTextFormat.Property.UserProperty + 17
+
+
+def _fmt(color: str, *, bold: bool = False, italic: bool = False, mono: bool = False) -> QTextCharFormat:
+    f = QTextCharFormat()
+    f.setForeground(QColor(color))
+    if bold:
+        f.setFontWeight(QFont.Weight.Bold)
+    if italic:
+        f.setFontItalic(True)
+    return f
+
+
+class MarkdownHighlighter(QSyntaxHighlighter):
+    """Headings, emphasis, code, math ($…$, $$ blocks) and HTML tags (tables)."""
+
+    RULES = [
+        (re.compile(r"^#{1,6} .*$"), _fmt("#2f7de1", bold=True)),
+        (re.compile(r"\*\*[^*]+\*\*|__[^_]+__"), _fmt("#c0392b", bold=True)),
+        (re.compile(r"(?<![*\w])\*[^*\s][^*]*\*(?!\*)"), _fmt("#c0392b", italic=True)),
+        (re.compile(r"`[^`]+`"), _fmt("#7f8c8d")),
+        (re.compile(r"</?[a-zA-Z][^>]*>"), _fmt("#1f9d55")),
+        (re.compile(r"\$[^$\n]+\$"), _fmt("#9b51e0")),
+        (re.compile(r"^\s*([-*+]|\d+\.) "), _fmt("#e07b00", bold=True)),
+        (re.compile(r"^> .*$"), _fmt("#7f8c8d", italic=True)),
+    ]
+    MATH = _fmt("#9b51e0")
+
+    def highlightBlock(self, text: str) -> None:
+        in_math = self.previousBlockState() == 1
+        if text.strip() == "$$":
+            self.setFormat(0, len(text), self.MATH)
+            self.setCurrentBlockState(0 if in_math else 1)
+            return
+        if in_math:
+            self.setFormat(0, len(text), self.MATH)
+            self.setCurrentBlockState(1)
+            return
+        self.setCurrentBlockState(0)
+        for pattern, fmt in self.RULES:
+            for m in pattern.finditer(text):
+                self.setFormat(m.start(), m.end() - m.start(), fmt)
+
+
+class MarkdownEditor(QPlainTextEdit):
+    block_edited = Signal(str, str)
+    cursor_block_changed = Signal(str)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("editor")
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setPlaceholderText("Decoded Markdown appears here, block by block.")
+        self.highlighter = MarkdownHighlighter(self.document())
+        self._updating = 0
+        self._dirty: set[str] = set()
+        self._current_id = ""
+        self._span: tuple[str, int, int] | None = None
+        self._edit_timer = QTimer(self, singleShot=True, interval=400)
+        self._edit_timer.timeout.connect(self.flush_edits)
+        self.document().contentsChange.connect(self._contents_changed)
+        self.cursorPositionChanged.connect(self._cursor_moved)
+
+    # --- content from the session ---------------------------------------------------------------------------
+
+    def set_blocks(self, blocks: list[tuple[str, str]]) -> None:
+        """Replace everything with `blocks` = [(region id, markdown)] in reading order."""
+        self.flush_edits()
+        self._updating += 1
+        try:
+            self.document().clear()
+            cursor = QTextCursor(self.document())
+            cursor.beginEditBlock()
+            for i, (rid, markdown) in enumerate(blocks):
+                if i:
+                    cursor.insertBlock(self._format(""))
+                    cursor.insertBlock(self._format(rid))
+                else:
+                    cursor.setBlockFormat(self._format(rid))
+                self._insert_lines(cursor, rid, markdown)
+            cursor.endEditBlock()
+        finally:
+            self._updating -= 1
+        self._current_id = ""
+        self._refresh_selections()
+
+    def update_block(self, rid: str, markdown: str) -> bool:
+        """Replace one block's lines (streaming and finished OCR); keeps the person's cursor. Returns False when
+        the block is not in the editor."""
+        first, last = self._block_range(rid)
+        if first is None:
+            return False
+        if self.block_text(rid) == markdown:
+            return True
+        self._updating += 1
+        try:
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(first.position())
+            cursor.setPosition(last.position() + last.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+            cursor.beginEditBlock()
+            cursor.removeSelectedText()
+            cursor.setBlockFormat(self._format(rid))
+            self._insert_lines(cursor, rid, markdown)
+            cursor.endEditBlock()
+        finally:
+            self._updating -= 1
+        self._refresh_selections()
+        return True
+
+    def append_block(self, rid: str, markdown: str) -> None:
+        self._updating += 1
+        try:
+            cursor = QTextCursor(self.document())
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            if not self.document().isEmpty():
+                cursor.insertBlock(self._format(""))
+                cursor.insertBlock(self._format(rid))
+            else:
+                cursor.setBlockFormat(self._format(rid))
+            self._insert_lines(cursor, rid, markdown)
+        finally:
+            self._updating -= 1
+
+    def _insert_lines(self, cursor: QTextCursor, rid: str, markdown: str) -> None:
+        for j, line in enumerate(markdown.split("\n")):
+            if j:
+                cursor.insertBlock(self._format(rid))
+            cursor.insertText(line)
+
+    @staticmethod
+    def _format(rid: str) -> QTextBlockFormat:
+        fmt = QTextBlockFormat()
+        fmt.setProperty(REGION_PROPERTY, rid)
+        return fmt
+
+    # --- reading blocks -----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def line_id(block) -> str:
+        value = block.blockFormat().property(REGION_PROPERTY)
+        return value if isinstance(value, str) else ""
+
+    def _block_range(self, rid: str):
+        first = last = None
+        block = self.document().firstBlock()
+        while block.isValid():
+            if self.line_id(block) == rid:
+                first = first or block
+                last = block
+            elif first is not None:
+                break
+            block = block.next()
+        return first, last
+
+    def block_ids(self) -> list[str]:
+        ids: list[str] = []
+        block = self.document().firstBlock()
+        while block.isValid():
+            rid = self.line_id(block)
+            if rid and (not ids or ids[-1] != rid):
+                ids.append(rid)
+            block = block.next()
+        return ids
+
+    def block_text(self, rid: str) -> str | None:
+        lines = []
+        block = self.document().firstBlock()
+        while block.isValid():
+            if self.line_id(block) == rid:
+                lines.append(block.text())
+            block = block.next()
+        return "\n".join(lines) if lines else None
+
+    def block_start(self, rid: str) -> int:
+        first, _ = self._block_range(rid)
+        return first.position() if first is not None else -1
+
+    def current_block_id(self) -> str:
+        return self.line_id(self.textCursor().block())
+
+    # --- navigation and highlights ------------------------------------------------------------------------------
+
+    def goto_block(self, rid: str) -> bool:
+        pos = self.block_start(rid)
+        if pos < 0:
+            return False
+        cursor = self.textCursor()
+        cursor.setPosition(pos)
+        self.setTextCursor(cursor)
+        self.centerCursor()
+        return True
+
+    def highlight_span(self, rid: str, start: int, end: int) -> None:
+        """Mark characters [start, end) of block `rid`'s text (a decoding round or the R-SWA window)."""
+        self._span = (rid, start, end) if end > start else None
+        self._refresh_selections()
+        pos = self.block_start(rid)
+        if pos >= 0 and self._span:
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(min(pos + end, self.document().characterCount() - 1))
+            rect = self.cursorRect(cursor)
+            if not self.viewport().rect().contains(rect.center()):
+                self.setTextCursor(cursor)
+                self.centerCursor()
+
+    def _refresh_selections(self) -> None:
+        selections = []
+        rid = self._current_id
+        if rid:
+            tint = QColor(self.palette().highlight().color())
+            tint.setAlpha(28)
+            block = self.document().firstBlock()
+            while block.isValid():
+                if self.line_id(block) == rid:
+                    sel = QTextEdit.ExtraSelection()
+                    sel.format.setBackground(tint)
+                    sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+                    sel.cursor = QTextCursor(block)
+                    selections.append(sel)
+                block = block.next()
+        if self._span:
+            srid, start, end = self._span
+            pos = self.block_start(srid)
+            if pos >= 0:
+                size = self.document().characterCount() - 1
+                sel = QTextEdit.ExtraSelection()
+                sel.format.setBackground(QColor(255, 200, 0, 110))
+                sel.cursor = QTextCursor(self.document())
+                sel.cursor.setPosition(min(pos + start, size))
+                sel.cursor.setPosition(min(pos + end, size), QTextCursor.MoveMode.KeepAnchor)
+                selections.append(sel)
+        self.setExtraSelections(selections)
+
+    def _cursor_moved(self) -> None:
+        rid = self.current_block_id()
+        if rid != self._current_id:
+            self._current_id = rid
+            self._refresh_selections()
+            self.cursor_block_changed.emit(rid)
+
+    # --- edits by the person -------------------------------------------------------------------------------------
+
+    def _contents_changed(self, position: int, removed: int, added: int) -> None:
+        if self._updating:
+            return
+        doc = self.document()
+        block = doc.findBlock(position)
+        end = position + added
+        while block.isValid() and block.position() <= end:
+            rid = self.line_id(block)
+            if not rid and block.text().strip():
+                rid = self._adopt(block)
+            if rid:
+                self._dirty.add(rid)
+            block = block.next()
+        if self._dirty:
+            self._edit_timer.start()
+
+    def _adopt(self, block) -> str:
+        """Text typed on a separator line joins the block above (or below, at the very top)."""
+        neighbour = block.previous()
+        while neighbour.isValid() and not self.line_id(neighbour):
+            neighbour = neighbour.previous()
+        if not neighbour.isValid():
+            neighbour = block.next()
+            while neighbour.isValid() and not self.line_id(neighbour):
+                neighbour = neighbour.next()
+        rid = self.line_id(neighbour) if neighbour.isValid() else ""
+        if rid:
+            QTimer.singleShot(0, lambda b=block, r=rid: self._tag(b, r))
+        return rid
+
+    def _tag(self, block, rid: str) -> None:
+        if not block.isValid():
+            return
+        self._updating += 1
+        try:
+            QTextCursor(block).setBlockFormat(self._format(rid))
+        finally:
+            self._updating -= 1
+
+    def flush_edits(self) -> None:
+        self._edit_timer.stop()
+        dirty, self._dirty = self._dirty, set()
+        for rid in sorted(dirty):
+            text = self.block_text(rid)
+            if text is not None:
+                self.block_edited.emit(rid, text)

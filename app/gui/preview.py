@@ -1,0 +1,105 @@
+"""The rendered preview: Markdown → HTML (python-markdown, HTML tables kept) with formulas shown as math, in a
+QTextBrowser. QTextBrowser runs no scripts; `loadResource` below refuses anything that is not local, so a document
+can never make the app reach the network. Each block gets an anchor named by its region id.
+
+`markdown_to_html(blocks, math="mathml")` is also what the HTML export uses (real MathML for browsers).
+"""
+from __future__ import annotations
+
+import html
+import re
+
+from PySide6.QtCore import QTimer, QUrl, Signal
+from PySide6.QtWidgets import QTextBrowser
+
+from app.gui.math_render import latex_to_mathml, latex_to_rich_text
+
+_DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
+_INLINE = re.compile(r"(?<![\\$])\$([^$\n]+?)\$(?!\$)")
+_LOCAL_SCHEMES = {"", "file", "data", "qrc"}
+
+CSS = """
+body { line-height: 140%; }
+table { border-collapse: collapse; margin: 6px 0; }
+td, th { border: 1px solid #9aa0a6; padding: 3px 6px; }
+th { font-weight: bold; }
+code { font-family: monospace; }
+h1 { font-size: x-large; } h2 { font-size: large; }
+"""
+
+
+def _math(latex: str, display: bool, mode: str) -> str:
+    if mode == "mathml":
+        mathml = latex_to_mathml(latex, display)
+        if mathml:
+            return f"<div class='math'>{mathml}</div>" if display else mathml
+        return f"<code>{html.escape(latex)}</code>"
+    return latex_to_rich_text(latex, display)
+
+
+def block_html(markdown_text: str, math: str = "rich") -> str:
+    """One block of Markdown as HTML. Math is cut out before Markdown sees it (so `_` and `*` inside a formula are
+    not taken for emphasis) and put back rendered."""
+    import markdown
+
+    stash: list[str] = []
+
+    def keep(rendered: str) -> str:
+        stash.append(rendered)
+        return f"\u0000{len(stash) - 1}\u0000"
+
+    text = _DISPLAY.sub(lambda m: "\n\n" + keep(_math(m.group(1), True, math)) + "\n\n", markdown_text)
+    text = _INLINE.sub(lambda m: keep(_math(m.group(1), False, math)), text)
+    out = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists"], output_format="html")
+    out = re.sub(r"<p>\s*(\u0000\d+\u0000)\s*</p>", r"\1", out)
+    return re.sub(r"\u0000(\d+)\u0000", lambda m: stash[int(m.group(1))], out)
+
+
+def markdown_to_html(blocks: list[tuple[str, str]], math: str = "rich", title: str = "") -> str:
+    parts = [f'<a name="{html.escape(rid)}"></a>{block_html(md, math)}' for rid, md in blocks if md.strip()]
+    head = f"<meta charset='utf-8'><title>{html.escape(title)}</title><style>{CSS}</style>"
+    return f"<html><head>{head}</head><body>\n" + "\n".join(parts) + "\n</body></html>"
+
+
+class Preview(QTextBrowser):
+    """Redraws at most every 150 ms however fast blocks stream in."""
+
+    remote_blocked = Signal(str)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("preview")
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.document().setDefaultStyleSheet(CSS)
+        self._blocks: list[tuple[str, str]] = []
+        self._timer = QTimer(self, singleShot=True, interval=150)
+        self._timer.timeout.connect(self.render_now)
+        self.blocked: list[str] = []
+        self.renders = 0
+
+    def set_blocks(self, blocks: list[tuple[str, str]]) -> None:
+        self._blocks = list(blocks)
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def render_now(self) -> None:
+        self._timer.stop()
+        bar = self.verticalScrollBar()
+        value = bar.value()
+        self.setHtml(markdown_to_html(self._blocks))
+        bar.setValue(value)
+        self.renders += 1
+
+    def show_block(self, rid: str) -> None:
+        if self._timer.isActive():
+            self.render_now()
+        self.scrollToAnchor(rid)
+
+    def loadResource(self, kind: int, url: QUrl):  # noqa: N802 - Qt API
+        if url.scheme().lower() not in _LOCAL_SCHEMES:
+            if url.toString() not in self.blocked:
+                self.blocked.append(url.toString())
+            self.remote_blocked.emit(url.toString())
+            return None
+        return super().loadResource(kind, url)

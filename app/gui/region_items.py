@@ -1,0 +1,96 @@
+"""Region overlays drawn on the page: a frame coloured by task, the reading-order number, hover, selection and the
+live mark of the region being decoded. Scene units are PDF points, so boxes need no rescaling when zooming."""
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
+
+from app.core.regions import Region
+from app.gui.theme import LIVE_COLOR, task_color
+
+
+def region_rect_pt(region: Region) -> QRectF:
+    x1, y1, x2, y2 = region.box_pt
+    if x2 <= x1 or y2 <= y1:  # no point box: scale the pixel box
+        s = 72.0 / (region.dpi or 72.0)
+        x1, y1, x2, y2 = (v * s for v in region.box)
+    return QRectF(x1, y1, x2 - x1, y2 - y1)
+
+
+class RegionItem(QGraphicsRectItem):
+    def __init__(self, region: Region, show_order: bool = True) -> None:
+        super().__init__(region_rect_pt(region))
+        self.region = region
+        self.show_order = show_order
+        self.hovered = False
+        self.selected = False
+        self.live = False
+        self.edited = False
+        self.status = "pending"
+        self.setAcceptHoverEvents(True)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setZValue(10)
+        self.setToolTip(f"{region.label} ({region.task}) · {region.id}")
+
+    @property
+    def region_id(self) -> str:
+        return self.region.id
+
+    def set_state(self, **state) -> None:
+        changed = False
+        for key, value in state.items():
+            if getattr(self, key) != value:
+                setattr(self, key, value)
+                changed = True
+        if changed:
+            self.setZValue(30 if self.live else 20 if self.selected else 10)
+            self.update()
+
+    def boundingRect(self) -> QRectF:  # room for the order badge and thick pens
+        return self.rect().adjusted(-14, -14, 4, 4)
+
+    def hoverEnterEvent(self, event) -> None:
+        self.set_state(hovered=True)
+        super().hoverEnterEvent(event)
+
+    def hoverLeaveEvent(self, event) -> None:
+        self.set_state(hovered=False)
+        super().hoverLeaveEvent(event)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        color = QColor(LIVE_COLOR) if self.live else task_color(self.region.task)
+        rect = self.rect()
+        fill = QColor(color)
+        fill.setAlpha(70 if self.selected else 40 if (self.hovered or self.live) else 12)
+        painter.setBrush(QBrush(fill))
+        pen = QPen(color, 2.2 if (self.selected or self.live) else 1.0)
+        pen.setCosmetic(True)
+        if self.live:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        elif self.region.task in ("skipped", "picture"):
+            pen.setStyle(Qt.PenStyle.DotLine)
+        painter.setPen(pen)
+        painter.drawRect(rect)
+        if self.show_order:
+            self._paint_badge(painter, rect, color)
+
+    def _paint_badge(self, painter: QPainter, rect: QRectF, color: QColor) -> None:
+        label = str(self.region.order + 1) + ("✎" if self.edited else "")
+        font = QFont()
+        font.setPointSizeF(6.5)
+        font.setBold(True)
+        painter.setFont(font)
+        width = 5 + 5.2 * len(label)
+        badge = QRectF(rect.left() - width - 1, rect.top(), width, 10)
+        if badge.left() < 0:
+            badge.moveLeft(rect.left() + 1)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(color)
+        painter.drawRoundedRect(badge, 2.5, 2.5)
+        painter.setPen(QColor("white"))
+        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+
+
+def is_region_item(item: QGraphicsItem | None) -> bool:
+    return isinstance(item, RegionItem)

@@ -1,0 +1,298 @@
+"""The open work as plain data: documents, their regions and block texts, the person's edits, the text-layer
+comparison. Events (live or replayed) are applied here; widgets redraw from it; the journal saves `to_dict()`.
+
+Every block is keyed by its region id, the one id shared with the page overlay, the editor, the decoding views and
+the exports. An edited block is never overwritten by a later OCR result unless the caller says so.
+
+What must never live here: Qt, torch, file dialogs. (Plain Python so that it is cheap to test and to journal.)
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from app.core import events as ev
+from app.core.regions import Region
+
+LIVE_EVENTS = (ev.RoundVerified, ev.TokensCommitted, ev.WindowStepped)
+
+
+@dataclass
+class Block:
+    region: Region
+    markdown: str = ""  # what the editor shows and the exports write (edited or OCR)
+    ocr_markdown: str = ""  # the latest OCR result, formatted
+    raw_text: str = ""  # the latest OCR result as the decoder wrote it
+    live_text: str = ""  # text streamed while the region is being decoded
+    status: str = "pending"  # pending | decoding | done | cancelled | skipped | failed
+    edited: bool = False
+    pending_ocr: str | None = None  # a newer OCR result that was not applied over an edit
+    cer: float | None = None  # against the page's text layer, when it has one
+    reference: str = ""  # the text-layer text of the region, for the diff
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.region.id
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["region"] = self.region.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Block":
+        d = dict(d)
+        region = Region.from_dict(d.pop("region"))
+        known = set(cls.__dataclass_fields__)
+        return cls(region=region, **{k: v for k, v in d.items() if k in known})
+
+
+def _default_formatter(region: Region, text: str) -> str:
+    """Markdown of one block. Uses the pipeline's assembly rules when they are part of this build."""
+    try:
+        from app.core import assembly
+    except ImportError:
+        return text.strip()
+    for name in ("format_block", "block_markdown", "region_markdown"):
+        fn = getattr(assembly, name, None)
+        if fn is not None:
+            try:
+                return fn(region, text)
+            except TypeError:
+                continue
+    return text.strip()
+
+
+@dataclass
+class DocumentWork:
+    path: str
+    page_count: int = 0
+    page_sizes: list[tuple[float, float]] = field(default_factory=list)  # points
+    blocks: dict[str, Block] = field(default_factory=dict)
+    current_page: int = 0
+    title: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.title or Path(self.path).name
+
+    def ordered(self, page: int | None = None) -> list[Block]:
+        blocks = [b for b in self.blocks.values() if page is None or b.region.page == page]
+        return sorted(blocks, key=lambda b: (b.region.page, b.region.order, b.id))
+
+    def text_blocks(self) -> list[Block]:
+        """Blocks that appear in the Markdown (skipped regions do not)."""
+        return [b for b in self.ordered() if b.region.task != "skipped"]
+
+    def markdown(self) -> str:
+        parts = [b.markdown for b in self.text_blocks() if b.markdown.strip()]
+        return "\n\n".join(parts) + ("\n" if parts else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "page_count": self.page_count,
+            "page_sizes": [list(s) for s in self.page_sizes],
+            "current_page": self.current_page,
+            "title": self.title,
+            "blocks": [b.to_dict() for b in self.ordered()],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "DocumentWork":
+        work = cls(
+            path=d["path"],
+            page_count=int(d.get("page_count", 0)),
+            page_sizes=[tuple(s) for s in d.get("page_sizes", [])],
+            current_page=int(d.get("current_page", 0)),
+            title=d.get("title", ""),
+        )
+        for bd in d.get("blocks", []):
+            block = Block.from_dict(bd)
+            work.blocks[block.id] = block
+        return work
+
+
+@dataclass
+class Change:
+    """What an applied event changed, so the window redraws only that."""
+
+    blocks: set[str] = field(default_factory=set)  # block text or status changed
+    layout_pages: set[int] = field(default_factory=set)  # regions of these pages replaced
+    conflicts: list[str] = field(default_factory=list)  # edited blocks that got a new OCR result
+    live_region: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.blocks or self.layout_pages or self.conflicts or self.live_region)
+
+
+class Session:
+    """All open documents and which one is current."""
+
+    def __init__(self, formatter: Callable[[Region, str], str] | None = None) -> None:
+        self.documents: list[DocumentWork] = []
+        self.current: int = -1
+        self.format_block = formatter or _default_formatter
+        self.live_region: str | None = None
+
+    # --- documents -----------------------------------------------------------------------------------------
+
+    def add_document(self, path: str) -> DocumentWork:
+        for work in self.documents:
+            if work.path == path:
+                return work
+        work = DocumentWork(path=path)
+        self.documents.append(work)
+        return work
+
+    def remove_document(self, index: int) -> None:
+        del self.documents[index]
+        self.current = min(self.current, len(self.documents) - 1)
+
+    @property
+    def document(self) -> DocumentWork | None:
+        return self.documents[self.current] if 0 <= self.current < len(self.documents) else None
+
+    def find_block(self, region_id: str) -> Block | None:
+        doc = self.document
+        return doc.blocks.get(region_id) if doc else None
+
+    # --- events ---------------------------------------------------------------------------------------------
+
+    def apply(self, event: ev.Event, work: DocumentWork | None = None) -> Change:
+        """Apply one event to `work` (default: the current document)."""
+        work = work or self.document
+        change = Change()
+        if work is None:
+            return change
+        if isinstance(event, ev.DocumentOpened):
+            work.page_count = event.page_count
+            if event.title:
+                work.title = event.title
+        elif isinstance(event, ev.LayoutDone):
+            self._apply_layout(work, event, change)
+        elif isinstance(event, ev.RegionStarted):
+            block = work.blocks.get(event.region_id)
+            if block is not None:
+                block.status = "decoding"
+                block.live_text = ""
+                change.blocks.add(block.id)
+            self.live_region = event.region_id
+            change.live_region = event.region_id
+        elif isinstance(event, LIVE_EVENTS):
+            block = work.blocks.get(event.region_id)
+            if block is not None:
+                block.live_text += event.text
+                block.status = "decoding"
+                if not block.edited:
+                    block.markdown = block.live_text
+                change.blocks.add(block.id)
+        elif isinstance(event, ev.RegionFinished):
+            self._apply_finished(work, event, change)
+        elif isinstance(event, (ev.RunFinished, ev.RunCancelled)):
+            for block in work.blocks.values():
+                if block.status == "decoding":
+                    block.status = "cancelled"
+                    if not block.edited:
+                        block.markdown = self.format_block(block.region, block.live_text)
+                    change.blocks.add(block.id)
+            self.live_region = None
+            change.live_region = ""
+        return change
+
+    def _apply_layout(self, work: DocumentWork, event: ev.LayoutDone, change: Change) -> None:
+        new = [Region.from_dict(r) for r in event.regions]
+        keep_ids = {r.id for r in new}
+        for rid in [rid for rid, b in work.blocks.items() if b.region.page == event.page]:
+            block = work.blocks[rid]
+            if rid not in keep_ids and not block.edited:
+                del work.blocks[rid]
+        for region in new:
+            old = work.blocks.get(region.id)
+            if old is None:
+                block = Block(region=region)
+                if region.task in ("picture", "skipped"):
+                    block.status = "skipped"
+                if region.text and region.task == "picture":
+                    block.markdown = block.ocr_markdown = self.format_block(region, region.text)
+                work.blocks[region.id] = block
+            else:
+                old.region = region
+            self._fill_reference(work.blocks[region.id])
+        work.page_count = max(work.page_count, event.page + 1)
+        change.layout_pages.add(event.page)
+
+    def _fill_reference(self, block: Block) -> None:
+        ref = block.region.extra.get("text_layer") if block.region.extra else None
+        if isinstance(ref, str):
+            block.reference = ref
+        cer = block.region.extra.get("cer") if block.region.extra else None
+        if isinstance(cer, (int, float)):
+            block.cer = float(cer)
+
+    def _apply_finished(self, work: DocumentWork, event: ev.RegionFinished, change: Change) -> None:
+        block = work.blocks.get(event.region_id)
+        if block is None:
+            return
+        formatted = self.format_block(block.region, event.text)
+        block.raw_text = event.text
+        block.ocr_markdown = formatted
+        block.live_text = ""
+        block.stats = dict(event.stats)
+        block.status = "cancelled" if event.cancelled else "done"
+        for key in ("cer", "text_layer_cer"):
+            if isinstance(event.stats.get(key), (int, float)):
+                block.cer = float(event.stats[key])
+        for key in ("reference", "text_layer"):
+            if isinstance(event.stats.get(key), str):
+                block.reference = event.stats[key]
+        if block.edited:
+            if formatted != block.markdown:
+                block.pending_ocr = formatted
+                change.conflicts.append(block.id)
+        else:
+            block.markdown = formatted
+        change.blocks.add(block.id)
+        if self.live_region == event.region_id:
+            self.live_region = None
+            change.live_region = ""
+
+    # --- edits ----------------------------------------------------------------------------------------------
+
+    def edit(self, region_id: str, markdown: str) -> bool:
+        block = self.find_block(region_id)
+        if block is None or block.markdown == markdown:
+            return False
+        block.markdown = markdown
+        block.edited = markdown != block.ocr_markdown
+        return True
+
+    def accept_ocr(self, region_id: str) -> None:
+        """Replace an edited block with its newest OCR result (the person said yes)."""
+        block = self.find_block(region_id)
+        if block is not None and block.pending_ocr is not None:
+            block.markdown = block.pending_ocr
+            block.ocr_markdown = block.pending_ocr
+            block.pending_ocr = None
+            block.edited = False
+
+    def prepare_rerun(self, work: DocumentWork, page: int | None) -> None:
+        """Before OCR runs again on a page (or the whole document): unedited blocks go back to pending."""
+        for block in work.blocks.values():
+            if page is None or block.region.page == page:
+                block.pending_ocr = None
+                if block.status != "skipped":
+                    block.status = "pending"
+
+    # --- persistence ----------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"current": self.current, "documents": [d.to_dict() for d in self.documents]}
+
+    def load_dict(self, data: dict[str, Any]) -> None:
+        self.documents = [DocumentWork.from_dict(d) for d in data.get("documents", [])]
+        self.current = int(data.get("current", 0 if self.documents else -1))
+        if not 0 <= self.current < len(self.documents):
+            self.current = 0 if self.documents else -1
