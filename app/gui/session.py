@@ -8,7 +8,7 @@ What must never live here: Qt, torch, file dialogs. (Plain Python so that it is 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -50,19 +50,13 @@ class Block:
 
 
 def _default_formatter(region: Region, text: str) -> str:
-    """Markdown of one block. Uses the pipeline's assembly rules when they are part of this build."""
-    try:
-        from app.core import assembly
-    except ImportError:
-        return text.strip()
-    for name in ("format_block", "block_markdown", "region_markdown"):
-        fn = getattr(assembly, name, None)
-        if fn is not None:
-            try:
-                return fn(region, text)
-            except TypeError:
-                continue
-    return text.strip()
+    """Markdown of one block, by the pipeline's own assembly rules (headings, tables, formulas, lists)."""
+    from app.core.assembly import format_block
+
+    if region.task == "picture":
+        path = region.extra.get("picture_path") if region.extra else None
+        return format_block(region, picture_path=path) if path else ""
+    return format_block(replace(region, text=text))
 
 
 @dataclass
@@ -215,8 +209,8 @@ class Session:
                 block = Block(region=region)
                 if region.task in ("picture", "skipped"):
                     block.status = "skipped"
-                if region.text and region.task == "picture":
-                    block.markdown = block.ocr_markdown = self.format_block(region, region.text)
+                if region.task == "picture":
+                    block.markdown = block.ocr_markdown = self.format_block(region, "")
                 work.blocks[region.id] = block
             else:
                 old.region = region

@@ -1,0 +1,117 @@
+"""The strip above the editor that describes the block under the cursor: its id, label and task, whether it was
+edited, its character error rate against the page's text layer (a badge), and a Diff button that shows the
+difference between the decoded text and the text layer on demand. Also the conflict prompt line: "re-run gave new
+text for this edited block — use it?" without a modal dialog."""
+from __future__ import annotations
+
+import difflib
+import html
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+
+from app.gui.session import Block
+from app.gui.theme import icon
+
+
+def cer_color(cer: float) -> str:
+    return "#1f9d55" if cer <= 0.02 else "#b7950b" if cer <= 0.10 else "#c0392b"
+
+
+def diff_html(ocr: str, reference: str) -> str:
+    """Character diff, reference (text layer) against the decoded text: removals struck, insertions marked."""
+    out = []
+    sm = difflib.SequenceMatcher(a=reference, b=ocr, autojunk=False)
+    for op, a0, a1, b0, b1 in sm.get_opcodes():
+        if op == "equal":
+            out.append(html.escape(reference[a0:a1]))
+            continue
+        if a1 > a0:
+            out.append(f'<span style="background:#f5b7b1; text-decoration: line-through;">{html.escape(reference[a0:a1])}</span>')
+        if b1 > b0:
+            out.append(f'<span style="background:#abebc6;">{html.escape(ocr[b0:b1])}</span>')
+    body = "".join(out).replace("\n", "<br>")
+    return (
+        "<p><b>Text layer → decoded</b> (<span style='background:#f5b7b1'>only in the text layer</span>, "
+        f"<span style='background:#abebc6'>only in the decoded text</span>)</p><p style='font-family:monospace'>{body}</p>"
+    )
+
+
+class BlockBar(QWidget):
+    diff_toggled = Signal(bool)
+    use_ocr_requested = Signal(str)
+    keep_edit_requested = Signal(str)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 3, 6, 3)
+        row = QHBoxLayout()
+        outer.addLayout(row)
+        self.title = QLabel("No block")
+        self.title.setObjectName("block_title")
+        self.badge = QLabel()
+        self.badge.setObjectName("cer_badge")
+        self.badge.setToolTip("Character error rate of the decoded text against the PDF's own text layer")
+        self.diff_button = QPushButton(icon("diff"), "Diff")
+        self.diff_button.setCheckable(True)
+        self.diff_button.setToolTip("Show the decoded text against the page's text layer")
+        self.diff_button.toggled.connect(self._toggle_diff)
+        row.addWidget(self.title, 1)
+        row.addWidget(self.badge)
+        row.addWidget(self.diff_button)
+        self.conflict = QWidget()
+        crow = QHBoxLayout(self.conflict)
+        crow.setContentsMargins(0, 2, 0, 0)
+        self.conflict_label = QLabel()
+        self.use_ocr = QPushButton("Use new OCR")
+        self.keep_edit = QPushButton("Keep my edit")
+        crow.addWidget(self.conflict_label, 1)
+        crow.addWidget(self.use_ocr)
+        crow.addWidget(self.keep_edit)
+        self.use_ocr.clicked.connect(lambda: self.use_ocr_requested.emit(self.block_id))
+        self.keep_edit.clicked.connect(lambda: self.keep_edit_requested.emit(self.block_id))
+        outer.addWidget(self.conflict)
+        self.diff = QTextBrowser()
+        self.diff.setMaximumHeight(140)
+        self.diff.setVisible(False)
+        outer.addWidget(self.diff)
+        self.block_id = ""
+        self._block: Block | None = None
+        self.show_block(None)
+
+    def show_block(self, block: Block | None) -> None:
+        self._block = block
+        self.block_id = block.id if block else ""
+        if block is None:
+            self.title.setText("No block under the cursor")
+            self.badge.setVisible(False)
+            self.diff_button.setEnabled(False)
+            self.conflict.setVisible(False)
+            self.diff.setVisible(False)
+            return
+        r = block.region
+        bits = [f"<b>{html.escape(r.id)}</b>", html.escape(r.label), html.escape(r.task), f"page {r.page + 1}"]
+        if block.status not in ("done", "skipped"):
+            bits.append(html.escape(block.status))
+        if block.edited:
+            bits.append("<i>edited</i>")
+        self.title.setText(" · ".join(bits))
+        has_ref = bool(block.reference) or block.cer is not None
+        self.badge.setVisible(block.cer is not None)
+        if block.cer is not None:
+            self.badge.setText(f"CER {block.cer * 100:.1f}%")
+            self.badge.setStyleSheet(f"background: {cer_color(block.cer)};")
+        self.diff_button.setEnabled(has_ref)
+        self.conflict.setVisible(block.pending_ocr is not None)
+        if block.pending_ocr is not None:
+            self.conflict_label.setText("OCR ran again and read this edited block differently.")
+        self._toggle_diff(self.diff_button.isChecked())
+
+    def _toggle_diff(self, on: bool) -> None:
+        block = self._block
+        show = bool(on and block is not None and (block.reference or block.cer is not None))
+        self.diff.setVisible(show)
+        if show:
+            self.diff.setHtml(diff_html(block.raw_text or block.markdown, block.reference))
+        self.diff_toggled.emit(show)

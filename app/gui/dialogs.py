@@ -1,0 +1,120 @@
+"""Small dialogs: About (versions and the device in use) and Preferences (generated from the settings registry,
+never hand-listed)."""
+from __future__ import annotations
+
+import html
+import platform
+import sys
+from importlib import metadata
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import __version__
+from app.gui.settings import OPTIONS, Settings
+
+PACKAGES = ("PySide6-Essentials", "torch", "transformers", "pymupdf", "latex2mathml", "Markdown")
+
+
+def versions() -> dict[str, str]:
+    out = {"Scriptorium": __version__, "Python": sys.version.split()[0], "Platform": platform.platform(terse=True)}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def about_html(device: str) -> str:
+    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in versions().items())
+    return (
+        f"<h3>Scriptorium {__version__}</h3><p>A workbench for OCR vision-language models: pages beside editable "
+        f"Markdown, with the decoder's rounds and window shown live.</p><p><b>Device in use:</b> "
+        f"{html.escape(device or 'none yet (no model loaded)')}</p><table>{rows}</table>"
+    )
+
+
+def show_about(parent: QWidget, device: str) -> None:
+    QMessageBox.about(parent, "About Scriptorium", about_html(device))
+
+
+class PreferencesDialog(QDialog):
+    """One row per option of the registry (except internal state), grouped by `group`."""
+
+    HIDDEN = {"recent_files", "window_geometry", "export_dir"}
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Preferences")
+        self.settings = settings
+        layout = QVBoxLayout(self)
+        self.editors: dict[str, QWidget] = {}
+        groups: dict[str, QFormLayout] = {}
+        for option in OPTIONS.values():
+            if option.key in self.HIDDEN:
+                continue
+            form = groups.get(option.group)
+            if form is None:
+                title = QLabel(f"<b>{option.group}</b>")
+                layout.addWidget(title)
+                form = groups[option.group] = QFormLayout()
+                layout.addLayout(form)
+            editor = self._editor(option, settings.get(option.key))
+            self.editors[option.key] = editor
+            form.addRow(option.title, editor)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    @staticmethod
+    def _editor(option, value) -> QWidget:
+        if option.choices:
+            w = QComboBox()
+            w.addItems(list(option.choices))
+            w.setCurrentText(str(value))
+        elif option.kind is bool:
+            w = QCheckBox()
+            w.setChecked(bool(value))
+        elif option.kind is int:
+            w = QSpinBox()
+            w.setRange(int(option.minimum or 0), int(option.maximum or 10**6))
+            w.setValue(int(value))
+        elif option.kind is float:
+            w = QDoubleSpinBox()
+            w.setRange(float(option.minimum or 0), float(option.maximum or 1e6))
+            w.setValue(float(value))
+        else:
+            w = QLineEdit(str(value))
+        return w
+
+    def values(self) -> dict:
+        out = {}
+        for key, w in self.editors.items():
+            if isinstance(w, QComboBox):
+                out[key] = w.currentText()
+            elif isinstance(w, QCheckBox):
+                out[key] = w.isChecked()
+            elif isinstance(w, (QSpinBox, QDoubleSpinBox)):
+                out[key] = w.value()
+            else:
+                out[key] = w.text()
+        return out
+
+    def accept(self) -> None:
+        for key, value in self.values().items():
+            self.settings.set(key, value)
+        super().accept()

@@ -1,0 +1,129 @@
+"""The left column: the list of open documents and the current document's page thumbnails (rendered lazily, only
+those scrolled into view)."""
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QIcon, QImage, QPixmap
+from PySide6.QtWidgets import QAbstractItemView, QListView, QListWidget, QListWidgetItem, QSplitter
+
+from app.gui.theme import icon
+
+THUMB_WIDTH = 110
+THUMB_DPI = 20.0
+
+
+class DocumentList(QListWidget):
+    document_selected = Signal(int)
+    close_requested = Signal(int)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("documents")
+        self.currentRowChanged.connect(self._row_changed)
+        self._quiet = False
+
+    def set_documents(self, names: list[tuple[str, str]], current: int) -> None:
+        """names = [(title, tooltip)]."""
+        self._quiet = True
+        self.clear()
+        for title, tip in names:
+            item = QListWidgetItem(icon("document"), title)
+            item.setToolTip(tip)
+            self.addItem(item)
+        self.setCurrentRow(current)
+        self._quiet = False
+
+    def set_status(self, row: int, status: str) -> None:
+        item = self.item(row)
+        if item is not None:
+            base = item.text().split("  ·  ")[0]
+            item.setText(f"{base}  ·  {status}" if status else base)
+
+    def _row_changed(self, row: int) -> None:
+        if not self._quiet and row >= 0:
+            self.document_selected.emit(row)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Delete and self.currentRow() >= 0:
+            self.close_requested.emit(self.currentRow())
+            return
+        super().keyPressEvent(event)
+
+
+class ThumbnailStrip(QListWidget):
+    """One item per page. `thumbnail_requested(page, dpi)` asks for images of visible items only."""
+
+    page_selected = Signal(int)
+    thumbnail_requested = Signal(int, float)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("thumbnails")
+        self.setViewMode(QListView.ViewMode.IconMode)
+        self.setFlow(QListView.Flow.TopToBottom)
+        self.setWrapping(False)
+        self.setMovement(QListView.Movement.Static)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setIconSize(QSize(THUMB_WIDTH, int(THUMB_WIDTH * 1.42)))
+        self.setSpacing(6)
+        self._requested: set[int] = set()
+        self._quiet = False
+        self.currentRowChanged.connect(self._row_changed)
+        self._lazy = QTimer(self, singleShot=True, interval=60)
+        self._lazy.timeout.connect(self._request_visible)
+        self.verticalScrollBar().valueChanged.connect(lambda _v: self._lazy.start())
+
+    def set_pages(self, sizes: list[tuple[float, float]]) -> None:
+        self._quiet = True
+        self.clear()
+        self._requested.clear()
+        for i, (w, h) in enumerate(sizes):
+            ph = QPixmap(THUMB_WIDTH, max(1, int(THUMB_WIDTH * h / max(w, 1))))
+            ph.fill(QColor("#ffffff"))
+            item = QListWidgetItem(QIcon(ph), str(i + 1))
+            item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter)
+            self.addItem(item)
+        self._quiet = False
+        self._lazy.start()
+
+    def set_thumbnail(self, page: int, image: QImage) -> None:
+        item = self.item(page)
+        if item is not None and not image.isNull():
+            pix = QPixmap.fromImage(image).scaledToWidth(THUMB_WIDTH, Qt.TransformationMode.SmoothTransformation)
+            item.setIcon(QIcon(pix))
+
+    def set_current_page(self, page: int) -> None:
+        self._quiet = True
+        self.setCurrentRow(page)
+        self._quiet = False
+
+    def _row_changed(self, row: int) -> None:
+        if not self._quiet and row >= 0:
+            self.page_selected.emit(row)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._lazy.start()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._lazy.start()
+
+    def _request_visible(self) -> None:
+        rect = self.viewport().rect()
+        for row in range(self.count()):
+            if row in self._requested:
+                continue
+            if self.visualItemRect(self.item(row)).intersects(rect):
+                self._requested.add(row)
+                self.thumbnail_requested.emit(row, THUMB_DPI)
+
+
+def make_side_panel(documents: DocumentList, thumbnails: ThumbnailStrip) -> QSplitter:
+    split = QSplitter(Qt.Orientation.Vertical)
+    split.addWidget(documents)
+    split.addWidget(thumbnails)
+    split.setSizes([140, 600])
+    split.setChildrenCollapsible(False)
+    return split

@@ -1,0 +1,154 @@
+"""One lane for the model: a single worker thread owns the loaded engine and runs layout + decoding; the GUI gets
+the event stream and never waits for it.
+
+The worker never blocks on the GUI either: `emit` appends to a locked queue and, at most once per pending drain,
+posts a queued signal; the GUI drains everything queued so far in one go (so a burst of tokens costs one wake-up,
+not a thousand). Every run has an id; events of a run the person cancelled or replaced are dropped at the drain
+(Orange's disconnect-on-cancel), so a late token can never land in the wrong block.
+
+What must never live here: widgets, or decoding code of its own (the core pipeline does the work).
+"""
+from __future__ import annotations
+
+import threading
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from app.core import events as ev
+
+
+@dataclass
+class RunRequest:
+    path: str
+    engine: str = "auto"
+    options: dict[str, Any] = field(default_factory=dict)  # model_path, device, dtype, block_size, layout, ...
+    pages: list[int] | None = None  # None: every page
+    region_ids: list[str] | None = None  # re-decode just these regions
+    password: str | None = None
+    run_id: int = 0
+
+
+class _Worker(QObject):
+    """Lives in the worker thread. `run(request)` executes there (queued call)."""
+
+    wake = Signal()
+    finished = Signal(int, object, str)  # run id, output (or None), error text
+
+    def __init__(self, client: "DecodeClient") -> None:
+        super().__init__()
+        self._client = client
+        self._runner = None  # a cached pipeline runner: keeps the model loaded between runs
+
+    @Slot(object, object)
+    def run(self, request: RunRequest, cancel) -> None:
+        emit = self._client._emitter(request.run_id)
+        output, error = None, ""
+        try:
+            from app.gui.pipeline_runner import PipelineRunner
+
+            if self._runner is None or not self._runner.compatible(request):
+                if self._runner is not None:
+                    self._runner.close()
+                self._runner = PipelineRunner(request)
+            output = self._runner.run(request, emit, cancel)
+        except Exception as exc:  # noqa: BLE001 - reported as an event, never kills the lane
+            error = str(exc) or type(exc).__name__
+            emit(ev.ErrorRaised(message=error, where="worker", fatal=True))
+            traceback.print_exc()
+        self.finished.emit(request.run_id, output, error)
+
+    @Slot()
+    def shutdown(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+
+class DecodeClient(QObject):
+    """The GUI's handle on the worker. `submit()` starts a run (cancelling the previous one), `cancel()` asks the
+    running one to stop between two forwards. `events(list)` delivers the current run's events in order;
+    `run_finished(run_id, output, error)` follows the run's last event."""
+
+    events = Signal(list)
+    run_finished = Signal(int, object, str)
+    _start = Signal(object, object)
+    _shutdown = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._lock = threading.Lock()
+        self._queue: list[tuple[int, ev.Event]] = []
+        self._wake_pending = False
+        self._run_id = 0
+        self._cancel = None
+        self.running = False
+        self.dropped = 0
+        self._thread = QThread()
+        self._thread.setObjectName("scriptorium-decoder")
+        self._worker = _Worker(self)
+        self._worker.moveToThread(self._thread)
+        self._start.connect(self._worker.run)
+        self._shutdown.connect(self._worker.shutdown)
+        self._worker.wake.connect(self._drain)
+        self._worker.finished.connect(self._finished)
+        self._thread.start()
+
+    # --- from the worker thread ---------------------------------------------------------------------------------
+
+    def _emitter(self, run_id: int):
+        def emit(event: ev.Event) -> None:
+            with self._lock:
+                self._queue.append((run_id, event))
+                if self._wake_pending:
+                    return
+                self._wake_pending = True
+            self._worker.wake.emit()
+
+        return emit
+
+    # --- GUI thread -----------------------------------------------------------------------------------------------
+
+    def submit(self, request: RunRequest) -> int:
+        from app.core.engine import CancelToken
+
+        self.cancel()
+        self._run_id += 1
+        request.run_id = self._run_id
+        self._cancel = CancelToken()
+        self.running = True
+        self._start.emit(request, self._cancel)
+        return request.run_id
+
+    def cancel(self) -> None:
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    @property
+    def current_run(self) -> int:
+        return self._run_id
+
+    def _drain(self) -> None:
+        with self._lock:
+            batch, self._queue = self._queue, []
+            self._wake_pending = False
+        current = [e for rid, e in batch if rid == self._run_id]
+        self.dropped += len(batch) - len(current)
+        if current:
+            self.events.emit(current)
+
+    def _finished(self, run_id: int, output: object, error: str) -> None:
+        self._drain()
+        if run_id != self._run_id:
+            return
+        self.running = False
+        self._cancel = None
+        self.run_finished.emit(run_id, output, error)
+
+    def shutdown(self, timeout_ms: int = 5000) -> None:
+        self.cancel()
+        self._shutdown.emit()
+        self._thread.quit()
+        self._thread.wait(timeout_ms)
