@@ -135,6 +135,7 @@ def build(
             if "norm" in name and param.dim() == 1:
                 continue  # RMSNorm weights stay at 1
             param.copy_(torch.randn(param.shape, generator=gen) * opt["init_std"])
+        _prefer_printable(model, tokenizer, keep={ids["<|endoftext|>"], ids["<|user|>"]})
         if mask_row == "resized":
             model.resize_token_embeddings(mask_id + 1, mean_resizing=False)
             emb = model.get_input_embeddings().weight
@@ -157,6 +158,19 @@ def build(
     _name_processor_class(out / "processor_config.json", "Glm46VProcessor")  # what the real checkpoint names
     (out / "block_diffusion.json").write_text(json.dumps({"bd_size": int(block_size), "mask_id": mask_id}, indent=2))
     return out
+
+
+def _prefer_printable(model, tokenizer, keep: set[int]) -> None:
+    """Shrink the lm_head rows of tokens that decode to control bytes, broken UTF-8 or special tokens (the stop ids
+    excepted), so the gibberish a random model reads out is at least printable text (nicer in GUI screenshots)."""
+    head = model.get_output_embeddings().weight
+    special = set(tokenizer.all_special_ids)
+    for token_id in range(head.shape[0]):
+        if token_id in keep:
+            continue
+        text = tokenizer.decode([token_id]) if token_id < len(tokenizer) else ""
+        if token_id in special or not text or "\ufffd" in text or not text.replace("\n", " ").isprintable():
+            head[token_id] *= 0.05
 
 
 def _name_processor_class(path: Path, name: str) -> None:
