@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Post-build check: run the bundled executable the way a person's machine would, headless, and fail loudly.
+
+    python3 installer/postbuild_check.py installer/dist/cpu/scriptorium
+
+1. `scriptorium --version` must print the app's version.
+2. `scriptorium convert <the sample inside the bundle> -o OUT` must write a non-empty Markdown file.
+
+It runs from an empty temporary folder, with a fresh SCRIPTORIUM_HOME and without PYTHONPATH/VIRTUAL_ENV, so the
+bundle cannot lean on the source checkout or a Python installation. Standard library only.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONVERT_TIMEOUT_S = 900
+
+
+def app_version() -> str:
+    text = (ROOT / "app" / "__init__.py").read_text()
+    return re.search(r'__version__\s*=\s*"([^"]+)"', text).group(1)
+
+
+def executable(bundle: Path) -> Path:
+    # On Windows the GUI executable has no console; the console twin is the one to run headless.
+    for name in ("scriptorium-cli.exe", "scriptorium.exe", "scriptorium"):
+        if (bundle / name).is_file():
+            return bundle / name
+    raise FileNotFoundError(f"no scriptorium executable in {bundle}")
+
+
+def bundled_sample(bundle: Path) -> Path:
+    for candidate in (bundle / "_internal" / "resources" / "samples" / "sample.pdf",
+                      bundle / "resources" / "samples" / "sample.pdf"):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"the sample document is not in the bundle {bundle} (resources/ not collected?)")
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "SCRIPTORIUM_MODELS")}
+    env.update(SCRIPTORIUM_HOME=str(home / "scriptorium-home"), QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1",
+               PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+def _fail(step: str, proc: subprocess.CompletedProcess | None, why: str) -> int:
+    bar = "!" * 78
+    print(bar, file=sys.stderr)
+    print(f"POST-BUILD CHECK FAILED at {step}: {why}", file=sys.stderr)
+    if proc is not None:
+        print(f"exit code: {proc.returncode}", file=sys.stderr)
+        print("--- stdout (tail) ---\n" + (proc.stdout or "")[-4000:], file=sys.stderr)
+        print("--- stderr (tail) ---\n" + (proc.stderr or "")[-4000:], file=sys.stderr)
+    print(bar, file=sys.stderr)
+    return 1
+
+
+def check(bundle: Path) -> int:
+    bundle = Path(bundle)
+    print(f"== post-build check of {bundle}", flush=True)
+    try:
+        exe, sample = executable(bundle), bundled_sample(bundle)
+    except FileNotFoundError as exc:
+        return _fail("layout", None, str(exc))
+    with tempfile.TemporaryDirectory(prefix="scriptorium-check-") as tmp:
+        tmp = Path(tmp)
+        env = clean_env(tmp)
+
+        t0 = time.monotonic()
+        proc = subprocess.run([str(exe), "--version"], cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
+        want = f"scriptorium {app_version()}"
+        if proc.returncode != 0 or want not in proc.stdout + proc.stderr:
+            return _fail("--version", proc, f"expected {want!r}")
+        print(f"   --version: {proc.stdout.strip()} ({time.monotonic() - t0:.1f} s)", flush=True)
+
+        out = tmp / "out"
+        t0 = time.monotonic()
+        cmd = [str(exe), "convert", str(sample), "-o", str(out)]
+        try:
+            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=CONVERT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return _fail("convert", None, f"no answer within {CONVERT_TIMEOUT_S} s")
+        secs = time.monotonic() - t0
+        if proc.returncode != 0:
+            return _fail("convert", proc, "non-zero exit")
+        md = sorted(out.rglob("*.md")) if out.exists() else []
+        text = md[0].read_text(encoding="utf-8", errors="replace") if md else ""
+        if not md or len(re.findall(r"[A-Za-z]{3,}", text)) < 3:
+            return _fail("convert", proc, f"no readable Markdown written under {out} (files: "
+                         f"{sorted(p.name for p in out.rglob('*')) if out.exists() else 'none'})")
+        produced = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+        print(f"   convert: {exe.name} convert {sample.relative_to(bundle)} -o OUT -> exit 0 in {secs:.1f} s, "
+              f"wrote {', '.join(produced)}", flush=True)
+        if proc.stdout.strip():
+            print("   convert printed: " + " | ".join(proc.stdout.strip().splitlines()[-5:]), flush=True)
+        first = [ln for ln in text.splitlines() if ln.strip()][:6]
+        print("   Markdown starts:", flush=True)
+        for ln in first:
+            print(f"     {ln[:100]}", flush=True)
+    print("== post-build check passed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        raise SystemExit(2)
+    raise SystemExit(check(Path(sys.argv[1])))
