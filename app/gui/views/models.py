@@ -1,0 +1,397 @@
+"""State behind the decoding views, built from events alone (no Qt here, so it is cheap to test and to rebuild).
+
+`RoundsModel` keeps the self-speculative rounds of every region (DESIGN §3): the rounds in order, the character
+span each round appended to the region's text, and running statistics. `WindowModel` keeps the R-SWA stream of
+a whole-document run (DESIGN §4): the pinned prefix, the output tokens and their character spans, the attended
+window, the cache size per step and the n-gram blocks. Feeding 10,000 events must stay in the low milliseconds
+per thousand events: every update is O(1) or O(block size), text is kept as pieces and joined lazily.
+
+What must never live here: painting, widgets, timers.
+"""
+from __future__ import annotations
+
+import bisect
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.events import (
+    Event,
+    NgramBanned,
+    PrefixLaid,
+    RegionFinished,
+    RegionStarted,
+    RoundVerified,
+    RunFinished,
+    RunStarted,
+    TokensCommitted,
+    WindowStepped,
+)
+
+BASELINE_KEYS = ("ar_tokens_per_s", "baseline_tokens_per_s", "ar_tps")
+
+
+def visible_whitespace(text: str) -> str:
+    """Token text with its whitespace made visible (a cell must never look empty)."""
+    if not text:
+        return "∅"
+    return text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\r", "␍")
+
+
+class _Text:
+    """Append-only text kept as pieces; `value` joins them once per change."""
+
+    __slots__ = ("_pieces", "_len", "_joined")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._len = 0
+        self._joined: str | None = ""
+
+    def append(self, piece: str) -> tuple[int, int]:
+        start = self._len
+        if piece:
+            self._pieces.append(piece)
+            self._len += len(piece)
+            self._joined = None
+        return start, self._len
+
+    def __len__(self) -> int:
+        return self._len
+
+    @property
+    def value(self) -> str:
+        if self._joined is None:
+            self._joined = "".join(self._pieces)
+            self._pieces = [self._joined] if self._joined else []
+        return self._joined
+
+
+# --- self-speculative rounds -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RoundRecord:
+    region_id: str
+    index: int  # position in the region's round list (0-based)
+    round_index: int  # as the engine numbered it
+    k: int
+    candidates: list[int]
+    verified: list[int]
+    new_tokens: list[int]
+    text: str
+    candidate_texts: list[str]
+    verified_texts: list[str]
+    bonus: int | None
+    draft_ms: float
+    verify_ms: float
+    cache_len: int
+    block_size: int
+    start: int  # character span this round appended to the region's text
+    end: int
+
+    @property
+    def accepted(self) -> int:
+        """Tokens this round confirmed (vLLM's acceptance length: the correction/bonus token included)."""
+        return len(self.new_tokens)
+
+    @property
+    def full_accept(self) -> bool:
+        return self.bonus is not None or self.k >= len(self.candidates)
+
+    @property
+    def slots(self) -> int:
+        return len(self.candidates)
+
+    def bonus_text(self) -> str:
+        if len(self.verified_texts) > len(self.candidates):
+            return self.verified_texts[len(self.candidates)]
+        if self.full_accept and self.text and self.candidate_texts:
+            tail = self.text[len("".join(self.candidate_texts)) :]
+            if tail:
+                return tail
+        return "" if self.bonus is None else f"#{self.bonus}"
+
+
+@dataclass
+class RegionRounds:
+    region_id: str
+    task: str = ""
+    engine: str = ""
+    page: int = 0
+    rounds: list[RoundRecord] = field(default_factory=list)
+    finished: bool = False
+    final_text: str | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+    # running statistics
+    tokens: int = 0
+    draft_ms: float = 0.0
+    verify_ms: float = 0.0
+    histogram: dict[int, int] = field(default_factory=dict)  # accepted length -> rounds
+    pos_total: list[int] = field(default_factory=list)
+    pos_accepted: list[int] = field(default_factory=list)
+    _text: _Text = field(default_factory=_Text)
+    _starts: list[int] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self._text.value
+
+    @property
+    def text_len(self) -> int:
+        return len(self._text)
+
+    def add(self, ev: RoundVerified) -> RoundRecord:
+        start, end = self._text.append(ev.text)
+        rec = RoundRecord(
+            region_id=ev.region_id,
+            index=len(self.rounds),
+            round_index=ev.round_index,
+            k=ev.k,
+            candidates=list(ev.candidates),
+            verified=list(ev.verified),
+            new_tokens=list(ev.new_tokens),
+            text=ev.text,
+            candidate_texts=list(ev.candidate_texts),
+            verified_texts=list(ev.verified_texts),
+            bonus=ev.bonus,
+            draft_ms=float(ev.draft_ms),
+            verify_ms=float(ev.verify_ms),
+            cache_len=ev.cache_len,
+            block_size=ev.block_size or max(0, len(ev.candidates) - 1),
+            start=start,
+            end=end,
+        )
+        self.rounds.append(rec)
+        self._starts.append(start)
+        self.tokens += len(ev.new_tokens)
+        self.draft_ms += rec.draft_ms
+        self.verify_ms += rec.verify_ms
+        self.histogram[rec.accepted] = self.histogram.get(rec.accepted, 0) + 1
+        n = len(rec.candidates)
+        if len(self.pos_total) < n:
+            grow = n - len(self.pos_total)
+            self.pos_total.extend([0] * grow)
+            self.pos_accepted.extend([0] * grow)
+        for i in range(n):
+            self.pos_total[i] += 1
+            if i < rec.k:
+                self.pos_accepted[i] += 1
+        return rec
+
+    def round_at(self, char_pos: int) -> RoundRecord | None:
+        """The round that confirmed the character at `char_pos`."""
+        if not self.rounds or char_pos < 0 or char_pos >= self.text_len:
+            return None
+        i = bisect.bisect_right(self._starts, char_pos) - 1
+        while i > 0 and self.rounds[i].start == self.rounds[i].end:  # rounds that added no text
+            i -= 1
+        return self.rounds[max(i, 0)]
+
+    # statistics (DESIGN §3: TPF counts the draft and the verify forward of every round)
+    @property
+    def tpf(self) -> float:
+        return self.tokens / (2 * len(self.rounds)) if self.rounds else 0.0
+
+    @property
+    def mean_accepted(self) -> float:
+        return self.tokens / len(self.rounds) if self.rounds else 0.0
+
+    @property
+    def tokens_per_s(self) -> float:
+        ms = self.draft_ms + self.verify_ms
+        return self.tokens / (ms / 1000.0) if ms > 0 else 0.0
+
+    def position_rates(self) -> list[float]:
+        return [a / t if t else 0.0 for a, t in zip(self.pos_accepted, self.pos_total)]
+
+
+class RoundsModel:
+    """Every region's rounds, keyed by region id, in the order regions appeared."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.regions: dict[str, RegionRounds] = {}
+        self.current: str | None = None  # the region most recently decoded
+        self.baseline_tps: float | None = None
+        self._ar_tokens = 0
+        self._ar_ms = 0.0
+        self.version = 0  # bumped on every change (views compare it to skip work)
+
+    def region(self, region_id: str) -> RegionRounds:
+        reg = self.regions.get(region_id)
+        if reg is None:
+            reg = self.regions[region_id] = RegionRounds(region_id)
+        return reg
+
+    def feed(self, ev: Event) -> RoundRecord | None | bool:
+        """Apply one event. Returns the new RoundRecord for a round, True for another change, False if ignored."""
+        if isinstance(ev, RoundVerified):
+            reg = self.region(ev.region_id)
+            self.current = ev.region_id
+            self.version += 1
+            return reg.add(ev)
+        if isinstance(ev, RegionStarted):
+            if ev.engine and ev.engine in ("gravity", "builtin") or ev.region_id in self.regions:
+                reg = self.region(ev.region_id)
+                reg.task, reg.engine, reg.page = ev.task, ev.engine, ev.page
+                self.version += 1
+                return True
+            return False
+        if isinstance(ev, RegionFinished):
+            reg = self.regions.get(ev.region_id)
+            if reg is None:
+                self._take_baseline(ev.stats)
+                return False
+            reg.finished = True
+            reg.final_text = ev.text
+            reg.stats = dict(ev.stats)
+            self._take_baseline(ev.stats)
+            self.version += 1
+            return True
+        if isinstance(ev, TokensCommitted):  # an AR run in the same session gives the baseline rate
+            self._ar_tokens += len(ev.tokens)
+            self._ar_ms += float(ev.ms)
+            if self._ar_tokens >= 8 and self._ar_ms > 0:
+                self.baseline_tps = self._ar_tokens / (self._ar_ms / 1000.0)
+            return False
+        if isinstance(ev, (RunFinished, RunStarted)):
+            if isinstance(ev, RunFinished):
+                self._take_baseline(ev.stats)
+            return False
+        return False
+
+    def _take_baseline(self, stats: dict[str, Any]) -> None:
+        for key in BASELINE_KEYS:
+            value = stats.get(key) if isinstance(stats, dict) else None
+            if isinstance(value, (int, float)) and value > 0:
+                self.baseline_tps = float(value)
+                self.version += 1
+                return
+
+
+# --- R-SWA window ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Ban:
+    step: int
+    token: int
+    ngram_start: int
+    text: str
+    output_index: int  # where on the ribbon it happened (the output being produced)
+
+
+@dataclass
+class WindowStream:
+    region_id: str
+    prefix_len: int = 0
+    window: int = 0
+    segments: list[dict[str, Any]] = field(default_factory=list)
+    layers: int = 0
+    kv_heads: int = 0
+    head_dim: int = 0
+    dtype_bytes: int = 0
+    tokens: array = field(default_factory=lambda: array("l"))
+    token_texts: list[str] = field(default_factory=list)
+    char_starts: array = field(default_factory=lambda: array("l"))
+    cache_positions: array = field(default_factory=lambda: array("l"))
+    cache_bytes: array = field(default_factory=lambda: array("q"))
+    full_positions: array = field(default_factory=lambda: array("l"))
+    full_bytes: array = field(default_factory=lambda: array("q"))
+    attended: tuple[int, int] = (0, 0)
+    last_step: int = -1
+    bans: list[Ban] = field(default_factory=list)
+    max_cache_positions: int = 0
+    finished: bool = False
+    _text: _Text = field(default_factory=_Text)
+
+    @property
+    def text(self) -> str:
+        return self._text.value
+
+    @property
+    def output_len(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def bound(self) -> int:
+        """What the cache may hold at most: the pinned prefix plus the window."""
+        return self.prefix_len + self.window
+
+    def span_chars(self, lo: int, hi: int) -> tuple[int, int]:
+        """Character span of outputs [lo, hi)."""
+        n = len(self.tokens)
+        lo, hi = max(0, min(lo, n)), max(0, min(hi, n))
+        if hi <= lo:
+            pos = self.char_starts[lo] if lo < n else len(self._text)
+            return pos, pos
+        end = self.char_starts[hi] if hi < n else len(self._text)
+        return self.char_starts[lo], end
+
+    def window_chars(self) -> tuple[int, int]:
+        return self.span_chars(*self.attended)
+
+    def add_step(self, ev: WindowStepped) -> None:
+        if not self.prefix_len:
+            self.prefix_len = ev.prefix_len
+        self.char_starts.append(len(self._text))
+        self._text.append(ev.text)
+        self.tokens.append(int(ev.token))
+        self.token_texts.append(ev.text)
+        self.cache_positions.append(int(ev.cache_positions))
+        self.cache_bytes.append(int(ev.cache_bytes))
+        self.full_positions.append(int(ev.full_positions))
+        self.full_bytes.append(int(ev.full_bytes))
+        lo, hi = (int(ev.attended[0]), int(ev.attended[1])) if ev.attended else (0, 0)
+        self.attended = (lo, max(lo, hi))
+        self.last_step = ev.step
+        if ev.cache_positions > self.max_cache_positions:
+            self.max_cache_positions = int(ev.cache_positions)
+
+    def evicted_before(self) -> int:
+        """Outputs with an index below this have left the window (greyed on the ribbon)."""
+        return self.attended[0]
+
+
+class WindowModel:
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.streams: dict[str, WindowStream] = {}
+        self.current: str | None = None
+        self.version = 0
+
+    def stream(self, region_id: str) -> WindowStream:
+        s = self.streams.get(region_id)
+        if s is None:
+            s = self.streams[region_id] = WindowStream(region_id)
+        return s
+
+    def feed(self, ev: Event) -> bool:
+        if isinstance(ev, WindowStepped):
+            s = self.stream(ev.region_id)
+            s.add_step(ev)
+            self.current = ev.region_id
+            self.version += 1
+            return True
+        if isinstance(ev, PrefixLaid):
+            s = self.stream(ev.region_id)
+            s.prefix_len, s.window, s.segments = ev.prefix_len, ev.window, list(ev.segments)
+            s.layers, s.kv_heads, s.head_dim, s.dtype_bytes = ev.layers, ev.kv_heads, ev.head_dim, ev.dtype_bytes
+            self.current = ev.region_id
+            self.version += 1
+            return True
+        if isinstance(ev, NgramBanned):
+            s = self.stream(ev.region_id)
+            s.bans.append(Ban(ev.step, ev.token, ev.ngram_start, ev.text, output_index=len(s.tokens)))
+            self.version += 1
+            return True
+        if isinstance(ev, RegionFinished) and ev.region_id in self.streams:
+            self.streams[ev.region_id].finished = True
+            self.version += 1
+            return True
+        return False

@@ -1,0 +1,450 @@
+"""The R-SWA window view (Unlimited-OCR, DESIGN §4).
+
+- `TokenRibbon`: two rows. The overview draws the whole sequence to scale: the pinned prefix at the left (BOS,
+  each page's image tokens as a block, the prompt), then every output token, evicted ones grey, the window of
+  the last W tokens as a bracket; n-gram blocks as red ticks. The close-up below shows the newest tokens as chips
+  with their text, the window bracket's left edge sliding along as tokens leave.
+- `MemoryPlot`: KV positions in the cache step by step: flat for R-SWA, against the line full attention would
+  have grown to; the P + W bound dashed.
+- `MaskPicture`: full causal vs sliding window vs R-SWA attention masks for the current step (schematic: the
+  prefix and the window drawn at a few cells each, labelled with the real sizes).
+- `WindowText`: the decoded text with the span inside the window highlighted and blocked n-grams marked.
+
+Everything reads `WindowModel`; painting never walks more tokens than fit on screen.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QSplitter, QTextEdit, QVBoxLayout, QWidget
+
+from app.gui.views import colors
+from app.gui.views.models import WindowModel, WindowStream, visible_whitespace
+
+EMPTY_HINT = (
+    "No R-SWA window to show yet.\nUnlimited-OCR reads whole documents with a sliding window over its output; "
+    "its tokens, window and cache appear here as they happen;\nopen a trace file to replay a recorded run."
+)
+
+
+def _mib(n: int) -> str:
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.2f} GiB"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MiB"
+    return f"{n / 1024:.1f} KiB"
+
+
+def _hint(widget: QWidget, text: str) -> None:
+    p = QPainter(widget)
+    p.setPen(widget.palette().color(QPalette.ColorRole.PlaceholderText))
+    p.drawText(widget.rect().adjusted(8, 4, -8, -4), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+    p.end()
+
+
+class TokenRibbon(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.stream: WindowStream | None = None
+        self.setMinimumHeight(118)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:
+        return QSize(800, 118)
+
+    def sync(self, stream: WindowStream | None) -> None:
+        self.stream = stream
+        self.update()
+
+    def paintEvent(self, _event) -> None:  # noqa: N802
+        s = self.stream
+        if s is None or (not s.prefix_len and not s.output_len):
+            _hint(self, "Token ribbon: prefix pinned at the left, output streaming on the right, the window bracket sliding along.")
+            return
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pal = self.palette()
+        fg = pal.color(QPalette.ColorRole.WindowText)
+        font = QFont(self.font())
+        small = QFont(font)
+        small.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
+        fm, sfm = QFontMetrics(font), QFontMetrics(small)
+        n = s.output_len
+        lo, hi = s.attended
+        P, W = s.prefix_len, s.window
+        head = (
+            f"{s.region_id} · prefix {P:,} pinned · window W={W} · {n:,} output tokens · "
+            f"in window {lo:,}…{max(hi - 1, lo):,} · evicted {lo:,} · blocked n-grams {len(s.bans)}"
+        )
+        p.setPen(fg)
+        p.drawText(QRectF(8, 2, self.width() - 16, fm.height() + 2), Qt.AlignmentFlag.AlignLeft, fm.elidedText(head, Qt.TextElideMode.ElideRight, self.width() - 16))
+
+        # overview: the prefix block then all outputs, to scale with a floor width for the prefix
+        y0 = fm.height() + 8
+        oh = 18.0
+        x0, x1 = 8.0, self.width() - 8.0
+        total = max(P + n, 1)
+        pw = max(90.0, min((x1 - x0) * 0.35, (x1 - x0) * P / total))
+        segs = s.segments or [{"kind": "prompt", "label": "prefix", "start": 0, "end": P}]
+        pspan = max(P, 1)
+        p.setFont(small)
+        for seg in segs:
+            a = x0 + pw * seg.get("start", 0) / pspan
+            b = x0 + pw * seg.get("end", 0) / pspan
+            r = QRectF(a, y0, max(2.0, b - a - 1), oh)
+            c = colors.PREFIX.get(seg.get("kind", ""), colors.PREFIX["prompt"])
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(c)
+            p.drawRect(r)
+            label = seg.get("label") or seg.get("kind", "")
+            if r.width() > 18:
+                p.setPen(colors.text_on(c))
+                p.drawText(r, Qt.AlignmentFlag.AlignCenter, sfm.elidedText(label, Qt.TextElideMode.ElideRight, int(r.width() - 2)))
+        ox = x0 + pw + 4
+        ow = max(10.0, x1 - ox)
+        scale = ow / max(n, W, 1)
+        if n:
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(colors.faded(colors.EVICTED, 0.55))
+            p.drawRect(QRectF(ox, y0, lo * scale, oh))
+            p.setBrush(colors.WINDOW)
+            p.drawRect(QRectF(ox + lo * scale, y0, max(1.5, (n - lo) * scale), oh))
+            p.setBrush(colors.NEWEST)
+            p.drawRect(QRectF(ox + (n - 1) * scale, y0, max(2.0, scale), oh))
+            p.setPen(QPen(colors.BAN, 1.5))
+            for ban in s.bans:
+                bx = ox + ban.output_index * scale
+                p.drawLine(QPointF(bx, y0 - 3), QPointF(bx, y0 + oh + 3))
+            self._bracket(p, ox + lo * scale, ox + max(hi, lo + 1) * scale, y0 - 4, y0 + oh + 4, fg)
+
+        # close-up: the newest tokens as chips
+        y1 = y0 + oh + 12
+        ch = 24.0
+        p.setFont(font)
+        chip_w = max(28.0, min(64.0, fm.horizontalAdvance("M") * 4.5))
+        count = max(1, int((x1 - x0) // (chip_w + 2)))
+        first = max(0, n - count)
+        ban_at = {b.output_index for b in s.bans}
+        for j in range(first, n):
+            x = x0 + (j - first) * (chip_w + 2)
+            r = QRectF(x, y1, chip_w, ch)
+            if j == n - 1:
+                c = colors.NEWEST
+            elif j < lo:
+                c = colors.faded(colors.EVICTED, 0.45)
+            else:
+                c = colors.WINDOW
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(c)
+            p.drawRoundedRect(r, 3, 3)
+            if j in ban_at:
+                p.setPen(QPen(colors.BAN, 2))
+                p.setBrush(Qt.BrushStyle.NoBrush)
+                p.drawRoundedRect(r.adjusted(1, 1, -1, -1), 3, 3)
+            p.setPen(colors.text_on(c) if j >= lo else colors.faded(fg, 0.5))
+            p.drawText(r, Qt.AlignmentFlag.AlignCenter, fm.elidedText(visible_whitespace(s.token_texts[j]), Qt.TextElideMode.ElideRight, int(chip_w - 4)))
+        if n:
+            bl = x0 + (max(lo, first) - first) * (chip_w + 2) - 1
+            br = x0 + (n - first) * (chip_w + 2) - 1
+            self._bracket(p, bl, br, y1 - 4, y1 + ch + 4, fg, open_left=lo < first)
+            p.setFont(small)
+            p.setPen(colors.faded(fg, 0.7))
+            p.drawText(QPointF(x0, y1 + ch + 6 + sfm.ascent()), f"outputs {first:,}…{n - 1:,} (newest right; grey = left the window; red = n-gram blocked)")
+        p.end()
+
+    @staticmethod
+    def _bracket(p: QPainter, a: float, b: float, top: float, bottom: float, fg: QColor, open_left: bool = False) -> None:
+        p.setPen(QPen(fg, 1.6))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        if not open_left:
+            p.drawLine(QPointF(a, top), QPointF(a, bottom))
+            p.drawLine(QPointF(a, top), QPointF(a + 4, top))
+            p.drawLine(QPointF(a, bottom), QPointF(a + 4, bottom))
+        else:
+            p.drawLine(QPointF(a + 6, top), QPointF(a, (top + bottom) / 2))
+            p.drawLine(QPointF(a, (top + bottom) / 2), QPointF(a + 6, bottom))
+        p.drawLine(QPointF(b, top), QPointF(b, bottom))
+        p.drawLine(QPointF(b, top), QPointF(b - 4, top))
+        p.drawLine(QPointF(b, bottom), QPointF(b - 4, bottom))
+
+
+class MemoryPlot(QWidget):
+    """Cache positions per step: R-SWA (flat) against full attention (growing); the P + W bound dashed."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.stream: WindowStream | None = None
+        self.setMinimumSize(240, 120)
+
+    def sizeHint(self) -> QSize:
+        return QSize(420, 180)
+
+    def sync(self, stream: WindowStream | None) -> None:
+        self.stream = stream
+        self.update()
+
+    def paintEvent(self, _event) -> None:  # noqa: N802
+        s = self.stream
+        if s is None or not s.output_len:
+            _hint(self, "KV cache size over time: flat for R-SWA, against the line full attention would have grown to.")
+            return
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        fg = self.palette().color(QPalette.ColorRole.WindowText)
+        fm = QFontMetrics(self.font())
+        n = s.output_len
+        cur, full = s.cache_positions[-1], s.full_positions[-1]
+        cur_b, full_b = s.cache_bytes[-1], s.full_bytes[-1]
+        title = f"KV cache: {cur:,} positions ({_mib(cur_b)}) · full attention would hold {full:,} ({_mib(full_b)})"
+        p.setPen(fg)
+        p.drawText(QRectF(6, 2, self.width() - 12, fm.height()), Qt.AlignmentFlag.AlignLeft, fm.elidedText(title, Qt.TextElideMode.ElideRight, self.width() - 12))
+        plot = QRectF(44, fm.height() + 8, self.width() - 52, self.height() - fm.height() - 14 - fm.height())
+        ymax = max(max(full, s.bound, s.max_cache_positions), 1) * 1.05
+        p.setPen(QPen(colors.faded(fg, 0.3), 1))
+        p.drawLine(plot.bottomLeft(), plot.bottomRight())
+        p.drawLine(plot.bottomLeft(), plot.topLeft())
+        p.setPen(colors.faded(fg, 0.7))
+        p.drawText(QRectF(0, plot.top() - 2, 40, fm.height()), Qt.AlignmentFlag.AlignRight, f"{int(ymax):,}")
+        p.drawText(QRectF(0, plot.bottom() - fm.height() + 2, 40, fm.height()), Qt.AlignmentFlag.AlignRight, "0")
+        p.drawText(QRectF(plot.left(), plot.bottom() + 2, plot.width(), fm.height()), Qt.AlignmentFlag.AlignRight, f"step {n:,}")
+
+        def ypos(v: float) -> float:
+            return plot.bottom() - plot.height() * v / ymax
+
+        if s.bound > 0:
+            p.setPen(QPen(colors.REJECTED, 1, Qt.PenStyle.DashLine))
+            p.drawLine(QPointF(plot.left(), ypos(s.bound)), QPointF(plot.right(), ypos(s.bound)))
+            p.drawText(QPointF(plot.left() + 4, ypos(s.bound) - 3), f"P + W = {s.bound:,}")
+        stride = max(1, n // max(int(plot.width()), 1))
+        idx = list(range(0, n, stride))
+        if idx[-1] != n - 1:
+            idx.append(n - 1)
+        xs = [plot.left() + plot.width() * (i + 1) / n for i in idx]
+        for series, pen in ((s.full_positions, QPen(colors.FULL, 1.5, Qt.PenStyle.DashLine)), (s.cache_positions, QPen(colors.WINDOW, 2))):
+            p.setPen(pen)
+            pts = [QPointF(x, ypos(series[i])) for x, i in zip(xs, idx)]
+            p.drawPolyline(pts)
+        p.end()
+
+
+class MaskPicture(QWidget):
+    """Which keys the current step's query may attend to, under three masks (schematic, labelled to scale)."""
+
+    CELLS_PREFIX = 4
+    CELLS_WINDOW = 5
+    ROWS = 10
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.stream: WindowStream | None = None
+        self.setMinimumSize(240, 110)
+
+    def sizeHint(self) -> QSize:
+        return QSize(420, 150)
+
+    def sync(self, stream: WindowStream | None) -> None:
+        self.stream = stream
+        self.update()
+
+    @classmethod
+    def mask(cls, kind: str, rows: int, prefix: int, window: int) -> list[list[bool]]:
+        """Boolean grid, rows = the last `rows` queries (outputs), columns = prefix cells then output cells."""
+        cols = prefix + rows
+        grid = []
+        for q in range(rows):
+            qcol = prefix + q
+            row = []
+            for k in range(cols):
+                causal = k <= qcol
+                if kind == "full":
+                    row.append(causal)
+                elif kind == "sliding":
+                    row.append(causal and qcol - k < window)
+                else:  # rswa: the prefix is pinned, outputs within the window
+                    row.append(causal and (k < prefix or qcol - k < window))
+            grid.append(row)
+        return grid
+
+    def paintEvent(self, _event) -> None:  # noqa: N802
+        s = self.stream
+        if s is None or not s.prefix_len:
+            _hint(self, "Attention masks for the current step: full causal, sliding window, R-SWA.")
+            return
+        p = QPainter(self)
+        fg = self.palette().color(QPalette.ColorRole.WindowText)
+        fm = QFontMetrics(self.font())
+        rows, pre, win = self.ROWS, self.CELLS_PREFIX, self.CELLS_WINDOW
+        panels = (("full", "full causal"), ("sliding", "sliding window"), ("rswa", "R-SWA"))
+        pw = (self.width() - 16 - 2 * 10) / 3
+        top = fm.height() + 6
+        cell = max(3.0, min((pw - 4) / (pre + rows), (self.height() - top - fm.height() - 8) / rows))
+        p.setPen(fg)
+        p.drawText(QRectF(6, 0, self.width() - 12, fm.height()), Qt.AlignmentFlag.AlignLeft, fm.elidedText(
+            f"step {s.last_step:,}: query sees prefix [0, {s.prefix_len:,}) + outputs [{s.attended[0]:,}, {s.attended[1]:,})",
+            Qt.TextElideMode.ElideRight, self.width() - 12))
+        for pi, (kind, title) in enumerate(panels):
+            x0 = 8 + pi * (pw + 10)
+            grid = self.mask(kind, rows, pre, win)
+            for r, row in enumerate(grid):
+                for c, on in enumerate(row):
+                    rect = QRectF(x0 + c * cell, top + r * cell, cell - 1, cell - 1)
+                    if on:
+                        color = colors.PREFIX["image"] if c < pre else colors.WINDOW
+                        if c == pre + r:
+                            color = colors.NEWEST
+                        p.fillRect(rect, color)
+                    else:
+                        p.fillRect(rect, colors.faded(colors.EVICTED, 0.18))
+            p.setPen(colors.faded(fg, 0.8))
+            p.drawText(QRectF(x0, top + rows * cell + 2, pw, fm.height()), Qt.AlignmentFlag.AlignLeft, title)
+        p.end()
+
+
+class WindowText(QPlainTextEdit):
+    """The document text; the span inside the window highlighted, blocked n-grams marked in red."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)
+        self.setPlaceholderText("The decoded text appears here; the part inside the R-SWA window is highlighted.")
+        self.stream: WindowStream | None = None
+        self._chars = 0
+        self._bans = 0
+
+    def clear_text(self) -> None:
+        self.stream = None
+        self._chars = 0
+        self._bans = 0
+        self.setExtraSelections([])
+        self.clear()
+
+    def sync(self, stream: WindowStream | None) -> None:
+        if stream is not self.stream:
+            self.clear_text()
+            self.stream = stream
+        if stream is None:
+            return
+        text = stream.text
+        sb = self.verticalScrollBar()
+        at_bottom = sb.value() >= sb.maximum() - 4
+        if len(text) > self._chars:
+            cur = QTextCursor(self.document())
+            cur.movePosition(QTextCursor.MoveOperation.End)
+            cur.insertText(text[self._chars :], QTextCharFormat())
+            self._chars = len(text)
+        if len(stream.bans) != self._bans:
+            self._bans = len(stream.bans)
+        self._highlight(stream)
+        if at_bottom:
+            sb.setValue(sb.maximum())
+
+    def _selection(self, start: int, end: int, fmt: QTextCharFormat) -> QTextEdit.ExtraSelection:
+        last = max(0, self.document().characterCount() - 1)
+        sel = QTextEdit.ExtraSelection()
+        cur = QTextCursor(self.document())
+        cur.setPosition(min(start, last))
+        cur.setPosition(min(end, last), QTextCursor.MoveMode.KeepAnchor)
+        sel.cursor = cur
+        sel.format = fmt
+        return sel
+
+    def _highlight(self, s: WindowStream) -> None:
+        sels = []
+        a, b = s.window_chars()
+        win = QTextCharFormat()
+        win.setBackground(colors.faded(colors.WINDOW, 0.28))
+        if b > a:
+            sels.append(self._selection(a, b, win))
+        ban_fmt = QTextCharFormat()
+        ban_fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        ban_fmt.setUnderlineColor(colors.BAN)
+        for ban in s.bans[-50:]:
+            sa, _ = s.span_chars(ban.ngram_start, ban.ngram_start + 1)
+            _, sb_ = s.span_chars(ban.output_index - 1, ban.output_index)
+            if sb_ > sa:
+                sels.append(self._selection(sa, sb_, ban_fmt))
+        self.setExtraSelections(sels)
+
+
+class WindowView(QWidget):
+    def __init__(self, model: WindowModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.shown: str | None = None
+        self._synced_version = -1
+        self.stream_box = QComboBox()
+        self.stream_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.hint = QLabel(EMPTY_HINT)
+        self.hint.setWordWrap(True)
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.ribbon = TokenRibbon()
+        self.memory = MemoryPlot()
+        self.masks = MaskPicture()
+        self.text = WindowText()
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Run"))
+        top.addWidget(self.stream_box)
+        top.addStretch(1)
+        side = QSplitter(Qt.Orientation.Vertical)
+        side.addWidget(self.memory)
+        side.addWidget(self.masks)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(self.text)
+        body.addWidget(side)
+        body.setSizes([600, 420])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.hint)
+        lay.addWidget(self.ribbon)
+        lay.addWidget(body, 1)
+        self.stream_box.activated.connect(lambda i: self._show(self.stream_box.itemData(i)))
+        self.hint.setVisible(True)
+
+    def stream(self) -> WindowStream | None:
+        return self.model.streams.get(self.shown) if self.shown else None
+
+    def reset(self) -> None:
+        self.shown = None
+        self._synced_version = -1
+        self.stream_box.clear()
+        self.ribbon.sync(None)
+        self.memory.sync(None)
+        self.masks.sync(None)
+        self.text.clear_text()
+        self.hint.setVisible(True)
+
+    def _show(self, sid: str | None) -> None:
+        if sid:
+            self.shown = sid
+            self._synced_version = -1
+            self.refresh()
+
+    def refresh(self) -> None:
+        if self._synced_version == self.model.version:
+            return
+        self._synced_version = self.model.version
+        if self.model.current and (self.shown is None or self.shown not in self.model.streams or self.model.current != self.shown):
+            self.shown = self.model.current
+        ids = list(self.model.streams)
+        if [self.stream_box.itemData(i) for i in range(self.stream_box.count())] != ids:
+            self.stream_box.clear()
+            for sid in ids:
+                self.stream_box.addItem(sid, sid)
+        i = self.stream_box.findData(self.shown)
+        if i >= 0:
+            self.stream_box.setCurrentIndex(i)
+        s = self.stream()
+        self.hint.setVisible(s is None)
+        self.ribbon.sync(s)
+        self.memory.sync(s)
+        self.masks.sync(s)
+        self.text.sync(s)
+
+    def window_span(self) -> tuple[str, int, int] | None:
+        s = self.stream()
+        if s is None or not s.output_len:
+            return None
+        a, b = s.window_chars()
+        return s.region_id, a, b
