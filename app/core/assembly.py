@@ -1,0 +1,242 @@
+"""Routing (layout label → task) and assembly (decoded regions → Markdown), per DESIGN §5 / gravity.md §7.2-7.4.
+
+Routing: `route(label, keep_headers=False)` → text | table | formula | picture | skipped.
+
+Assembly rules, one function each (unit-tested one by one):
+- `clean_content`: strip a leading/trailing literal `\\t` (but not `\\theta`, `\\times`), collapse runs of ≥ 3
+  `.`, `·`, `_` or `\\_` to three, cut degenerate repetition loops (`cut_repetition`), tighten `$ x $` to `$x$`;
+- tables: `<table>…</table>` kept verbatim (spans need HTML), anything else cleaned;
+- formulas: `$$`, `\\[ \\]`, `\\( \\)` delimiters removed, re-wrapped as `$$\\n…\\n$$`; a formula_number block
+  next to a formula (before or after) becomes ` \\tag{N}` inside it (brackets removed); an orphan number is
+  dropped;
+- text: an unterminated ``` fence is closed; a leading `•`, `·` or `* ` becomes `- `; `(1)`/`（a）` and `1.`/`a)`/
+  `1）` get one space after the marker; single newlines become blank lines;
+- headings: doc_title → `# `, paragraph_title → `## ` (leading #'s and bullets removed);
+- pictures: an image link to the saved crop; empty non-picture blocks are dropped;
+- blocks are joined by a blank line; pages are preceded by an anchor `<a id="page-N"></a>` (1-based).
+
+What must never live here: decoding, rendering, file writing (the pipeline saves picture crops).
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from app.core.regions import Region
+
+TEXT_LABELS = frozenset({
+    "abstract", "algorithm", "content", "doc_title", "figure_title", "paragraph_title", "reference_content", "text",
+    "vision_footnote", "seal", "formula_number", "aside_text", "vertical_text",
+})
+TABLE_LABELS = frozenset({"table"})
+FORMULA_LABELS = frozenset({"formula", "display_formula", "inline_formula"})
+PICTURE_LABELS = frozenset({"image", "chart"})
+MARGIN_LABELS = frozenset({"header", "footer", "footnote", "number", "reference", "header_image", "footer_image"})
+
+
+def route(label: str, keep_headers: bool = False) -> str:
+    """The task for a native layout label. Unknown labels are skipped."""
+    if label in TEXT_LABELS:
+        return "text"
+    if label in TABLE_LABELS:
+        return "table"
+    if label in FORMULA_LABELS:
+        return "formula"
+    if label in PICTURE_LABELS:
+        return "picture"
+    if label in MARGIN_LABELS:
+        if not keep_headers:
+            return "skipped"
+        return "picture" if label.endswith("_image") else "text"
+    return "skipped"
+
+
+# --- cleaning ---------------------------------------------------------------------------------------------------
+
+_EDGE_TAB_START = re.compile(r"^(?:\\t(?![a-z]))+")
+_EDGE_TAB_END = re.compile(r"(?:\\t(?![a-z]))+$")
+_DOT_RUNS = re.compile(r"(\\_|[._·])\1{3,}")
+_INLINE_FORMULA = re.compile(r"(?<![\$\\])\$(?!\$)[ \t]*([^$\n]*?[^$\s])[ \t]*(?<!\\)\$(?!\$)")
+
+
+def collapse_runs(text: str) -> str:
+    """Runs of ≥ 3 of `.`, `·`, `_` or `\\_` become exactly three (leaders in tables of contents, fill-in blanks)."""
+    return _DOT_RUNS.sub(lambda m: m.group(1) * 3, text)
+
+
+def cut_repetition(text: str, min_repeats: int = 8, min_span: int = 40, max_unit: int = 200) -> str:
+    """Cut a degenerate repetition loop at the end of `text` (a decoder stuck repeating a unit until its token
+    limit): when the text ends with ≥ `min_repeats` consecutive copies of one unit spanning ≥ `min_span` chars,
+    keep a single copy."""
+    n = len(text)
+    best = None
+    for unit_len in range(1, min(max_unit, n // min_repeats) + 1):
+        unit = text[n - unit_len:]
+        if not unit.strip():
+            continue
+        count, pos = 1, n - unit_len
+        while pos - unit_len >= 0 and text[pos - unit_len:pos] == unit:
+            count += 1
+            pos -= unit_len
+        if count >= min_repeats and count * unit_len >= min_span:
+            best = (pos, unit)
+            break  # the shortest repeating unit
+    if best is None:
+        return text
+    pos, unit = best
+    return (text[:pos] + unit).rstrip()
+
+
+def normalize_inline_formula(text: str) -> str:
+    """`$ x $` → `$x$` (display `$$` untouched)."""
+    return _INLINE_FORMULA.sub(lambda m: f"${m.group(1)}$", text)
+
+
+def clean_content(text: str) -> str:
+    text = _EDGE_TAB_START.sub("", text)
+    text = _EDGE_TAB_END.sub("", text)
+    text = collapse_runs(text)
+    text = cut_repetition(text)
+    text = normalize_inline_formula(text)
+    return text.strip()
+
+
+# --- per task -----------------------------------------------------------------------------------------------------
+
+def format_table(text: str) -> str:
+    t = text.strip()
+    if t.startswith("<table") and t.endswith("</table>"):
+        return t
+    return clean_content(t)
+
+
+_FORMULA_WRAPPERS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
+
+
+def formula_body(text: str) -> str:
+    t = text.strip()
+    if not (t.startswith("$$") and t.endswith("$$")):
+        t = clean_content(t)
+    for start, end in _FORMULA_WRAPPERS:
+        if t.startswith(start) and t.endswith(end) and len(t) >= len(start) + len(end):
+            t = t[len(start):len(t) - len(end)].strip()
+            break
+    return t
+
+
+def format_formula(text: str, tag: str | None = None) -> str:
+    body = formula_body(text)
+    if not body:
+        return ""
+    if tag:
+        body = f"{body} \\tag{{{tag}}}"
+    return f"$$\n{body}\n$$"
+
+
+_BULLET = re.compile(r"^[ \t]*(?:[•·]|\*(?=\s))[ \t]*", re.M)
+_PAREN_MARKER = re.compile(r"^([(（])([0-9]+|[A-Za-z])([)）])[ \t]*(?=\S)", re.M)
+_NUM_MARKER = re.compile(r"^(?:([0-9]+)([.)）])|([A-Za-z])([)）]))(?=[^\s.\d)）])", re.M)
+
+
+def _number_marker(m: re.Match) -> str:
+    if m.group(1) is not None:
+        return f"{m.group(1)}{'.' if m.group(2) == '.' else ')'} "
+    return f"{m.group(3)}) "
+
+
+def format_text(text: str) -> str:
+    t = clean_content(text)
+    if t.count("```") % 2 == 1:
+        t += "\n```"
+    t = _BULLET.sub("- ", t)
+    t = _PAREN_MARKER.sub(lambda m: f"({m.group(2)}) ", t)
+    t = _NUM_MARKER.sub(_number_marker, t)
+    t = re.sub(r"(?<!\n)\n(?!\n)", "\n\n", t)
+    return t.strip()
+
+
+def format_heading(text: str, level: int) -> str:
+    t = clean_content(text)
+    t = re.sub(r"^(?:[-*][ \t]+)", "", t) if level > 1 else t
+    t = t.lstrip("#").strip()
+    t = " ".join(t.split())  # a heading is one line
+    return f"{'#' * level} {t}" if t else ""
+
+
+def format_block(region: Region, tag: str | None = None, picture_path: str | None = None) -> str:
+    """The Markdown of one block ('' when it contributes nothing)."""
+    task = region.task
+    if task == "skipped":
+        return ""
+    if task == "picture":
+        return f"![{_picture_alt(region)}]({picture_path})" if picture_path else ""
+    text = region.text or ""
+    if task == "table":
+        return format_table(text)
+    if task == "formula":
+        return format_formula(text, tag)
+    if region.label == "doc_title":
+        return format_heading(text, 1)
+    if region.label == "paragraph_title":
+        return format_heading(text, 2)
+    return format_text(text)
+
+
+def _picture_alt(region: Region) -> str:
+    return f"{'Chart' if region.label == 'chart' else 'Figure'} {region.id}"
+
+
+def formula_tag(text: str) -> str:
+    """`(3)` / `（3）` / `3` → `3`."""
+    t = text.strip().strip("$").strip()
+    t = re.sub(r"^[(（]\s*|\s*[)）]$", "", t)
+    return t.strip()
+
+
+# --- pages and documents --------------------------------------------------------------------------------------
+
+def assemble_blocks(regions: Iterable[Region], picture_paths: dict[str, str] | None = None) -> dict[str, str]:
+    """Region id → its Markdown for one page's regions (in reading order), with formula numbers merged into the
+    neighbouring formula and empty blocks left out."""
+    picture_paths = picture_paths or {}
+    regs = [r for r in regions if r.task != "skipped"]
+    tags: dict[str, str] = {}
+    consumed: set[str] = set()
+    for i, r in enumerate(regs):
+        if r.label != "formula_number":
+            continue
+        tag = formula_tag(r.text or "")
+        consumed.add(r.id)  # merged or orphaned: never a block of its own
+        if not tag:
+            continue
+        for j in (i - 1, i + 1):  # the formula before, else the one after
+            if 0 <= j < len(regs) and regs[j].task == "formula" and regs[j].id not in tags:
+                tags[regs[j].id] = tag
+                break
+    out: dict[str, str] = {}
+    for r in regs:
+        if r.id in consumed:
+            continue
+        md = format_block(r, tags.get(r.id), picture_paths.get(r.id))
+        if md:
+            out[r.id] = md
+    return out
+
+
+def assemble_page(regions: Iterable[Region], picture_paths: dict[str, str] | None = None) -> str:
+    return "\n\n".join(assemble_blocks(regions, picture_paths).values())
+
+
+def page_anchor(page: int) -> str:
+    """The anchor line placed before page `page` (0-based) in the Markdown."""
+    return f'<a id="page-{page + 1}"></a>'
+
+
+def assemble_document(
+    pages: Iterable[tuple[int, Iterable[Region]]], picture_paths: dict[str, str] | None = None, *, anchors: bool = True
+) -> str:
+    parts = []
+    for page, regions in pages:
+        body = assemble_page(regions, picture_paths)
+        parts.append(f"{page_anchor(page)}\n\n{body}" if anchors else body)
+    return "\n\n".join(p.rstrip() for p in parts if p.strip()).rstrip() + "\n"

@@ -1,0 +1,147 @@
+"""The classic offline engine: RapidOCR (PP-OCR detection + recognition ONNX models shipped in its wheel) on CPU.
+
+A region engine (kind "region") like the VLM engines, so the app produces real text on any machine with no
+download. It has no rounds and no window to show: it emits RegionStarted and RegionFinished only.
+Per task: text → the recognised lines in reading order, one per line; table → a plain HTML table built from the
+line boxes (rows by vertical overlap, cells left to right); formula → the recognised characters as they are
+(RapidOCR does not read LaTeX).
+
+What must never live here: layout, assembly, Qt.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from html import escape
+from typing import Any
+
+from app.core.engine import CancelToken, EngineUnavailable, RegionResult, no_emit
+from app.core.events import RegionFinished, RegionStarted
+
+_ENGINE = None
+PAD = 24  # white pixels added around a crop before detection
+_ENGINE_LOCK = threading.Lock()
+
+
+def _rapidocr():
+    """One RapidOCR instance per process (its first load takes a few seconds)."""
+    global _ENGINE
+    with _ENGINE_LOCK:
+        if _ENGINE is None:
+            import logging
+
+            try:
+                from rapidocr import RapidOCR
+            except Exception as exc:  # noqa: BLE001
+                raise EngineUnavailable(f"the classic engine needs RapidOCR (`pip install rapidocr onnxruntime`): {exc}") from exc
+            try:
+                _ENGINE = RapidOCR(params={
+                    "Global.log_level": "error",
+                    "Global.use_cls": False,  # layout crops are upright; the angle classifier only costs time
+                    # detection on a crop: cap the long side instead of blowing the short side up to 736 px
+                    "Det.limit_type": "max",
+                    "Det.limit_side_len": 1600,
+                })
+            except Exception:  # noqa: BLE001 - older/newer params schema
+                _ENGINE = RapidOCR()
+            logger = logging.getLogger("RapidOCR")
+            logger.setLevel(logging.ERROR)
+        return _ENGINE
+
+
+def group_lines(items: list[tuple[tuple[float, float, float, float], str]]) -> list[list[tuple[tuple, str]]]:
+    """Group recognised pieces (box x0,y0,x1,y1 + text) into rows: a piece joins a row when it overlaps the row's
+    vertical extent by at least half its own height. Rows top to bottom, pieces left to right."""
+    rows: list[dict[str, Any]] = []
+    for box, text in sorted(items, key=lambda it: ((it[0][1] + it[0][3]) / 2, it[0][0])):
+        h = max(1e-6, box[3] - box[1])
+        for row in rows:
+            overlap = min(row["y1"], box[3]) - max(row["y0"], box[1])
+            if overlap >= 0.5 * min(h, row["y1"] - row["y0"]):
+                row["items"].append((box, text))
+                row["y0"], row["y1"] = min(row["y0"], box[1]), max(row["y1"], box[3])
+                break
+        else:
+            rows.append({"y0": box[1], "y1": box[3], "items": [(box, text)]})
+    rows.sort(key=lambda r: r["y0"])
+    return [sorted(r["items"], key=lambda it: it[0][0]) for r in rows]
+
+
+def lines_to_text(rows: list[list[tuple[tuple, str]]]) -> str:
+    """Visual lines of one layout region form one paragraph: joined by spaces, a hyphen at a line end rejoins the
+    word ("recog-" + "nition" → "recognition")."""
+    out = ""
+    for row in rows:
+        line = " ".join(t for _, t in row).strip()
+        if not line:
+            continue
+        if not out:
+            out = line
+        elif out.endswith("-") and line[:1].islower():
+            out = out[:-1] + line
+        else:
+            out += " " + line
+    return out
+
+
+def lines_to_table(rows: list[list[tuple[tuple, str]]]) -> str:
+    if not rows:
+        return ""
+    body = "".join("<tr>" + "".join(f"<td>{escape(t)}</td>" for _, t in row) + "</tr>" for row in rows)
+    return f"<table>{body}</table>"
+
+
+class ClassicEngine:
+    name = "classic"
+    kind = "region"
+    title = "Classic OCR (RapidOCR, CPU)"
+    preferred_dpi = 200.0  # crops are rendered at this DPI for recognition
+
+    def __init__(self, min_score: float = 0.3) -> None:
+        self.min_score = min_score
+        self._ocr = _rapidocr()
+
+    def read_lines(self, image) -> list[tuple[tuple[float, float, float, float], str, float]]:
+        import numpy as np
+
+        from PIL import ImageOps
+
+        if image.width < 4 or image.height < 4:
+            return []
+        # a white margin: text touching the crop's edge is detected poorly (split or clipped words)
+        arr = np.asarray(ImageOps.expand(image.convert("RGB"), border=PAD, fill=(255, 255, 255)))
+        result = self._ocr(arr)
+        boxes, txts, scores = getattr(result, "boxes", None), getattr(result, "txts", None), getattr(result, "scores", None)
+        if boxes is None or txts is None:
+            return []
+        out = []
+        for quad, text, score in zip(boxes, txts, scores if scores is not None else [1.0] * len(txts)):
+            if not text or score < self.min_score:
+                continue
+            xs = [float(p[0]) - PAD for p in quad]
+            ys = [float(p[1]) - PAD for p in quad]
+            out.append(((min(xs), min(ys), max(xs), max(ys)), str(text), float(score)))
+        return out
+
+    def decode_region(self, image, task: str, *, region_id: str, emit=no_emit, cancel: CancelToken | None = None,
+                      page: int = 0, **_ignored) -> RegionResult:
+        emit(RegionStarted(region_id=region_id, page=page, task=task, engine=self.name))
+        if cancel is not None and cancel.cancelled:
+            emit(RegionFinished(region_id=region_id, text="", stats={"engine": self.name}, cancelled=True))
+            return RegionResult(region_id, "", cancelled=True)
+        t0 = time.perf_counter()
+        pieces = self.read_lines(image)
+        rows = group_lines([(box, text) for box, text, _ in pieces])
+        text = lines_to_table(rows) if task == "table" else lines_to_text(rows)
+        ms = (time.perf_counter() - t0) * 1000
+        stats = {
+            "engine": self.name, "ms": round(ms, 1), "lines": len(rows), "pieces": len(pieces), "chars": len(text),
+            "mean_score": round(sum(s for *_, s in pieces) / len(pieces), 4) if pieces else 0.0,
+        }
+        emit(RegionFinished(region_id=region_id, text=text, stats=stats))
+        return RegionResult(region_id, text, stats=stats)
+
+
+def open_engine(**options: Any) -> ClassicEngine:
+    """Factory named in app.core.engine.ENGINES; model options (model_path, device, dtype...) are ignored."""
+    return ClassicEngine(min_score=float(options.get("min_score", 0.3)))

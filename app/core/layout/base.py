@@ -1,0 +1,59 @@
+"""What every layout engine offers, the whole-page fallback, and the one place regions get their ids."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from app.core.layout.postprocess import Detection
+from app.core.regions import Region
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
+
+    from app.core.document import Document
+
+
+class LayoutError(RuntimeError):
+    """A layout engine cannot run; the message is written for a person."""
+
+
+class LayoutEngine(Protocol):
+    name: str
+
+    def analyse(
+        self, document: "Document", index: int, image: "Image.Image", dpi: float, *, keep_headers: bool = False
+    ) -> list[Region]: ...
+
+
+def region_id(page: int, order: int) -> str:
+    """Stable id of the `order`-th region (0-based) of page `page` (0-based): deterministic for the same input."""
+    return f"p{page + 1}-r{order + 1:02d}"
+
+
+def make_regions(
+    dets: list[Detection], page: int, dpi: float, source: str, *, keep_headers: bool = False,
+    native_labels: list[str] | None = None,
+) -> list[Region]:
+    """Detections already in reading order → regions with ids, tasks, and boxes in pixels and points."""
+    from app.core.assembly import route
+
+    s = 72.0 / dpi
+    out = []
+    for n, d in enumerate(dets):
+        box = tuple(float(v) for v in d.box)
+        extra = {"native_label": native_labels[n] if native_labels else d.label}
+        out.append(Region(
+            id=region_id(page, n), page=page, box=box, label=d.label, task=route(d.label, keep_headers=keep_headers),
+            order=n, box_pt=tuple(round(v * s, 2) for v in box), dpi=float(dpi), score=round(float(d.score), 4),
+            source=source, extra=extra,
+        ))
+    return out
+
+
+class PageLayout:
+    """The whole page as one text region."""
+
+    name = "page"
+
+    def analyse(self, document, index, image, dpi, *, keep_headers: bool = False) -> list[Region]:
+        det = Detection("text", 1.0, (0.0, 0.0, float(image.width), float(image.height)), 0)
+        return make_regions([det], index, dpi, self.name, keep_headers=keep_headers)

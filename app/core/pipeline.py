@@ -1,0 +1,601 @@
+"""The page pipeline (DESIGN §5): document → pages → layout → regions → crops → decode → Markdown + JSON.
+
+Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this code.
+
+    opts = PipelineOptions(engine="auto", layout="auto", dpi=144, pages="1-5")
+    pipe = Pipeline(opts, emit=print, cancel=CancelToken())
+    out = pipe.run("report.pdf")            # DocumentOutput; raises PipelineError on a fatal error
+    out.to_markdown(); out.to_json()         # or: pipe.write(out_dir) → {"markdown": .., "json": .., "images": ..}
+    pipe.decode_page(0, keep={"p1-r03"})     # re-run OCR on one page, keeping edited blocks
+    pipe.decode_regions(["p1-r04"])          # re-run OCR on chosen regions
+    pipe.close()
+
+Events (app.core.events), in order: RunStarted, PhaseChanged(opening), DocumentOpened, PhaseChanged(loading_model),
+then per page PhaseChanged(rendering) + PageRendered, PhaseChanged(layout) + LayoutDone(regions=[Region.to_dict()]),
+PhaseChanged(decoding, current=k, total=n) + the engine's RegionStarted/…/RegionFinished per decoded region,
+PageFinished; finally PhaseChanged(assembling) and RunFinished (or RunCancelled / ErrorRaised). Pictures and
+skipped regions are not decoded (no region events). Cancel is checked between regions (and by the engine between
+forwards); a cancelled run still returns what it has, with `cancelled=True`.
+
+Engines: "auto" = gravity when its weights are found, else builtin when shipped, else classic (DESIGN §2).
+Whole-document engines (kind "document", e.g. unlimited) replace layout: their regions go straight to assembly.
+
+Coordinates: every region's `box` is in pixels of the page rendered at `options.dpi` (images: their native DPI),
+`box_pt` in PDF points. OCR crops are rendered at the engine's `preferred_dpi` (default 200; images: native).
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from app.core.assembly import assemble_blocks, assemble_document, route
+from app.core.document import DEFAULT_DPI, Document, DocumentError, open_document
+from app.core.engine import CancelToken, Cancelled, Emit, EngineUnavailable, no_emit
+from app.core.events import (
+    DocumentOpened, ErrorRaised, LayoutDone, PageFinished, PageRendered, PhaseChanged, RegionFinished, RunCancelled,
+    RunFinished, RunStarted,
+)
+from app.core.regions import Region
+
+JSON_SCHEMA = "scriptorium.document/1"
+DEFAULT_OCR_DPI = 200.0
+DECODED_TASKS = ("text", "table", "formula")
+CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
+
+
+class PipelineError(RuntimeError):
+    """A run could not proceed; the message is written for a person. `kind` is document | engine | layout |
+    options."""
+
+    def __init__(self, message: str, kind: str = "document") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class PipelineOptions:
+    engine: str = "auto"  # gravity | gravity-ar | glm | unlimited | builtin | classic | auto
+    layout: str = "auto"  # ppdoclayout | pymupdf | page | auto
+    dpi: float = DEFAULT_DPI  # display/layout rendering
+    ocr_dpi: float | None = None  # crops; None = the engine's preferred_dpi (200)
+    pages: str | Sequence[int] | None = None  # "1-5,8" (1-based) or 0-based indices; None = all
+    password: str | None = None
+    keep_headers: bool = False
+    device: str | None = None
+    dtype: str | None = None
+    model_path: str | None = None
+    layout_model_path: str | None = None
+    block_size: int | None = None
+    compare_text_layer: bool = True
+    engine_options: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_pages(spec: str | Sequence[int] | None, page_count: int) -> list[int]:
+    """'1-3,7,9-' (1-based, inclusive; open ends allowed) or 0-based indices → sorted 0-based indices.
+    Raises ValueError with a message for a person."""
+    if spec is None or spec == "" or spec == "all":
+        return list(range(page_count))
+    if not isinstance(spec, str):
+        out = sorted({int(i) for i in spec})
+        bad = [i for i in out if not 0 <= i < page_count]
+        if bad:
+            raise ValueError(f"page {bad[0] + 1} does not exist (the document has {page_count} pages)")
+        return out
+    chosen: set[int] = set()
+    for part in spec.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                a, b = part.split("-", 1)
+                start = int(a) if a else 1
+                end = int(b) if b else page_count
+            else:
+                start = end = int(part)
+        except ValueError:
+            raise ValueError(f"cannot read the page range {part!r} (use e.g. 1-5,8)") from None
+        if start < 1 or end < start:
+            raise ValueError(f"the page range {part!r} is empty or starts before page 1")
+        if start > page_count:
+            raise ValueError(f"page {start} does not exist (the document has {page_count} pages)")
+        chosen.update(range(start - 1, min(end, page_count)))
+    if not chosen:
+        raise ValueError(f"no pages chosen by {spec!r}")
+    return sorted(chosen)
+
+
+def resolve_engine_name(name: str = "auto", model_path: str | None = None) -> str:
+    """The engine "auto" stands for here (DESIGN §2)."""
+    if name and name != "auto":
+        return name
+    if model_path:
+        return "gravity"
+    from app.core.loader import find_model_dir
+
+    if find_model_dir("gravityocr") is not None:
+        return "gravity"
+    if find_model_dir("builtin") is not None:
+        return "builtin"
+    return "classic"
+
+
+# --- results ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PageOutput:
+    index: int  # 0-based
+    width_pt: float
+    height_pt: float
+    dpi: float
+    width_px: int
+    height_px: int
+    regions: list[Region] = field(default_factory=list)
+    layout: str = ""
+    has_text_layer: bool = False
+    cer: float | None = None
+    ms: float = 0.0
+    decoded: bool = False
+
+    def to_dict(self, pictures: dict[str, str] | None = None) -> dict[str, Any]:
+        blocks_md = assemble_blocks(self.regions, pictures)
+        return {
+            "index": self.index, "number": self.index + 1, "width_pt": self.width_pt, "height_pt": self.height_pt,
+            "dpi": self.dpi, "width_px": self.width_px, "height_px": self.height_px, "layout": self.layout,
+            "has_text_layer": self.has_text_layer, "cer": _round(self.cer), "ms": round(self.ms, 1),
+            "blocks": [block_dict(r, blocks_md.get(r.id, ""), (pictures or {}).get(r.id)) for r in self.regions],
+        }
+
+
+def _round(v: float | None, nd: int = 4) -> float | None:
+    return None if v is None else round(float(v), nd)
+
+
+def block_dict(r: Region, markdown: str = "", image: str | None = None) -> dict[str, Any]:
+    d = {
+        "id": r.id, "page": r.page, "order": r.order, "label": r.label,
+        "native_label": r.extra.get("native_label", r.label), "task": r.task,
+        "box": [round(v, 2) for v in r.box], "box_pt": [round(v, 2) for v in r.box_pt], "dpi": r.dpi,
+        "score": r.score, "text": r.text, "markdown": markdown, "engine": r.extra.get("engine", ""),
+        "stats": r.extra.get("stats", {}), "cer": _round(r.extra.get("cer")), "source": r.source, "flags": list(r.flags),
+    }
+    if image:
+        d["image"] = image
+    if "reference_chars" in r.extra:
+        d["reference_chars"] = r.extra["reference_chars"]
+    return d
+
+
+@dataclass
+class DocumentOutput:
+    path: str
+    engine: str
+    layout: str
+    page_count: int
+    pages: list[PageOutput] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    cancelled: bool = False
+    warnings: list[str] = field(default_factory=list)
+    pictures: dict[str, str] = field(default_factory=dict)  # region id → image path relative to the Markdown
+
+    def regions(self) -> Iterator[Region]:
+        for p in self.pages:
+            yield from p.regions
+
+    def region(self, region_id: str) -> Region:
+        for r in self.regions():
+            if r.id == region_id:
+                return r
+        raise KeyError(region_id)
+
+    def page(self, index: int) -> PageOutput:
+        for p in self.pages:
+            if p.index == index:
+                return p
+        raise KeyError(index)
+
+    @property
+    def cer(self) -> float | None:
+        tot = dist = 0.0
+        for r in self.regions():
+            n = r.extra.get("reference_chars")
+            if n and r.extra.get("cer") is not None:
+                tot += n
+                dist += r.extra["cer"] * n
+        return dist / tot if tot else None
+
+    def to_markdown(self, anchors: bool = True) -> str:
+        return assemble_document(((p.index, p.regions) for p in self.pages), self.pictures, anchors=anchors)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": JSON_SCHEMA, "source": self.path, "engine": self.engine, "layout": self.layout,
+            "page_count": self.page_count, "cancelled": self.cancelled, "cer": _round(self.cer),
+            "stats": self.stats, "warnings": self.warnings,
+            "pages": [p.to_dict(self.pictures) for p in self.pages],
+        }
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+
+# --- lazy page sequence for whole-document engines -----------------------------------------------------------------
+
+
+class LazyPages(Sequence):
+    """Pages rendered on demand through the document's bounded cache (a 500-page PDF is never all in memory)."""
+
+    def __init__(self, document: Document, indices: list[int], dpi: float) -> None:
+        self.document, self.indices, self.dpi = document, indices, dpi
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self.document.render(self.indices[i], self.dpi)
+
+
+# --- the pipeline -------------------------------------------------------------------------------------------------
+
+
+class Pipeline:
+    """One document, one engine, one layout. Keeps the document and models open after `run` so that pages or
+    regions can be decoded again; `close()` releases them."""
+
+    def __init__(self, options: PipelineOptions | None = None, emit: Emit = no_emit, cancel: CancelToken | None = None,
+                 *, engine=None, layout=None) -> None:
+        self.options = options or PipelineOptions()
+        self.emit = emit
+        self.cancel = cancel or CancelToken()
+        self.document: Document | None = None
+        self.engine = engine  # an already-open engine may be handed in (the GUI keeps one loaded)
+        self.layout = layout
+        self.engine_name = getattr(engine, "name", "") or resolve_engine_name(self.options.engine, self.options.model_path)
+        self.output: DocumentOutput | None = None
+        self._page_cache_words: dict[int, list] = {}
+        self._region_events: set[str] = set()
+
+    # -- setup -------------------------------------------------------------------------------------------------
+    def open(self, path) -> Document:
+        self.emit(PhaseChanged("opening", detail=str(path)))
+        try:
+            doc = open_document(path, self.options.password)
+        except DocumentError as exc:
+            self.emit(ErrorRaised(str(exc), where="open"))
+            raise PipelineError(str(exc), "document") from exc
+        self.document = doc
+        self._page_cache_words.clear()
+        self.emit(DocumentOpened(str(path), doc.page_count, doc.title))
+        for w in doc.warnings:
+            self.emit(ErrorRaised(w, where="open", fatal=False))
+        return doc
+
+    def load_engine(self):
+        if self.engine is None:
+            from app.core.engine import open_engine
+
+            o = self.options
+            self.emit(PhaseChanged("loading_model", detail=self.engine_name))
+            opts: dict[str, Any] = {k: v for k, v in dict(model_path=o.model_path, device=o.device, dtype=o.dtype,
+                                                          block_size=o.block_size).items() if v is not None}
+            opts.update(o.engine_options)
+            try:
+                self.engine = open_engine(self.engine_name, **opts)
+            except Exception as exc:  # EngineUnavailable, ModelError, ImportError: all fatal and for a person
+                msg = str(exc) if isinstance(exc, (EngineUnavailable, RuntimeError)) else f"{type(exc).__name__}: {exc}"
+                msg = f"engine {self.engine_name!r} cannot be used: {msg}"
+                self.emit(ErrorRaised(msg, where="loading_model"))
+                raise PipelineError(msg, "engine") from exc
+        return self.engine
+
+    def load_layout(self):
+        if self.layout is None:
+            from app.core.layout import open_layout
+
+            o = self.options
+            try:
+                self.layout = open_layout(o.layout, model_path=o.layout_model_path, device=o.device)
+            except Exception as exc:  # noqa: BLE001 - a missing layout model is fatal only when asked for
+                msg = f"layout {o.layout!r} cannot be used: {exc}"
+                self.emit(ErrorRaised(msg, where="layout"))
+                raise PipelineError(msg, "layout") from exc
+        return self.layout
+
+    @property
+    def is_document_engine(self) -> bool:
+        return getattr(self.engine, "kind", "region") == "document"
+
+    def page_dpi(self, index: int) -> float:
+        native = self.document.native_dpi(index)
+        return float(native) if native else float(self.options.dpi)
+
+    def ocr_dpi(self, index: int) -> float:
+        native = self.document.native_dpi(index)
+        if native:
+            return float(native)
+        return float(self.options.ocr_dpi or getattr(self.engine, "preferred_dpi", None) or DEFAULT_OCR_DPI)
+
+    # -- the run ------------------------------------------------------------------------------------------------
+    def run(self, path) -> DocumentOutput:
+        t0 = time.perf_counter()
+        o = self.options
+        self.emit(RunStarted(engine=self.engine_name, document=str(path), model=str(o.model_path or ""),
+                             device=o.device or "", dtype=o.dtype or "", block_size=int(o.block_size or 0)))
+        doc = self.open(path)
+        try:
+            indices = parse_pages(o.pages, doc.page_count)
+        except ValueError as exc:
+            msg = f"{doc.name}: {exc}"
+            self.emit(ErrorRaised(msg, where="options"))
+            raise PipelineError(msg, "options") from exc
+        self.load_engine()
+        layout_name = "document" if self.is_document_engine else getattr(self.load_layout(), "name", "")
+        out = DocumentOutput(str(path), self.engine_name, layout_name if not self.is_document_engine else self.engine_name,
+                             doc.page_count, warnings=list(doc.warnings))
+        self.output = out
+        try:
+            if self.is_document_engine:
+                self._run_document_engine(indices)
+            else:
+                for n, i in enumerate(indices):
+                    self.cancel.check()
+                    page = self.layout_page(i, current=n + 1, total=len(indices))
+                    out.pages.append(page)
+                    self.decode_page(i)
+        except Cancelled:
+            out.cancelled = True
+        self.emit(PhaseChanged("assembling"))
+        out.stats = {**self._stats(time.perf_counter() - t0), **out.stats}
+        if out.cancelled:
+            self.emit(RunCancelled(where="decoding"))
+        else:
+            self.emit(RunFinished(stats=out.stats, ms=round((time.perf_counter() - t0) * 1000, 1)))
+        return out
+
+    def _stats(self, seconds: float) -> dict[str, Any]:
+        out = self.output
+        regions = list(out.regions())
+        decoded = [r for r in regions if r.task in DECODED_TASKS and "stats" in r.extra]
+        tokens = sum(int(r.extra["stats"].get("tokens", r.extra["stats"].get("new_tokens", 0)) or 0) for r in decoded)
+        dec_s = sum(float(r.extra["stats"].get("ms", 0) or 0) for r in decoded) / 1000
+        return {
+            "engine": out.engine, "layout": out.layout, "pages": len(out.pages), "regions": len(regions),
+            "decoded": len(decoded), "pictures": sum(r.task == "picture" for r in regions),
+            "skipped": sum(r.task == "skipped" for r in regions), "tokens": tokens,
+            "tokens_per_s": round(tokens / dec_s, 2) if tokens and dec_s > 0 else 0.0,
+            "seconds": round(seconds, 3), "cer": _round(out.cer),
+            "errors": sum("error" in r.flags for r in regions),
+        }
+
+    # -- per page ------------------------------------------------------------------------------------------------
+    def _words(self, index: int) -> list:
+        if index not in self._page_cache_words:
+            words = self.document.text_layer(index) if self.options.compare_text_layer else []
+            self._page_cache_words = {index: words}  # one page at a time is enough; keeps memory flat
+        return self._page_cache_words[index]
+
+    def layout_page(self, index: int, *, current: int = 0, total: int = 0) -> PageOutput:
+        """Render page `index` and lay it out (emits PageRendered and LayoutDone)."""
+        doc = self.document
+        dpi = self.page_dpi(index)
+        self.emit(PhaseChanged("rendering", detail=f"page {index + 1}", current=current, total=total))
+        t0 = time.perf_counter()
+        try:
+            image = doc.render(index, dpi)
+        except DocumentError as exc:
+            self.emit(ErrorRaised(str(exc), where="rendering", fatal=False))
+            w, h = doc.page_size_px(index, dpi)
+            wpt, hpt = doc.page_size_pt(index)
+            return PageOutput(index, wpt, hpt, dpi, w, h, [], "none", ms=(time.perf_counter() - t0) * 1000)
+        self.emit(PageRendered(index, image.width, image.height, dpi))
+        self.emit(PhaseChanged("layout", detail=f"page {index + 1}", current=current, total=total))
+        layout = self.load_layout()
+        source = getattr(layout, "name", "")
+        try:
+            regions = layout.analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers)
+        except Cancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a layout failure on one page falls back to the whole page
+            from app.core.layout import PageLayout
+
+            self.emit(ErrorRaised(f"{doc.name}: layout failed on page {index + 1} ({exc}); the whole page is read "
+                                  "as one region", where="layout", fatal=False))
+            regions = PageLayout().analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers)
+            source = "page"
+        if not regions and source == "pymupdf" and not self._words(index):
+            # nothing found on a page without a text layer (a scan the layout could not read): last resort
+            from app.core.layout import PageLayout
+
+            regions = PageLayout().analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers)
+            source = "page"
+        self.emit(LayoutDone(index, [r.to_dict() for r in regions], source))
+        wpt, hpt = doc.page_size_pt(index)
+        return PageOutput(index, wpt, hpt, dpi, image.width, image.height, regions, source,
+                          has_text_layer=bool(self._words(index)), ms=(time.perf_counter() - t0) * 1000)
+
+    def set_regions(self, index: int, regions: list[Region]) -> PageOutput:
+        """Replace the regions of a laid-out page (the GUI's layout edits); tasks follow the labels."""
+        page = self.output.page(index)
+        for r in regions:
+            if r.task not in ("picture", "skipped") or r.label in ("image", "chart"):
+                r.task = route(r.label, self.options.keep_headers)
+        page.regions = sorted(regions, key=lambda r: r.order)
+        return page
+
+    def decode_page(self, index: int, keep: Sequence[str] | set[str] = ()) -> PageOutput:
+        """(Re)decode the regions of page `index` (already laid out), except the ids in `keep` (edited blocks)."""
+        page = self.output.page(index)
+        keep = set(keep)
+        todo = [r for r in page.regions if r.task in DECODED_TASKS and r.id not in keep]
+        t0 = time.perf_counter()
+        for k, r in enumerate(todo):
+            self.cancel.check()
+            self.emit(PhaseChanged("decoding", detail=f"page {index + 1}", current=k + 1, total=len(todo)))
+            self._decode_one(r)
+        page.decoded = True
+        self._compare_page(page)
+        page.ms += (time.perf_counter() - t0) * 1000
+        self.emit(PageFinished(index, len(page.regions), round(page.ms, 1)))
+        return page
+
+    def decode_regions(self, region_ids: Sequence[str]) -> list[Region]:
+        """(Re)decode chosen regions of an already laid-out document."""
+        done = []
+        wanted = list(region_ids)
+        for k, rid in enumerate(wanted):
+            self.cancel.check()
+            r = self.output.region(rid)
+            if r.task not in DECODED_TASKS:
+                continue
+            self.emit(PhaseChanged("decoding", detail=rid, current=k + 1, total=len(wanted)))
+            self._decode_one(r)
+            self._compare_page(self.output.page(r.page))
+            done.append(r)
+        return done
+
+    def _call_engine(self, crop, region: Region):
+        engine = self.load_engine()
+        kwargs: dict[str, Any] = dict(region_id=region.id, emit=self._engine_emit, cancel=self.cancel)
+        if _accepts(engine.decode_region, "page"):
+            kwargs["page"] = region.page
+        return engine.decode_region(crop, region.task, **kwargs)
+
+    def _engine_emit(self, event) -> None:
+        if isinstance(event, RegionFinished):
+            self._region_events.add(event.region_id)
+        self.emit(event)
+
+    def _decode_one(self, region: Region) -> None:
+        self._region_events.discard(region.id)
+        region.flags = [f for f in region.flags if f != "error"]
+        try:
+            crop = self.document.crop(region.page, region.box_pt, self.ocr_dpi(region.page))
+            result = self._call_engine(crop, region)
+        except Cancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one failing region must not end the document
+            msg = f"{self.document.name}: region {region.id} could not be read ({type(exc).__name__}: {exc})"
+            self.emit(ErrorRaised(msg, where="decoding", region_id=region.id, fatal=False))
+            region.flags.append("error")
+            region.text = ""
+            region.extra.update(engine=self.engine_name, stats={"error": str(exc)})
+            if region.id not in self._region_events:
+                self.emit(RegionFinished(region.id, "", {"error": str(exc)}))
+            return
+        region.text = result.text
+        region.extra["engine"] = self.engine_name
+        region.extra["stats"] = dict(result.stats)
+        if region.id not in self._region_events:
+            self.emit(RegionFinished(region.id, result.text, dict(result.stats), result.cancelled, list(result.tokens)))
+        if result.cancelled:
+            raise Cancelled()
+
+    def _compare_page(self, page: PageOutput) -> None:
+        """Per block and per page CER of the OCR text against the text layer (when the page has one)."""
+        if not self.options.compare_text_layer or self.document.kind != "pdf":
+            return
+        words = self._words(page.index)
+        page.has_text_layer = bool(words)
+        if not words:
+            return
+        from app.core.textlayer import compare_block, page_cer
+
+        comps = []
+        for r in page.regions:
+            r.extra.pop("cer", None)
+            r.extra.pop("reference_chars", None)
+            if r.task not in CER_TASKS or "stats" not in r.extra:
+                continue
+            comp = compare_block(r.id, r.text, words, r.box_pt)
+            if comp is not None:
+                r.extra["cer"] = comp.cer
+                r.extra["reference_chars"] = comp.ref_chars
+                comps.append(comp)
+        page.cer = page_cer(comps)
+
+    # -- whole-document engines ------------------------------------------------------------------------------
+    def _run_document_engine(self, indices: list[int]) -> None:
+        doc, out = self.document, self.output
+        dpi_engine = float(getattr(self.engine, "render_dpi", None) or 300.0)
+        for i in indices:
+            out.pages.append(PageOutput(i, *doc.page_size_pt(i), self.page_dpi(i), *doc.page_size_px(i, self.page_dpi(i)),
+                                        layout=self.engine_name, has_text_layer=bool(self._words(i))))
+        self.emit(PhaseChanged("decoding", detail=f"{len(indices)} pages", current=0, total=len(indices)))
+        pages = LazyPages(doc, indices, dpi_engine)
+        result = self.engine.decode_document(pages, emit=self.emit, cancel=self.cancel)
+        by_page: dict[int, list[Region]] = {i: [] for i in indices}
+        for r in result.regions:
+            actual = indices[r.page] if 0 <= r.page < len(indices) else indices[-1]
+            native = doc.native_dpi(actual)
+            src_dpi = float(r.dpi) if r.dpi and r.dpi != 72.0 else (native or dpi_engine)
+            dst_dpi = self.page_dpi(actual)
+            box_pt = tuple(round(v * 72.0 / src_dpi, 2) for v in r.box)
+            n = len(by_page[actual])
+            from app.core.layout import region_id
+
+            by_page[actual].append(Region(
+                id=region_id(actual, n), page=actual, box=tuple(v * dst_dpi / 72.0 for v in box_pt), label=r.label,
+                task=r.task if r.task in ("text", "table", "formula", "picture", "skipped") else route(r.label),
+                order=n, box_pt=box_pt, dpi=dst_dpi, score=r.score, text=r.text, source=self.engine_name,
+                flags=list(r.flags), extra={**r.extra, "native_label": r.extra.get("native_label", r.label),
+                                            "engine": self.engine_name, "stats": {}, "engine_region_id": r.id},
+            ))
+        for page in out.pages:
+            page.regions = by_page[page.index]
+            self.emit(LayoutDone(page.index, [r.to_dict() for r in page.regions], self.engine_name))
+            page.decoded = True
+            self._compare_page(page)
+            self.emit(PageFinished(page.index, len(page.regions)))
+        out.stats["engine_stats"] = dict(result.stats)
+        if result.cancelled:
+            raise Cancelled()
+
+    # -- output ------------------------------------------------------------------------------------------------
+    def save_pictures(self, out_dir, image_dir: str) -> dict[str, str]:
+        """Save picture regions as PNG crops under out_dir/image_dir; returns id → relative path."""
+        out_dir = Path(out_dir)
+        saved: dict[str, str] = {}
+        for r in self.output.regions():
+            if r.task != "picture":
+                continue
+            try:
+                crop = self.document.crop(r.page, r.box_pt, self.ocr_dpi(r.page))
+            except DocumentError as exc:
+                self.emit(ErrorRaised(str(exc), where="pictures", region_id=r.id, fatal=False))
+                continue
+            rel = f"{image_dir}/{r.id}.png"
+            (out_dir / image_dir).mkdir(parents=True, exist_ok=True)
+            crop.save(out_dir / rel)
+            saved[r.id] = rel
+        self.output.pictures = saved
+        return saved
+
+    def write(self, out_dir, stem: str | None = None) -> dict[str, Path]:
+        """Write <stem>.md, <stem>.json and <stem>_images/*.png into out_dir."""
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        stem = stem or Path(self.output.path).stem
+        self.save_pictures(out_dir, f"{stem}_images")
+        md, js = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
+        md.write_text(self.output.to_markdown(), encoding="utf-8")
+        js.write_text(self.output.to_json(), encoding="utf-8")
+        return {"markdown": md, "json": js, "images": out_dir / f"{stem}_images"}
+
+    def close(self) -> None:
+        if self.document is not None:
+            self.document.close()
+            self.document = None
+
+
+def _accepts(func, name: str) -> bool:
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
