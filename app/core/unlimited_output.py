@@ -1,0 +1,254 @@
+"""Unlimited-OCR's raw output → regions, the same structure the layout + region-OCR pipeline produces.
+
+The model writes `<PAGE>` before every page (multi-page runs), then blocks `<|det|>label [x1, y1, x2, y2]<|/det|>text`
+with boxes normalised to 0..999 (pixel = v / 999 · size). Real outputs are not always well formed: a generation cut
+by the token budget or by Cancel ends inside a tag, a box may have lost a number, text may precede the first tag, a
+page may lack its `<PAGE>`, and the legacy DeepSeek form `<|ref|>label<|/ref|><|det|>[[x1, y1, x2, y2]]<|/det|>` may
+appear. The parser never drops text: a block it had to repair keeps its text and gets the flag "malformed" (and a
+reason in `extra["malformed"]`).
+
+Labels are mapped onto the layout vocabulary (title → doc_title/paragraph_title, equation → formula, ...) so review,
+assembly and export treat both engines alike; the model's own label stays in `extra["native_label"]`.
+
+What must never live here: torch, tokenizers, anything that decodes.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from app.core.regions import Region
+
+PAGE_MARK = "<PAGE>"
+DET_OPEN = "<|det|>"
+DET_CLOSE = "<|/det|>"
+REF_OPEN = "<|ref|>"
+REF_CLOSE = "<|/ref|>"
+# Strings a decode with skip_special_tokens=False may leave around the text.
+NOISE_TOKENS = ("<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>", "<｜▁pad▁｜>", "<|grounding|>")
+
+# Unlimited-OCR (DeepSeek-OCR family) labels → the layout vocabulary (PP-DocLayoutV3 names, DESIGN §5).
+LABEL_ALIASES = {
+    "text": "text", "paragraph": "text", "list": "text", "list_item": "text", "plain_text": "text",
+    "title": "paragraph_title", "sub_title": "paragraph_title", "subtitle": "paragraph_title",
+    "section_title": "paragraph_title", "paragraph_title": "paragraph_title", "doc_title": "doc_title",
+    "table": "table", "table_body": "table",
+    "image": "image", "figure": "image", "picture": "image", "chart": "chart", "seal": "seal",
+    "equation": "formula", "formula": "formula", "interline_equation": "formula", "display_formula": "formula",
+    "inline_formula": "formula", "isolate_formula": "formula", "formula_number": "formula_number",
+    "caption": "figure_title", "image_caption": "figure_title", "figure_caption": "figure_title",
+    "table_caption": "figure_title", "figure_title": "figure_title", "table_footnote": "vision_footnote",
+    "image_footnote": "vision_footnote",
+    "header": "header", "page_header": "header", "footer": "footer", "page_footer": "footer",
+    "footnote": "footnote", "page_number": "number", "number": "number",
+    "reference": "reference_content", "references": "reference_content", "abstract": "abstract",
+    "code": "algorithm", "algorithm": "algorithm", "aside_text": "aside_text", "content": "content",
+}
+
+
+def task_for_label(label: str, keep_headers: bool = False) -> str:
+    """The task a layout label routes to (text | table | formula | picture | skipped): the pipeline's own table."""
+    from app.core.assembly import route
+
+    return route(label, keep_headers=keep_headers)
+
+
+@dataclass
+class ParsedBlock:
+    """One `<|det|>` block as written by the model: page index, native label, box in 0..999 (None when the model
+    gave none), its text, and why it was repaired (empty when well formed)."""
+
+    page: int
+    label: str
+    box: tuple[int, int, int, int] | None
+    text: str
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def malformed(self) -> bool:
+        return bool(self.problems)
+
+
+@dataclass
+class ParsedOutput:
+    blocks: list[ParsedBlock]
+    pages_seen: int  # number of page segments the text had
+    problems: list[str] = field(default_factory=list)  # document-level repairs (missing/extra <PAGE>)
+
+
+def clean_raw(text: str) -> str:
+    """The text with end-of-sequence and other stray special strings removed (the model's EOS ends a run)."""
+    eos = "<｜end▁of▁sentence｜>"
+    if eos in text:
+        text = text[: text.index(eos)]
+    for tok in NOISE_TOKENS:
+        text = text.replace(tok, "")
+    return text
+
+
+def split_pages(text: str, n_pages: int) -> tuple[list[str], list[str]]:
+    """Page segments for `n_pages` pages and the repairs made. Text before the first `<PAGE>` belongs to the first
+    page; segments beyond the last page are appended to it; pages the output never reached get ""."""
+    problems: list[str] = []
+    n_pages = max(1, n_pages)
+    parts = text.split(PAGE_MARK)
+    head, segments = parts[0], parts[1:]
+    if not segments:  # no marker at all: single-page output, or a multi-page run that forgot them
+        if n_pages > 1 and head.strip():
+            problems.append("no <PAGE> marker in a multi-page output; all blocks assigned to page 1")
+        segments = [head]
+    elif head.strip():
+        problems.append("text before the first <PAGE> assigned to page 1")
+        segments[0] = head + segments[0]
+    if len(segments) > n_pages:
+        problems.append(f"{len(segments)} <PAGE> segments for {n_pages} pages; the extra ones go to the last page")
+        segments = segments[: n_pages - 1] + ["".join(segments[n_pages - 1:])]
+    return segments + [""] * (n_pages - len(segments)), problems
+
+
+_LABEL_RE = re.compile(r"\s*([A-Za-z_][\w-]*)?")
+_NUM_RE = re.compile(r"-?\d+")
+
+
+def _parse_header(header: str) -> tuple[str, tuple[int, int, int, int] | None, list[str], str]:
+    """Label, box and problems from the text between `<|det|>` and `<|/det|>` (legacy `[[...]]` accepted).
+    Also returns what follows the box when the header was not closed (that is content)."""
+    problems: list[str] = []
+    m = _LABEL_RE.match(header)
+    label = (m.group(1) or "").strip() if m else ""
+    rest = header[m.end():] if m else header
+    box = None
+    lb = rest.find("[")
+    if lb >= 0 and not rest[:lb].strip():
+        rb = rest.find("]", lb)
+        inner = rest[lb:rb + 1] if rb >= 0 else rest[lb:]
+        tail = rest[rb + 1:] if rb >= 0 else ""
+        if inner.startswith("[[") and rest[rb + 1:rb + 2] == "]":
+            tail = rest[rb + 2:]
+        nums = [int(v) for v in _NUM_RE.findall(inner)]
+        if rb < 0:
+            problems.append("unclosed box")
+        if len(nums) >= 4:
+            box = tuple(nums[:4])  # type: ignore[assignment]
+            if len(nums) > 4:
+                problems.append("extra numbers in box")
+        else:
+            problems.append(f"box with {len(nums)} numbers")
+        rest = tail
+    else:
+        problems.append("no box")
+    if not label:
+        problems.append("no label")
+    return label or "text", box, problems, rest
+
+
+def _parse_page(segment: str, page: int) -> list[ParsedBlock]:
+    blocks: list[ParsedBlock] = []
+    # The legacy form names the label in <|ref|>…<|/ref|> right before <|det|>[[…]]<|/det|>.
+    segment = re.sub(
+        re.escape(REF_OPEN) + r"\s*([A-Za-z_][\w-]*)\s*" + re.escape(REF_CLOSE) + r"\s*" + re.escape(DET_OPEN),
+        lambda mm: DET_OPEN + mm.group(1) + " ",
+        segment,
+    )
+    pieces = segment.split(DET_OPEN)
+    lead = pieces[0]
+    if lead.strip():
+        problems = ["text outside any <|det|> block"]
+        for stray in (DET_CLOSE, REF_OPEN, REF_CLOSE):
+            if stray in lead:
+                problems.append(f"stray {stray}")
+                lead = lead.replace(stray, "")
+        blocks.append(ParsedBlock(page, "text", None, lead.strip("\n"), problems))
+    for piece in pieces[1:]:
+        close = piece.find(DET_CLOSE)
+        if close >= 0:
+            header, content = piece[:close], piece[close + len(DET_CLOSE):]
+            label, box, problems, extra = _parse_header(header)
+            if extra.strip():
+                problems.append("text inside the tag")
+                content = extra.strip() + content
+        else:  # truncated: the tag never closed; whatever follows the box is content
+            label, box, problems, content = _parse_header(piece)
+            problems.insert(0, "unclosed <|det|> tag")
+        for stray in (DET_CLOSE, REF_OPEN, REF_CLOSE):
+            if stray in content:
+                problems.append(f"stray {stray}")
+                content = content.replace(stray, "")
+        if box is not None:
+            fixed = tuple(min(999, max(0, v)) for v in box)
+            x1, y1, x2, y2 = fixed
+            if fixed != box:
+                problems.append("box outside 0..999")
+            if x1 > x2 or y1 > y2:
+                problems.append("box corners swapped")
+                x1, x2 = sorted((x1, x2))
+                y1, y2 = sorted((y1, y2))
+            box = (x1, y1, x2, y2)
+        blocks.append(ParsedBlock(page, label, box, content.strip("\n"), problems))
+    return blocks
+
+
+def parse_output(text: str, n_pages: int = 1) -> ParsedOutput:
+    """Parse a whole raw output (special tokens kept) for a run over `n_pages` pages."""
+    text = clean_raw(text)
+    segments, problems = split_pages(text, n_pages)
+    blocks = [b for page, seg in enumerate(segments) for b in _parse_page(seg, page)]
+    return ParsedOutput(blocks, pages_seen=text.count(PAGE_MARK) or (1 if text.strip() else 0), problems=problems)
+
+
+def to_pixels(box: Sequence[int], width: float, height: float) -> tuple[float, float, float, float]:
+    """A 0..999 box → page pixels (v / 999 · size, as the authors' code does)."""
+    x1, y1, x2, y2 = box
+    return (x1 / 999 * width, y1 / 999 * height, x2 / 999 * width, y2 / 999 * height)
+
+
+def to_regions(
+    parsed: ParsedOutput,
+    page_sizes: Sequence[tuple[float, float]],
+    *,
+    dpis: Sequence[float] | None = None,
+    source: str = "unlimited",
+    keep_headers: bool = False,
+) -> list[Region]:
+    """Regions with stable ids ("p1-r00", ...), page-pixel boxes, layout labels, tasks and text, in reading order
+    (the model's output order). A block without a box gets the whole page and the "malformed" flag."""
+    regions: list[Region] = []
+    order: dict[int, int] = {}
+    seen_title = False
+    for block in parsed.blocks:
+        page = min(block.page, len(page_sizes) - 1) if page_sizes else block.page
+        width, height = page_sizes[page] if page_sizes else (999.0, 999.0)
+        dpi = float(dpis[page]) if dpis else 72.0
+        native = block.label
+        label = LABEL_ALIASES.get(native.lower(), "text")  # an unknown label still carries text worth keeping
+        if label == "paragraph_title" and native.lower() == "title" and not seen_title:
+            label = "doc_title"  # the first title of the document is its title, later ones are section titles
+        if label in ("doc_title", "paragraph_title"):
+            seen_title = True
+        box = to_pixels(block.box, width, height) if block.box is not None else (0.0, 0.0, float(width), float(height))
+        k = order.get(page, 0)
+        order[page] = k + 1
+        extra = {"native_label": native}
+        if block.box is not None:
+            extra["box_999"] = list(block.box)
+        flags: list[str] = []
+        if block.malformed:
+            flags.append("malformed")
+            extra["malformed"] = "; ".join(block.problems)
+        scale = 72.0 / dpi
+        regions.append(Region(
+            id=f"p{page + 1}-r{k:02d}",
+            page=page,
+            box=box,
+            label=label,
+            task=task_for_label(label, keep_headers),
+            order=k,
+            box_pt=tuple(v * scale for v in box),  # type: ignore[arg-type]
+            dpi=dpi,
+            text=block.text.strip(),
+            source=source,
+            flags=flags,
+            extra=extra,
+        ))
+    return regions
