@@ -299,6 +299,8 @@ def load_model(
     device = pick_device(device)
     torch_dtype = pick_dtype(device, dtype)
     kwargs: dict[str, Any] = dict(dtype=torch_dtype, use_safetensors=True, local_files_only=True, trust_remote_code=False)
+    if attn_implementation and manifest.kind == "layout":
+        attn_implementation = None  # PP-DocLayoutV3's HGNetV2 backbone has no sdpa path (from_pretrained raises)
     if attn_implementation:
         kwargs["attn_implementation"] = attn_implementation
     try:
