@@ -1,4 +1,4 @@
-"""`scriptorium [gui] [FILES]`: open the main window."""
+"""`scriptorium [gui] [FILES]`: open the main window, optionally on files or the bundled sample, and start reading."""
 from __future__ import annotations
 
 import argparse
@@ -7,8 +7,9 @@ import argparse
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="*", help="PDFs or images to open")
     p.add_argument("--sample", action="store_true", help="open the bundled sample document")
-    p.add_argument("--engine", default=None, help="decoding engine to preselect")
-    p.add_argument("--run", action="store_true", help="start reading the first document at once")
+    p.add_argument("--engine", default=None, help="decoding engine to preselect (gravity, gravity-ar, glm, unlimited, builtin, classic, auto)")
+    p.add_argument("--model", default=None, metavar="FOLDER", help="model folder for the engine (otherwise found automatically)")
+    p.add_argument("--run", action="store_true", help="start reading the opened documents at once")
 
 
 def run(args: argparse.Namespace) -> int:

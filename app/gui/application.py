@@ -1,5 +1,6 @@
-"""Start-up: the QApplication, the event loop and the main window. Nothing heavy is imported here, so the window
-appears in about a second; torch and transformers are imported later, on the worker thread."""
+"""Start-up: the QApplication, the theme, the event loop (qasync, so asyncio code can run on the GUI loop) and the
+main window. Nothing heavy is imported here, so the window appears in about a second; torch and transformers are
+imported later, on the worker thread, when a model is needed."""
 from __future__ import annotations
 
 import argparse
@@ -7,28 +8,70 @@ import sys
 
 
 def create_application(argv: list[str] | None = None):
+    from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
+
+    from app import __version__
+    from app.core.paths import resources_dir
 
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Scriptorium")
     app.setOrganizationName("Scriptorium")
-    from app import __version__
-
     app.setApplicationVersion(__version__)
+    app.setDesktopFileName("scriptorium")
+    logo = resources_dir() / "icons" / "scriptorium.svg"
+    if logo.exists():
+        app.setWindowIcon(QIcon(str(logo)))
     return app
 
 
-def run_app(args: argparse.Namespace) -> int:
-    qt_app = create_application()
+def apply_settings_theme(app, settings) -> None:
+    from app.gui.theme import ThemeFollower
+
+    if getattr(app, "theme_follower", None) is None:
+        app.theme_follower = ThemeFollower(app, settings.get("theme"))
+
+
+def build_window(args: argparse.Namespace):
+    """The window, opened on the files/sample the arguments name (also used by tests of the command line)."""
     from app.gui.main_window import MainWindow
 
     window = MainWindow()
-    window.show()
+    apply_settings_theme(create_application(), window.settings)
+    engine = getattr(args, "engine", None)
+    if engine:
+        window.engine_bar.set_engine(engine)
+    if getattr(args, "model", None):
+        window.engine_bar.set_model_path(args.model)
+    return window
+
+
+def open_requested(window, args: argparse.Namespace) -> None:
     files = list(getattr(args, "files", []) or [])
     if getattr(args, "sample", False):
         from app.core.paths import sample_document
 
         files.insert(0, str(sample_document()))
     if files:
-        window.open_files(files)
-    return qt_app.exec()
+        window.open_files(files, run=True if getattr(args, "run", False) else None)
+
+
+def run_app(args: argparse.Namespace) -> int:
+    qt_app = create_application()
+    window = build_window(args)
+    window.show()
+    window.offer_restore()
+    open_requested(window, args)
+    try:
+        import asyncio
+
+        import qasync
+    except ImportError:
+        return qt_app.exec()
+    loop = qasync.QEventLoop(qt_app)
+    asyncio.set_event_loop(loop)
+    closed = asyncio.Event()
+    qt_app.aboutToQuit.connect(closed.set)
+    with loop:
+        loop.run_until_complete(closed.wait())
+    return 0

@@ -38,17 +38,19 @@ def versions() -> dict[str, str]:
     return out
 
 
-def about_html(device: str) -> str:
+def about_html(device: str, shortcuts: list[tuple[str, str]] = ()) -> str:
     rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in versions().items())
+    keys = "".join(f"<tr><td>{html.escape(t)}</td><td><code>{html.escape(s)}</code></td></tr>" for t, s in shortcuts)
     return (
         f"<h3>Scriptorium {__version__}</h3><p>A workbench for OCR vision-language models: pages beside editable "
         f"Markdown, with the decoder's rounds and window shown live.</p><p><b>Device in use:</b> "
         f"{html.escape(device or 'none yet (no model loaded)')}</p><table>{rows}</table>"
+        + (f"<h4>Shortcuts</h4><table>{keys}</table>" if keys else "")
     )
 
 
-def show_about(parent: QWidget, device: str) -> None:
-    QMessageBox.about(parent, "About Scriptorium", about_html(device))
+def show_about(parent: QWidget, device: str, shortcuts: list[tuple[str, str]] = ()) -> None:
+    QMessageBox.about(parent, "About Scriptorium", about_html(device, shortcuts))
 
 
 class PreferencesDialog(QDialog):

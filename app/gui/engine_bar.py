@@ -77,7 +77,8 @@ class EngineBar(QWidget):
         return self.engine.currentData()
 
     def options(self) -> dict:
-        out = {"device": self.device.currentData(), "dtype": self.settings.get("dtype"), "layout": self.settings.get("layout")}
+        s = self.settings
+        out = {"device": self.device.currentData(), "dtype": s.get("dtype"), "layout": s.get("layout"), "max_new_tokens": s.get("max_new_tokens")}
         if self.settings.get("model_path"):
             out["model_path"] = self.settings.get("model_path")
         if self.settings.get("block_size"):

@@ -1,29 +1,748 @@
-"""The main window: documents on the left, the page in the middle, Markdown on the right."""
+"""The main window: documents and thumbnails on the left, the page in the middle, the Markdown editor and its
+preview on the right, the decoding views docked below. It composes small widgets and wires them; it does not
+render, decode, parse or write files itself.
+
+Every event, from the live worker or from a replayed trace, enters through `handle_event(event)`: it is applied to
+the session (plain data) at once and the widgets are brought up to date on the next frame (at most ~30 a second),
+so a burst of tokens never floods the GUI thread.
+
+What must never live here: torch/transformers imports (the window appears before any model is needed), decoding
+code, file formats.
+"""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QListWidget, QMainWindow, QPlainTextEdit, QSplitter
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core import events as ev
+from app.gui.actions import build_actions, shortcut_table
+from app.gui.engine_bar import EngineBar
+from app.gui.journal import Journal
+from app.gui.page_view import PageView
+from app.gui.progress_panel import ProgressPanel
+from app.gui.prompts import Prompter
+from app.gui.render_service import DOCUMENT_SUFFIXES, PageRenderer
+from app.gui.review_pane import ReviewPane
+from app.gui.session import DocumentWork, Session
+from app.gui.settings import Settings
+from app.gui.side_panel import THUMB_DPI, DocumentList, ThumbnailStrip, make_side_panel
+from app.gui.worker import DecodeClient, RunRequest
+
+FRAME_MS = 33
+RUN_END = (ev.RunFinished, ev.RunCancelled)
+
+
+class Banner(QFrame):
+    """A one-line message above the panes (missing weights, a damaged file): visible, never modal."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 4, 4, 4)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton(text="✕")
+        close.clicked.connect(self.hide)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(close)
+        self.hide()
+
+    def show_message(self, text: str) -> None:
+        self.label.setText(text)
+        self.show()
+
+    @property
+    def text(self) -> str:
+        return self.label.text() if self.isVisible() else ""
+
+
+def _empty_hint() -> QLabel:
+    hint = QLabel("Drop PDFs or images here\n\nor use File → Open (Ctrl+O)")
+    hint.setObjectName("empty_hint")
+    hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    return hint
 
 
 class MainWindow(QMainWindow):
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings | None = None, prompter: Prompter | None = None) -> None:
         super().__init__()
         self.setWindowTitle("Scriptorium")
-        self.resize(1400, 900)
         self.setAcceptDrops(True)
-        self.documents = QListWidget()
-        self.page_view = QLabel("Drop PDFs or images here")
-        self.page_view.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.editor = QPlainTextEdit()
-        splitter = QSplitter()
-        for w in (self.documents, self.page_view, self.editor):
-            splitter.addWidget(w)
-        splitter.setSizes([200, 700, 500])
-        self.setCentralWidget(splitter)
+        self.resize(1440, 900)
+        self.settings = settings or Settings()
+        self.prompter = prompter or Prompter(self)
+        self.session = Session()
+        self.journal = Journal()
+        self.renderer = PageRenderer(self)
+        self.decoder = DecodeClient(self)
+        self._passwords: dict[str, str] = {}
+        self._run_work: DocumentWork | None = None  # the document the events in flight belong to
+        self._run_queue: list[str] = []  # documents waiting to be read (several dropped at once)
+        self._follow_live = True
+        self._dirty_blocks: set[str] = set()
+        self._dirty_layout = False
+        self._dirty_live = False
+        self._conflicts: list[str] = []
+        self._replaying = False
+        self.trace_path: Path | None = None
+        self.events_handled = 0
+        self._build()
+        self._connect()
+        self._refresh_recent()
+        self._restore_geometry()
+        self._update_actions()
+
+    # --- construction -------------------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.documents = DocumentList()
+        self.thumbnails = ThumbnailStrip()
+        self.page_view = PageView()
+        self.page_view.set_show_order(self.settings.get("show_order"))
+        self.review = ReviewPane(self.session)
+        self.review.preview.setVisible(self.settings.get("show_preview"))
+        self.editor = self.review.editor
+        self.middle = QStackedWidget()
+        self.middle.addWidget(_empty_hint())
+        self.middle.addWidget(self.page_view)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(make_side_panel(self.documents, self.thumbnails))
+        self.splitter.addWidget(self.middle)
+        self.splitter.addWidget(self.review)
+        self.splitter.setSizes([190, 620, 630])
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(2, 1)
+        self.banner = Banner()
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+        self.engine_bar = EngineBar(self.settings)
+        self.actions = build_actions(self, self.engine_bar)
+        self.actions.toggle_preview.setChecked(self.settings.get("show_preview"))
+        self.actions.record.setChecked(self.settings.get("record_traces"))
+        self.progress = ProgressPanel()
+        self.statusBar().addPermanentWidget(self.progress)
+        self.views = self._make_views()
+        self.views_dock = QDockWidget("Decoding", self)
+        self.views_dock.setObjectName("decoding_dock")
+        self.views_dock.setWidget(self.views)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.views_dock)
+        self.actions.menus["&View"].addAction(self.views_dock.toggleViewAction())
+        self._frame = QTimer(self, singleShot=True, interval=FRAME_MS)
+        self._frame.timeout.connect(self.redraw)
+        self._autosave = QTimer(self, singleShot=True)
+        self._autosave.timeout.connect(self.save_journal)
         self.statusBar().showMessage("Ready")
 
-    def open_files(self, paths: list[str]) -> None:
+    def _make_views(self) -> QWidget:
+        try:
+            from app.gui.views import DecodingViews
+        except ImportError:  # the decoding views are not part of this build
+            label = QLabel("The decoding views are not part of this build.")
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            label.feed = lambda _event: None  # type: ignore[attr-defined]
+            label.reset = lambda: None  # type: ignore[attr-defined]
+            return label
+        views = DecodingViews()
+        views.round_selected.connect(self.show_text_span)
+        views.window_span_changed.connect(self.show_text_span)
+        return views
+
+    def _connect(self) -> None:
+        self.decoder.events.connect(self._live_events)
+        self.decoder.run_finished.connect(self._run_finished)
+        self.renderer.info_ready.connect(self._info_ready)
+        self.renderer.page_ready.connect(self._page_ready)
+        self.renderer.failed.connect(self._render_failed)
+        self.documents.document_selected.connect(self.show_document)
+        self.documents.close_requested.connect(self.close_document)
+        self.thumbnails.page_selected.connect(self._page_chosen)
+        self.thumbnails.thumbnail_requested.connect(self._thumbnail_wanted)
+        self.page_view.page_requested.connect(self._page_chosen)
+        self.page_view.render_requested.connect(self._render_wanted)
+        self.page_view.region_clicked.connect(self.select_region)
+        self.review.block_selected.connect(self._editor_block)
+        self.review.block_edited.connect(self._block_edited)
+        self.progress.cancel_requested.connect(self.cancel_run)
+        self.settings.changed.connect(self._setting_changed)
+
+    # --- documents ------------------------------------------------------------------------------------------------
+
+    @property
+    def work(self) -> DocumentWork | None:
+        return self.session.document
+
+    def open_files(self, paths: list[str], run: bool | None = None) -> list[str]:
+        """Open PDFs/images (others are reported, not opened); the first new one becomes current. With `run` (or
+        the auto_run setting) they are read one after another."""
+        opened, refused = [], []
         for p in paths:
-            self.documents.addItem(Path(p).name)
+            path = str(Path(p).expanduser().resolve())
+            if Path(path).suffix.lower() not in DOCUMENT_SUFFIXES or not Path(path).is_file():
+                refused.append(Path(p).name)
+                continue
+            self.session.add_document(path)
+            self.settings.add_recent(path)
+            opened.append(path)
+        if refused:
+            self.banner.show_message("Not opened (not a PDF or image, or missing): " + ", ".join(refused))
+        if not opened:
+            return []
+        self._refresh_recent()
+        self._refresh_documents()
+        self.show_document(self._index_of(opened[0]))
+        if run if run is not None else self.settings.get("auto_run"):
+            self._run_queue.extend(p for p in opened if p not in self._run_queue)
+            self._next_in_queue()
+        self._touch()
+        return opened
+
+    def _index_of(self, path: str) -> int:
+        return next(i for i, d in enumerate(self.session.documents) if d.path == path)
+
+    def _refresh_documents(self) -> None:
+        names = [(d.name, d.path) for d in self.session.documents]
+        self.documents.set_documents(names, self.session.current)
+
+    def show_document(self, index: int) -> None:
+        if not 0 <= index < len(self.session.documents):
+            return
+        self.session.current = index
+        work = self.work
+        self.documents.set_documents([(d.name, d.path) for d in self.session.documents], index)
+        self.setWindowTitle(f"{work.name} — Scriptorium")
+        self.middle.setCurrentIndex(1)
+        self.page_view.clear()
+        self.review.show_document()
+        if work.page_sizes:
+            self.thumbnails.set_pages(work.page_sizes)
+            self.show_page(min(work.current_page, len(work.page_sizes) - 1))
+        if Path(work.path).is_file():
+            self.renderer.request_info(work.path)
+        self._update_actions()
+
+    def close_document(self, index: int) -> None:
+        if not 0 <= index < len(self.session.documents):
+            return
+        work = self.session.documents[index]
+        if self._run_work is work:
+            self.cancel_run()
+            self._run_work = None
+        self.renderer.forget(work.path)
+        self.session.remove_document(index)
+        self._refresh_documents()
+        if self.session.documents:
+            self.show_document(max(0, self.session.current))
+        else:
+            self.page_view.clear()
+            self.thumbnails.clear()
+            self.review.show_document()
+            self.middle.setCurrentIndex(0)
+            self.setWindowTitle("Scriptorium")
+        self._touch()
+        self._update_actions()
+
+    def close_current_document(self) -> None:
+        self.close_document(self.session.current)
+
+    def _info_ready(self, path: str, count: int, sizes: list) -> None:
+        work = next((d for d in self.session.documents if d.path == path), None)
+        if work is None:
+            return
+        first = not work.page_sizes
+        work.page_count, work.page_sizes = count, [tuple(s) for s in sizes]
+        if work is self.work:
+            self.thumbnails.set_pages(work.page_sizes)
+            if first or self.page_view.page < 0:
+                self.show_page(min(work.current_page, count - 1))
+        self._update_actions()
+
+    def _render_failed(self, path: str, message: str, needs_password: bool) -> None:
+        if needs_password and path not in self._passwords:
+            password = self.prompter.password("Encrypted PDF", f"{Path(path).name} is encrypted. Password:")
+            if password:
+                self._passwords[path] = password
+                self.renderer.set_password(path, password)
+                self.renderer.request_info(path)
+                return
+        self.banner.show_message(message)
+
+    # --- pages ------------------------------------------------------------------------------------------------------
+
+    def show_page(self, page: int) -> None:
+        work = self.work
+        if work is None or not work.page_sizes or not 0 <= page < len(work.page_sizes):
+            return
+        work.current_page = page
+        self.page_view.show_page(page, work.page_sizes[page], len(work.page_sizes))
+        self._show_regions()
+        self.thumbnails.set_current_page(page)
+        self.statusBar().showMessage(f"Page {page + 1} of {len(work.page_sizes)}", 2000)
+
+    def _page_chosen(self, page: int) -> None:
+        self._follow_live = False
+        self.show_page(page)
+
+    def _show_regions(self) -> None:
+        work = self.work
+        if work is None:
+            return
+        blocks = work.ordered(self.page_view.page)
+        selected = self.page_view.selected_id
+        self.page_view.set_regions([b.region for b in blocks])
+        for b in blocks:
+            self.page_view.set_region_state(b.id, edited=b.edited, status=b.status, live=b.id == self.session.live_region)
+        if selected:
+            self.page_view.select_region(selected, center=False)
+
+    def _render_wanted(self, page: int, dpi: float) -> None:
+        if self.work is not None and Path(self.work.path).is_file():
+            self.renderer.request(self.work.path, page, dpi, "page")
+
+    def _thumbnail_wanted(self, page: int, dpi: float) -> None:
+        if self.work is not None and Path(self.work.path).is_file():
+            self.renderer.request(self.work.path, page, dpi, "thumbnail")
+
+    def _page_ready(self, path: str, page: int, dpi: float, image: QImage, purpose: str) -> None:
+        if self.work is None or path != self.work.path:
+            return
+        if purpose == "thumbnail":
+            self.thumbnails.set_thumbnail(page, image)
+        else:
+            self.page_view.set_page_image(page, dpi, image)
+
+    def zoom_in(self) -> None:
+        self.page_view.zoom_in()
+
+    def zoom_out(self) -> None:
+        self.page_view.zoom_out()
+
+    def fit_width(self) -> None:
+        self.page_view.fit_width()
+
+    def fit_page(self) -> None:
+        self.page_view.fit_page()
+
+    def next_page(self) -> None:
+        self._page_chosen(self.page_view.page + 1)
+
+    def previous_page(self) -> None:
+        self._page_chosen(self.page_view.page - 1)
+
+    # --- review: both directions use the block id ------------------------------------------------------------------
+
+    def select_region(self, region_id: str) -> None:
+        """A region was clicked (or chosen elsewhere): select it on the page and put the editor on its block."""
+        block = self.session.find_block(region_id)
+        if block is None:
+            return
+        if block.region.page != self.page_view.page:
+            self.show_page(block.region.page)
+        self.page_view.select_region(region_id)
+        self.review.select_block(region_id)
+
+    def _editor_block(self, region_id: str) -> None:
+        if not region_id:
+            self.page_view.select_region("")
+            return
+        block = self.session.find_block(region_id)
+        if block is None:
+            return
+        if block.region.page != self.page_view.page:
+            self._follow_live = False
+            self.show_page(block.region.page)
+        self.page_view.select_region(region_id)
+
+    def show_text_span(self, region_id: str, start: int, end: int) -> None:
+        """The decoding views chose a round or a window: light up its region and its characters."""
+        block = self.session.find_block(region_id)
+        if block is None:
+            return
+        if block.region.page != self.page_view.page:
+            self.show_page(block.region.page)
+        self.page_view.select_region(region_id)
+        self.review.highlight_span(region_id, start, end)
+
+    def _block_edited(self, region_id: str) -> None:
+        block = self.session.find_block(region_id)
+        if block is not None:
+            self.page_view.set_region_state(region_id, edited=block.edited)
+        self._touch()
+
+    # --- runs --------------------------------------------------------------------------------------------------------
+
+    def run_document(self, pages: list[int] | None = None, work: DocumentWork | None = None) -> int:
+        """Read a document (default: the current one), or some of its pages, on the worker. Returns the run id
+        (0: nothing to do)."""
+        work = work or self.work
+        if work is None:
+            return 0
+        self.editor.flush_edits()
+        self._replaying = False
+        self.session.prepare_rerun(work, pages)
+        request = RunRequest(
+            path=work.path,
+            engine=self.engine_bar.engine_name,
+            options=self.engine_bar.options(),
+            pages=pages,
+            password=self._passwords.get(work.path),
+        )
+        self._run_work = work
+        self._follow_live = True
+        self._conflicts = []
+        self.banner.hide()
+        self._start_recording(work)
+        run_id = self.decoder.submit(request)
+        self.progress.start()
+        self.documents.set_status(self._index_of(work.path), "reading…")
+        self._update_actions()
+        return run_id
+
+    def rerun_page(self) -> int:
+        """Decode the shown page again. Edited blocks keep their edits unless the person agrees to replace them."""
+        if self.work is None or self.page_view.page < 0:
+            return 0
+        return self.run_document([self.page_view.page])
+
+    def cancel_run(self) -> None:
+        if self.decoder.running:
+            self.decoder.cancel()
+            self.progress.cancelling()
+            self._run_queue.clear()
+
+    def _next_in_queue(self) -> None:
+        while self._run_queue and not self.decoder.running:
+            path = self._run_queue.pop(0)
+            work = next((d for d in self.session.documents if d.path == path), None)
+            if work is not None:
+                self.run_document(work=work)
+                return
+
+    def _live_events(self, events: list) -> None:
+        for event in events:
+            self.handle_event(event)
+
+    def _run_finished(self, run_id: int, output: object, error: str) -> None:
+        self.progress.stop()
+        self._stop_recording()
+        work = self._run_work
+        if work is not None and any(d is work for d in self.session.documents):
+            n = sum(1 for b in work.blocks.values() if b.status == "done")
+            status = "failed" if error else f"{n} blocks"
+            self.documents.set_status(self._index_of(work.path), status)
+        if error:
+            self.banner.show_message(error)
+            self.statusBar().showMessage("The run failed; see the message above.", 8000)
+        self._resolve_conflicts()
+        self._run_work = None
+        self._update_actions()
+        self.redraw()
+        self.save_journal()
+        self._next_in_queue()
+
+    def _resolve_conflicts(self) -> None:
+        conflicts = [rid for rid in self._conflicts if (b := self.session.find_block(rid)) and b.pending_ocr is not None]
+        self._conflicts = []
+        if not conflicts:
+            return
+        replace = self.prompter.confirm(
+            "overwrite_edited",
+            "Edited blocks",
+            f"OCR ran again and read {len(conflicts)} block(s) that you edited differently. Replace your edits "
+            "with the new OCR text? (No keeps your edits; each block can still take the new text later.)",
+        )
+        if replace:
+            for rid in conflicts:
+                self.session.accept_ocr(rid)
+            self.review.show_document()
+            self._show_regions()
+        else:
+            self.statusBar().showMessage(f"Kept your edits in {len(conflicts)} block(s).", 5000)
+
+    # --- the one entry point for events -------------------------------------------------------------------------------
+
+    def handle_event(self, event: ev.Event) -> None:
+        """Apply one event (live or replayed) to the session, the progress display and the decoding views; the
+        widgets catch up on the next frame."""
+        self.events_handled += 1
+        if isinstance(event, ev.DocumentOpened) and (self._replaying or self._run_work is None):
+            self._adopt_replayed_document(event)
+        work = self._run_work or self.work
+        change = self.session.apply(event, work)
+        self.progress.feed(event)
+        self.views.feed(event)
+        if isinstance(event, ev.RunStarted) and self._replaying:
+            self.progress.start()
+        if isinstance(event, ev.ErrorRaised):
+            if event.fatal:
+                self.banner.show_message(event.message)
+            else:
+                self.statusBar().showMessage(event.message, 8000)
+        if isinstance(event, RUN_END) and self._replaying:
+            self.progress.stop()
+        if change and work is self.work:
+            self._dirty_blocks |= change.blocks
+            self._dirty_layout |= bool(change.layout_pages)
+            self._dirty_live |= change.live_region is not None
+            if not self._frame.isActive():
+                self._frame.start()
+        self._conflicts.extend(c for c in change.conflicts if c not in self._conflicts)
+        if change:
+            self._touch()
+
+    def _adopt_replayed_document(self, event: ev.DocumentOpened) -> None:
+        path = event.path
+        if not self.session.documents or self.work is None or self.work.path != path:
+            work = self.session.add_document(path)
+            self._refresh_documents()
+            self.show_document(self._index_of(work.path))
+        self._run_work = self.work
+        if self.work is not None and not self.work.page_sizes and not Path(path).is_file():
+            self.work.page_count = event.page_count
+
+    def redraw(self) -> None:
+        """Bring the widgets up to the session (called by the frame timer; tests may call it directly)."""
+        self._frame.stop()
+        work = self.work
+        blocks, self._dirty_blocks = self._dirty_blocks, set()
+        layout, self._dirty_layout = self._dirty_layout, False
+        live, self._dirty_live = self._dirty_live, False
+        if work is None:
+            return
+        if layout and not work.page_sizes:
+            self._sizes_from_regions(work)
+        if layout:
+            self._show_regions()
+        if live:
+            self._follow_live_region()
+        for rid in blocks:
+            block = work.blocks.get(rid)
+            if block is not None:
+                self.page_view.set_region_state(rid, status=block.status, edited=block.edited)
+        self.review.refresh_blocks(blocks)
+
+    def _sizes_from_regions(self, work: DocumentWork) -> None:
+        """A replayed trace of a document that is not on this machine: size blank pages from the regions."""
+        pages = {}
+        for b in work.blocks.values():
+            x2, y2 = b.region.box_pt[2], b.region.box_pt[3]
+            w, h = pages.get(b.region.page, (595.0, 842.0))
+            pages[b.region.page] = (max(w, x2 + 20), max(h, y2 + 20))
+        count = max(work.page_count, max(pages, default=-1) + 1)
+        work.page_sizes = [pages.get(i, (595.0, 842.0)) for i in range(count)]
+        self.thumbnails.set_pages(work.page_sizes)
+        self.show_page(0)
+
+    def _follow_live_region(self) -> None:
+        rid = self.session.live_region or ""
+        block = self.session.find_block(rid) if rid else None
+        if block is not None and self._follow_live and block.region.page != self.page_view.page:
+            self.show_page(block.region.page)
+        self.page_view.set_live_region(rid)
+
+    # --- traces -----------------------------------------------------------------------------------------------------
+
+    def open_trace(self, path: str | Path) -> int:
+        """Replay a trace file through `handle_event`, exactly like a live run. Returns the number of events."""
+        from app.core.trace import load_trace
+
+        trace = load_trace(path)
+        self.cancel_run()
+        self._replaying = True
+        self._run_work = None
+        self.trace_path = Path(path)
+        if hasattr(self.views, "load_trace"):
+            self.views.load_trace(trace.events, trace.times, sink=self.handle_event, reset_sink=self._replay_reset)
+        else:
+            for event in trace.events:
+                self.handle_event(event)
+        self.statusBar().showMessage(f"Replaying {Path(path).name} ({len(trace)} events)", 5000)
+        return len(trace)
+
+    def _replay_reset(self) -> None:
+        work = self._run_work
+        if work is not None:
+            work.blocks.clear()
+            self.review.show_document()
+            self._show_regions()
+
+    def set_recording(self, on: bool) -> None:
+        self.settings.set("record_traces", bool(on))
+
+    def _start_recording(self, work: DocumentWork) -> None:
+        if not self.settings.get("record_traces"):
+            return
+        from app.core.paths import user_data_dir
+        from app.core.trace import TraceWriter
+
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.trace_path = user_data_dir() / "traces" / f"{Path(work.path).stem}-{stamp}.jsonl"
+        self.decoder.recorder = TraceWriter(self.trace_path, meta={"document": work.path})
+
+    def _stop_recording(self) -> None:
+        recorder, self.decoder.recorder = self.decoder.recorder, None
+        if recorder is not None:
+            recorder.close()
+            self.statusBar().showMessage(f"Trace written to {self.trace_path}", 8000)
+
+    # --- journal and export ------------------------------------------------------------------------------------------
+
+    def _touch(self) -> None:
+        self._autosave.start(int(self.settings.get("autosave_seconds") * 1000))
+
+    def save_journal(self) -> Path:
+        self._autosave.stop()
+        self.editor.flush_edits()
+        return self.journal.save(self.session.to_dict())
+
+    def offer_restore(self) -> bool:
+        """After a crash or kill: offer the work the journal kept. Returns whether it was restored."""
+        if not self.journal.needs_restore():
+            return False
+        payload = self.journal.load()
+        names = ", ".join(Path(d["path"]).name for d in payload["state"].get("documents", []))
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(payload.get("saved_at", 0)))
+        if not self.prompter.confirm("restore_journal", "Restore unsaved work?",
+                                     f"Scriptorium did not close normally. Restore the work saved at {when} ({names})?"):
+            self.journal.discard()
+            return False
+        self.restore_state(payload["state"])
+        return True
+
+    def restore_state(self, state: dict) -> None:
+        self.session.load_dict(state)
+        self._refresh_documents()
+        if self.session.documents:
+            self.show_document(self.session.current)
+        self.statusBar().showMessage("Restored the work from the journal.", 5000)
+
+    def export_current(self, target: str | Path) -> list[Path]:
+        from app.gui.export import export
+
+        if self.work is None:
+            return []
+        self.editor.flush_edits()
+        written = export(self.work, target)
+        self.settings.set("export_dir", str(Path(target).parent))
+        self.statusBar().showMessage("Exported " + ", ".join(p.name for p in written), 6000)
+        return written
+
+    # --- dialogs (interactive only; tests call the methods above) ------------------------------------------------------
+
+    def ask_open(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open documents", "", "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif)")
+        if paths:
+            self.open_files(paths)
+
+    def ask_open_trace(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open trace", "", "Traces (*.jsonl *.json);;All files (*)")
+        if path:
+            try:
+                self.open_trace(path)
+            except Exception as exc:  # noqa: BLE001 - a bad file is reported, not fatal
+                self.banner.show_message(str(exc))
+
+    def ask_export(self) -> None:
+        if self.work is None:
+            return
+        start = Path(self.settings.get("export_dir") or Path(self.work.path).parent) / (Path(self.work.path).stem + ".md")
+        path, _ = QFileDialog.getSaveFileName(self, "Export (writes .md, .json and .html)", str(start), "Markdown (*.md)")
+        if path:
+            self.export_current(path)
+
+    def show_preferences(self) -> None:
+        from app.gui.dialogs import PreferencesDialog
+
+        PreferencesDialog(self.settings, self).exec()
+
+    def show_about(self) -> None:
+        from app.gui.dialogs import show_about
+
+        show_about(self, self.decoder.device, shortcut_table())
+
+    def set_preview_visible(self, on: bool) -> None:
+        self.review.preview.setVisible(on)
+        self.settings.set("show_preview", bool(on))
+
+    # --- small plumbing -----------------------------------------------------------------------------------------------
+
+    def _setting_changed(self, key: str, value) -> None:
+        if key == "show_order":
+            self.page_view.set_show_order(bool(value))
+        elif key == "theme":
+            from PySide6.QtWidgets import QApplication
+
+            follower = getattr(QApplication.instance(), "theme_follower", None)
+            if follower is not None:
+                follower.set_mode(value)
+        elif key == "recent_files":
+            self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        menu = self.actions.recent_menu
+        menu.clear()
+        for path in self.settings.get("recent_files"):
+            action = menu.addAction(Path(path).name)
+            action.setToolTip(path)
+            action.triggered.connect(lambda _c=False, p=path: self.open_files([p]))
+        menu.setEnabled(bool(menu.actions()))
+
+    def _update_actions(self) -> None:
+        has_doc = self.work is not None
+        running = self.decoder.running
+        for name in ("export", "close_document", "rerun_page", "zoom_in", "zoom_out", "fit_width", "fit_page",
+                     "next_page", "previous_page"):
+            getattr(self.actions, name).setEnabled(has_doc)
+        self.actions.run.setEnabled(has_doc)
+        self.actions.cancel.setEnabled(running)
+
+    def _restore_geometry(self) -> None:
+        geometry = self.settings.get("window_geometry")
+        if geometry:
+            self.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not getattr(self, "_docks_sized", False):
+            self._docks_sized = True
+            self.resizeDocks([self.views_dock], [max(180, self.height() // 4)], Qt.Orientation.Vertical)
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            self.open_files(paths)
+            event.acceptProposedAction()
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.settings.set("window_geometry", bytes(self.saveGeometry().toBase64()).decode("ascii"))
+        self.decoder.shutdown()
+        self.renderer.wait(2000)
+        self.editor.flush_edits()
+        self.journal.mark_clean(self.session.to_dict())
+        super().closeEvent(event)

@@ -38,11 +38,11 @@ class _Task(QRunnable):
 
 class PageRenderer(QObject):
     """`request_info(path)` → `info_ready(path, page_count, sizes)` or `failed(path, message, needs_password)`;
-    `request(path, page, dpi)` → `page_ready(path, page, dpi, image)`. Requests are served in order by one thread;
+    `request(path, page, dpi, purpose)` → `page_ready(path, page, dpi, image, purpose)`. Requests are served in order by one thread;
     a page already superseded by a newer request for the same path and purpose is skipped."""
 
     info_ready = Signal(str, int, list)
-    page_ready = Signal(str, int, float, QImage)
+    page_ready = Signal(str, int, float, QImage, str)  # path, page, dpi, image, purpose (page | thumbnail)
     failed = Signal(str, str, bool)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -90,7 +90,7 @@ class PageRenderer(QObject):
             except Exception as exc:  # noqa: BLE001
                 self.failed.emit(path, _message(path, exc), False)
                 return
-            self.page_ready.emit(path, page, float(dpi), pil_to_qimage(image))
+            self.page_ready.emit(path, page, float(dpi), pil_to_qimage(image), purpose)
 
         self._pool.start(_Task(work))
 

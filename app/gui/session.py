@@ -59,6 +59,14 @@ def _default_formatter(region: Region, text: str) -> str:
     return format_block(replace(region, text=text))
 
 
+def _cer(text: str, reference: str, fallback: float | None) -> float | None:
+    try:
+        from app.core.textlayer import cer
+    except ImportError:
+        return fallback
+    return cer(text, reference)
+
+
 @dataclass
 class DocumentWork:
     path: str
@@ -185,6 +193,15 @@ class Session:
                 change.blocks.add(block.id)
         elif isinstance(event, ev.RegionFinished):
             self._apply_finished(work, event, change)
+        elif isinstance(event, ev.TextLayerCompared):
+            for item in event.blocks:
+                block = work.blocks.get(item.get("region_id", ""))
+                if block is not None:
+                    block.cer = item.get("cer")
+                    block.reference = item.get("reference", "") or ""
+                    if block.edited:
+                        block.cer = _cer(block.markdown, block.reference, block.cer)
+                    change.blocks.add(block.id)
         elif isinstance(event, (ev.RunFinished, ev.RunCancelled)):
             for block in work.blocks.values():
                 if block.status == "decoding":
@@ -261,6 +278,8 @@ class Session:
             return False
         block.markdown = markdown
         block.edited = markdown != block.ocr_markdown
+        if block.reference:
+            block.cer = _cer(markdown, block.reference, block.cer)
         return True
 
     def accept_ocr(self, region_id: str) -> None:
@@ -272,10 +291,11 @@ class Session:
             block.pending_ocr = None
             block.edited = False
 
-    def prepare_rerun(self, work: DocumentWork, page: int | None) -> None:
-        """Before OCR runs again on a page (or the whole document): unedited blocks go back to pending."""
+    def prepare_rerun(self, work: DocumentWork, pages: list[int] | None) -> None:
+        """Before OCR runs again on some pages (None: the whole document): their blocks go back to pending (their
+        text stays until the new text arrives)."""
         for block in work.blocks.values():
-            if page is None or block.region.page == page:
+            if pages is None or block.region.page in pages:
                 block.pending_ocr = None
                 if block.status != "skipped":
                     block.status = "pending"

@@ -47,13 +47,12 @@ class _Worker(QObject):
         emit = self._client._emitter(request.run_id)
         output, error = None, ""
         try:
-            from app.gui.pipeline_runner import PipelineRunner
+            if self._runner is None:
+                from app.gui.pipeline_runner import PipelineRunner
 
-            if self._runner is None or not self._runner.compatible(request):
-                if self._runner is not None:
-                    self._runner.close()
-                self._runner = PipelineRunner(request)
+                self._runner = PipelineRunner()
             output = self._runner.run(request, emit, cancel)
+            self._client.device = self._runner.device
         except Exception as exc:  # noqa: BLE001 - reported as an event, never kills the lane
             error = str(exc) or type(exc).__name__
             emit(ev.ErrorRaised(message=error, where="worker", fatal=True))
@@ -86,6 +85,8 @@ class DecodeClient(QObject):
         self._cancel = None
         self.running = False
         self.dropped = 0
+        self.device = ""  # the device of the loaded model, for the About box
+        self.recorder = None  # a TraceWriter: every event of a run is also written there (thread-safe)
         self._thread = QThread()
         self._thread.setObjectName("scriptorium-decoder")
         self._worker = _Worker(self)
@@ -100,6 +101,12 @@ class DecodeClient(QObject):
 
     def _emitter(self, run_id: int):
         def emit(event: ev.Event) -> None:
+            recorder = self.recorder
+            if recorder is not None:
+                try:
+                    recorder(event)
+                except Exception:  # noqa: BLE001 - a full disk must not stop decoding
+                    self.recorder = None
             with self._lock:
                 self._queue.append((run_id, event))
                 if self._wake_pending:

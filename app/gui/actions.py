@@ -1,0 +1,77 @@
+"""The window's actions, menus and toolbar, declared in one table: title, shortcut, icon and the window method
+they call. The About box's shortcut list is generated from the same table."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
+
+from app.gui.theme import icon
+
+# name: (menu, title, shortcut, icon, method, checkable)
+ACTIONS = {
+    "open": ("&File", "&Open…", "Ctrl+O", "open", "ask_open", False),
+    "open_trace": ("&File", "Open &trace…", "Ctrl+Shift+O", "trace", "ask_open_trace", False),
+    "export": ("&File", "&Export Markdown, JSON, HTML…", "Ctrl+E", "export", "ask_export", False),
+    "close_document": ("&File", "&Close document", "Ctrl+W", "", "close_current_document", False),
+    "preferences": ("&File", "&Preferences…", "Ctrl+,", "settings", "show_preferences", False),
+    "quit": ("&File", "&Quit", "Ctrl+Q", "", "close", False),
+    "run": ("&Run", "&Read document", "F5", "run", "run_document", False),
+    "rerun_page": ("&Run", "Re-run OCR on this &page", "Shift+F5", "rerun", "rerun_page", False),
+    "cancel": ("&Run", "&Cancel", "Esc", "cancel", "cancel_run", False),
+    "record": ("&Run", "Record &trace of each run", "Ctrl+R", "record", "set_recording", True),
+    "zoom_in": ("&View", "Zoom &in", "Ctrl++", "zoom-in", "zoom_in", False),
+    "zoom_out": ("&View", "Zoom &out", "Ctrl+-", "zoom-out", "zoom_out", False),
+    "fit_width": ("&View", "Fit &width", "Ctrl+1", "fit-width", "fit_width", False),
+    "fit_page": ("&View", "Fit &page", "Ctrl+2", "fit-page", "fit_page", False),
+    "previous_page": ("&View", "P&revious page", "Ctrl+PgUp", "previous", "previous_page", False),
+    "next_page": ("&View", "&Next page", "Ctrl+PgDown", "next", "next_page", False),
+    "toggle_preview": ("&View", "Show rendered p&review", "F8", "", "set_preview_visible", True),
+    "about": ("&Help", "&About Scriptorium", "F1", "", "show_about", False),
+}
+TOOLBAR = ["open", "run", "rerun_page", "cancel", None, "engine", None, "zoom_out", "zoom_in", "fit_width", "fit_page",
+           "previous_page", "next_page", None, "record", "export"]
+
+
+def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
+    actions = {}
+    menus: dict[str, QMenu] = {}
+    for name, (menu, title, shortcut, icon_name, method, checkable) in ACTIONS.items():
+        action = QAction(title, window)
+        action.setObjectName(f"action_{name}")
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        if icon_name:
+            action.setIcon(icon(icon_name))
+        action.setCheckable(checkable)
+        action.setToolTip(f"{title.replace('&', '').rstrip('…')} ({shortcut})" if shortcut else title)
+        slot = getattr(window, method)
+        if checkable:
+            action.toggled.connect(slot)
+        else:
+            action.triggered.connect(lambda _checked=False, s=slot: s())
+        if menu not in menus:
+            menus[menu] = window.menuBar().addMenu(menu)
+        menus[menu].addAction(action)
+        if name in ("export", "close_document", "rerun_page", "cancel", "fit_page", "next_page"):
+            menus[menu].addSeparator()
+        actions[name] = action
+    recent = QMenu("Open &recent", window)
+    menus["&File"].insertMenu(actions["open_trace"], recent)
+    toolbar = QToolBar("Main", window)
+    toolbar.setObjectName("main_toolbar")
+    toolbar.setMovable(False)
+    for name in TOOLBAR:
+        if name is None:
+            toolbar.addSeparator()
+        elif name == "engine":
+            toolbar.addWidget(engine_widget)
+        else:
+            toolbar.addAction(actions[name])
+    window.addToolBar(toolbar)
+    return SimpleNamespace(recent_menu=recent, toolbar=toolbar, menus=menus, **actions)
+
+
+def shortcut_table() -> list[tuple[str, str]]:
+    return [(t.replace("&", "").rstrip("…"), s) for (_m, t, s, _i, _f, _c) in ACTIONS.values() if s]

@@ -1,0 +1,147 @@
+"""What the decoding worker runs: the core pipeline, with the loaded engine and layout kept between runs (the
+model is loaded once per engine choice, not once per document) and the last document's pipeline kept open so a
+page can be decoded again without laying it out again.
+
+Runs on the worker thread only. It adds one thing the pipeline does not emit itself: after each page a
+`TextLayerCompared` event with per-block CER and the text-layer reference (for the review pane's badge and diff).
+What must never live here: Qt, widgets.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from app.core import events as ev
+
+
+def _clean(value: Any) -> Any:
+    return None if value in ("auto", "", 0) else value
+
+
+class PipelineRunner:
+    def __init__(self) -> None:
+        self.engine = None
+        self.engine_key: tuple | None = None
+        self.layout = None
+        self.layout_key: tuple | None = None
+        self.pipe = None  # the last run's pipeline (document still open)
+        self.device = ""
+
+    def _options(self, request):
+        from app.core.pipeline import PipelineOptions
+
+        o = dict(request.options)
+        engine_options = dict(o.get("engine_options") or {})
+        if o.get("max_new_tokens"):
+            engine_options["max_new_tokens"] = int(o["max_new_tokens"])
+        return PipelineOptions(
+            engine=request.engine or "auto",
+            layout=o.get("layout") or "auto",
+            pages=request.pages,
+            password=request.password,
+            device=_clean(o.get("device")),
+            dtype=_clean(o.get("dtype")),
+            model_path=_clean(o.get("model_path")),
+            layout_model_path=_clean(o.get("layout_model_path")),
+            block_size=_clean(o.get("block_size")),
+            engine_options=engine_options,
+        )
+
+    def run(self, request, emit, cancel):
+        from app.core.pipeline import Pipeline, PipelineError, resolve_engine_name
+
+        options = self._options(request)
+        engine_key = (resolve_engine_name(options.engine, options.model_path), options.model_path, options.device,
+                      options.dtype, options.block_size, tuple(sorted(options.engine_options.items())))
+        layout_key = (options.layout, options.layout_model_path, options.device)
+        if engine_key != self.engine_key:
+            self._drop_engine()
+        if layout_key != self.layout_key:
+            self.layout = None
+        wrapped = self._wrap_emit(emit)
+        if request.pages and self._can_redecode(request, options, engine_key):
+            return self._redecode(request, wrapped, cancel)
+        if self.pipe is not None:
+            self.pipe.close()
+            self.pipe = None
+        pipe = Pipeline(options, wrapped, cancel, engine=self.engine, layout=self.layout)
+        self.pipe = pipe
+        try:
+            output = pipe.run(request.path)
+        except PipelineError:
+            output = None  # the pipeline has already emitted an ErrorRaised for the person
+        self.engine, self.engine_key = pipe.engine, engine_key if pipe.engine is not None else None
+        self.layout, self.layout_key = pipe.layout, layout_key if pipe.layout is not None else None
+        self.device = str(getattr(self.engine, "device", "") or options.device or "")
+        return output
+
+    def _can_redecode(self, request, options, engine_key) -> bool:
+        pipe = self.pipe
+        if pipe is None or pipe.output is None or pipe.document is None or self.engine is None:
+            return False
+        if str(pipe.document.path) != str(request.path) and pipe.output.path != str(request.path):
+            return False
+        laid_out = {p.index for p in pipe.output.pages}
+        return engine_key == self.engine_key and all(i in laid_out for i in request.pages)
+
+    def _redecode(self, request, emit, cancel):
+        """Decode laid-out pages again with the loaded model (layout and region ids unchanged)."""
+        import time
+
+        from app.core.engine import Cancelled
+
+        pipe = self.pipe
+        pipe.emit, pipe.cancel = emit, cancel
+        t0 = time.perf_counter()
+        emit(ev.RunStarted(engine=pipe.engine_name, document=str(request.path), device=self.device))
+        try:
+            for i in request.pages:
+                cancel.check()
+                pipe.decode_page(i)
+        except Cancelled:
+            emit(ev.RunCancelled(where="decoding"))
+            return pipe.output
+        emit(ev.RunFinished(stats={"pages": len(request.pages)}, ms=round((time.perf_counter() - t0) * 1000, 1)))
+        return pipe.output
+
+    def _wrap_emit(self, emit):
+        def wrapped(event: ev.Event) -> None:
+            if isinstance(event, ev.PageFinished):
+                compared = self._compared(event.page)
+                if compared is not None:
+                    emit(compared)
+            emit(event)
+
+        return wrapped
+
+    def _compared(self, page_index: int) -> ev.TextLayerCompared | None:
+        pipe = self.pipe
+        if pipe is None or pipe.output is None or pipe.document is None:
+            return None
+        try:
+            page = pipe.output.page(page_index)
+        except KeyError:
+            return None
+        if not page.has_text_layer:
+            return None
+        from app.core.textlayer import reference_text
+
+        words = pipe._words(page_index)
+        blocks = []
+        for r in page.regions:
+            if r.extra.get("cer") is None:
+                continue
+            blocks.append({"region_id": r.id, "cer": float(r.extra["cer"]), "reference": reference_text(words, r.box_pt)})
+        return ev.TextLayerCompared(page=page_index, blocks=blocks, cer=page.cer)
+
+    def _drop_engine(self) -> None:
+        engine, self.engine, self.engine_key = self.engine, None, None
+        close = getattr(engine, "close", None)
+        if close:
+            close()
+
+    def close(self) -> None:
+        if self.pipe is not None:
+            self.pipe.close()
+            self.pipe = None
+        self._drop_engine()
+        self.layout = None
