@@ -138,8 +138,10 @@ def ar_decode(
     import torch
 
     stats = DecodeStats(mode="ar", prefill_ms=prefix.ms)
+    if max_new_tokens <= 0:
+        return Decoded([], stats, "max_new_tokens")
     cache, device = prefix.cache, prefix.seed.device
-    tokens = [int(prefix.seed.argmax())]
+    tokens = [int(prefix.seed.argmax())]  # token 0 comes from the prefill
     stats.started()
     if on_token:
         on_token(0, tokens[0], 0.0, cache.get_seq_length())
@@ -164,7 +166,5 @@ def ar_decode(
                 on_token(len(tokens) - 1, token, ms, cache.get_seq_length())
             if token in stop_ids:
                 stopped = "stop"
-    if max_new_tokens <= 0:
-        tokens, stopped = [], "max_new_tokens"
     stats.finished(tokens, stop_ids)
     return Decoded(tokens, stats, stopped)

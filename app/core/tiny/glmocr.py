@@ -178,3 +178,25 @@ def _name_processor_class(path: Path, name: str) -> None:
         data = json.loads(path.read_text(encoding="utf-8"))
         data["processor_class"] = name
         path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def sample_images(count: int = 3, *, seed: int = 0):
+    """Small synthetic region crops (a line or two of text, different sizes) for tests and benchmarks."""
+    import random
+
+    from PIL import Image, ImageDraw
+
+    rng = random.Random(seed)
+    words = ("ink", "page", "scribe", "table", "42", "alpha", "x^2", "folio", "margin", "codex", "1887", "vellum")
+    sizes = ((200, 60), (120, 120), (320, 48), (90, 160), (240, 90))
+    images = []
+    for i in range(count):
+        w, h = sizes[(i + seed) % len(sizes)]
+        shade = rng.randint(225, 255)
+        im = Image.new("RGB", (w, h), (shade, shade, rng.randint(215, 255)))
+        draw = ImageDraw.Draw(im)
+        for line in range(max(1, h // 40)):
+            text = " ".join(rng.choice(words) for _ in range(rng.randint(2, 4)))
+            draw.text((4 + rng.randint(0, 8), 6 + 30 * line), text, fill=(rng.randint(0, 60),) * 3)
+        images.append(im)
+    return images
