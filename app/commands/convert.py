@@ -1,0 +1,200 @@
+"""`scriptorium convert INPUT... -o OUTDIR`: PDFs/images → Markdown + JSON (+ picture crops), headless.
+
+For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json and OUTDIR/<stem>_images/*.png, shows a progress
+line on a terminal (pages, regions, tokens/s) and prints one summary line. `--trace FILE` records the event stream
+as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<input stem>".
+
+Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
+bad --pages); 2 bad command line; 3 the engine or layout could not be loaded; 4 converted, but with warnings (a
+repaired file, a region that failed); 130 interrupted (Ctrl+C). The worst outcome over all inputs wins (1 and 3
+over 4).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_ENGINE, EXIT_WARNINGS, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+ENGINE_CHOICES = ("auto", "gravity", "gravity-ar", "glm", "unlimited", "classic", "builtin")
+LAYOUT_CHOICES = ("auto", "ppdoclayout", "pymupdf", "page")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="PDF or image files (PNG, JPEG, TIFF, WebP, BMP)")
+    p.add_argument("-o", "--output", "--out", dest="output", required=True, metavar="OUTDIR", help="output folder")
+    p.add_argument("--engine", default="auto", choices=ENGINE_CHOICES,
+                   help="OCR engine (auto: GravityOCR when its weights are found, else built-in, else classic)")
+    p.add_argument("--model", default=None, metavar="PATH", help="model folder for the engine")
+    p.add_argument("--layout", default="auto", choices=LAYOUT_CHOICES,
+                   help="layout (auto: PP-DocLayoutV3 when its weights are found, else PyMuPDF)")
+    p.add_argument("--layout-model", default=None, metavar="PATH", help="PP-DocLayoutV3 model folder")
+    p.add_argument("--dpi", type=float, default=144.0, help="page rendering DPI for layout and boxes (default 144)")
+    p.add_argument("--ocr-dpi", type=float, default=None, help="DPI of the crops sent to the engine (default 200)")
+    p.add_argument("--pages", default=None, metavar="RANGE", help="pages to convert, 1-based: e.g. 1-5,8")
+    p.add_argument("--password", default=None, help="password of encrypted PDFs")
+    p.add_argument("--keep-headers", action="store_true", help="keep headers, footers, footnotes and page numbers")
+    p.add_argument("--device", default=None, help="cuda, mps or cpu (default: best available)")
+    p.add_argument("--dtype", default=None, help="fp32, bf16, fp16 (default: bf16 on GPU, fp32 on CPU)")
+    p.add_argument("--block-size", type=int, default=None, help="self-speculative block size (default: checkpoint)")
+    p.add_argument("--trace", default=None, metavar="FILE", help="write the event stream as JSON lines")
+    p.add_argument("--no-compare", action="store_true", help="skip the comparison with the PDF text layer")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+
+
+class Progress:
+    """A one-line progress display on stderr (terminal only): pages, regions, tokens/s."""
+
+    def __init__(self, name: str, enabled: bool) -> None:
+        self.name, self.enabled = name, enabled
+        self.page = self.pages = self.region = self.regions = 0
+        self.tokens = 0
+        self.t_decode: float | None = None
+        self.phase = ""
+        self._last = 0.0
+
+    def __call__(self, event) -> None:
+        from app.core import events as ev
+
+        if isinstance(event, ev.PhaseChanged):
+            self.phase = event.phase
+            if event.phase in ("rendering", "layout"):
+                self.page, self.pages = event.current or self.page, event.total or self.pages
+            elif event.phase == "decoding":
+                self.region, self.regions = event.current, event.total
+                if self.t_decode is None:
+                    self.t_decode = time.perf_counter()
+        elif isinstance(event, ev.TokensCommitted):
+            self.tokens += len(event.tokens)
+        elif isinstance(event, ev.RoundVerified):
+            self.tokens += len(event.new_tokens)
+        self.draw()
+
+    @property
+    def rate(self) -> float:
+        if self.t_decode is None or not self.tokens:
+            return 0.0
+        return self.tokens / max(1e-6, time.perf_counter() - self.t_decode)
+
+    def draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if not force and now - self._last < 0.1:
+            return
+        self._last = now
+        width = 20
+        done = (self.page - 1 + (self.region / self.regions if self.regions else 0)) / self.pages if self.pages else 0
+        bar = "#" * int(width * max(0.0, min(1.0, done)))
+        rate = f" · {self.rate:.1f} tok/s" if self.tokens else ""
+        line = (f"\r{self.name[:30]} [{bar:<{width}}] page {self.page}/{self.pages} · region {self.region}/"
+                f"{self.regions}{rate} · {self.phase}")
+        sys.stderr.write(line[:120].ljust(100))
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 110 + "\r")
+            sys.stderr.flush()
+
+
+def _trace_path(trace: str, inp: Path, several: bool) -> Path:
+    t = Path(trace)
+    return t.with_name(f"{t.stem}-{inp.stem}{t.suffix or '.jsonl'}") if several else t
+
+
+def _open_trace(path: Path, meta: dict):
+    try:
+        from app.core.trace import TraceWriter
+
+        return TraceWriter(path, meta=meta)
+    except ImportError:  # pragma: no cover - the trace module ships with the app
+        fh = path.open("w", encoding="utf-8")
+
+        def write(event) -> None:
+            fh.write(event.to_json() + "\n")
+
+        write.close = fh.close  # type: ignore[attr-defined]
+        return write
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.core.engine import CancelToken
+    from app.core.pipeline import Pipeline, PipelineError, PipelineOptions
+
+    out_dir = Path(args.output)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"error: cannot create the output folder {out_dir}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    options = PipelineOptions(
+        engine=args.engine, layout=args.layout, dpi=args.dpi, ocr_dpi=args.ocr_dpi, pages=args.pages,
+        password=args.password, keep_headers=args.keep_headers, device=args.device, dtype=args.dtype,
+        model_path=args.model, layout_model_path=args.layout_model, block_size=args.block_size,
+        compare_text_layer=not args.no_compare,
+    )
+    engine = layout = None
+    worst = EXIT_OK
+    several = len(args.inputs) > 1
+    show = not args.quiet and sys.stderr.isatty()
+    for raw in args.inputs:
+        inp = Path(raw)
+        progress = Progress(inp.name, show)
+        trace = _open_trace(_trace_path(args.trace, inp, several), {"input": str(inp)}) if args.trace else None
+        warnings: list[str] = []
+
+        def emit(event, progress=progress, trace=trace, warnings=warnings) -> None:
+            from app.core.events import ErrorRaised
+
+            if trace is not None:
+                trace(event)
+            if isinstance(event, ErrorRaised) and not event.fatal:
+                warnings.append(event.message)
+            progress(event)
+
+        cancel = CancelToken()
+        pipe = Pipeline(options, emit=emit, cancel=cancel, engine=engine, layout=layout)
+        t0 = time.perf_counter()
+        code = EXIT_OK
+        try:
+            out = pipe.run(inp)
+            files = pipe.write(out_dir)
+        except PipelineError as exc:
+            progress.clear()
+            print(f"error: {exc}", file=sys.stderr)
+            code = EXIT_ENGINE if exc.kind in ("engine", "layout") else EXIT_INPUT
+            print(f"{inp.name}: failed ({exc.kind})")
+        except KeyboardInterrupt:
+            cancel.cancel()
+            progress.clear()
+            print(f"{inp.name}: interrupted", file=sys.stderr)
+            pipe.close()
+            if trace is not None:
+                trace.close()
+            return EXIT_INTERRUPTED
+        else:
+            progress.clear()
+            engine, layout = pipe.engine, pipe.layout  # reuse the loaded models for the next input
+            s = out.stats
+            for w in warnings:
+                print(f"warning: {w}", file=sys.stderr)
+            cer = f", CER vs text layer {s['cer']:.1%}" if s.get("cer") is not None else ""
+            rate = f", {s['tokens_per_s']:.1f} tok/s" if s.get("tokens_per_s") else ""
+            flag = f", {len(warnings)} warning(s)" if warnings else ""
+            print(f"{inp.name}: {s['pages']} page(s), {s['regions']} regions ({s['decoded']} read, "
+                  f"{s['pictures']} pictures), engine {out.engine}, layout {out.layout}{rate}{cer}, "
+                  f"{time.perf_counter() - t0:.1f} s{flag} → {files['markdown']}")
+            code = EXIT_WARNINGS if warnings else EXIT_OK
+        finally:
+            pipe.close()
+            if trace is not None:
+                trace.close()
+        if code == EXIT_INPUT or code == EXIT_ENGINE:
+            worst = code if worst in (EXIT_OK, EXIT_WARNINGS) else worst
+            if code == EXIT_ENGINE:
+                break  # the next input would fail the same way
+        elif code == EXIT_WARNINGS and worst == EXIT_OK:
+            worst = code
+    return worst
