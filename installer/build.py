@@ -8,8 +8,9 @@
 Steps: (1) a private virtual environment under installer/build/venv-<variant> (never the project's .venv) with the
 app's dependencies and PyInstaller; (2) PyInstaller runs installer/scriptorium.spec into
 installer/dist/<variant>/scriptorium/; (3) installer/postbuild_check.py runs the bundled executable headless
-(`--version` and a `convert` of the bundled sample) and the build fails loudly if either fails; (4) it prints the
-bundle's size and the build time.
+(`--version`, a `convert` of the bundled sample with the default engine, and one with a tiny random GlmOcr
+checkpoint through torch) and the build fails loudly if any fails; (4) it prints the bundle's size and the build
+time.
 
 What must never live here: app code. The bundle runs the same `app.cli:main` as `python -m app`.
 """
@@ -118,6 +119,17 @@ def run_pyinstaller(py: Path, variant: str, nice: int) -> Path:
     return dist / APP_NAME
 
 
+def build_tiny_model(py: Path) -> Path:
+    """A tiny random GlmOcr checkpoint (the test kit's real class), made with the build environment's Python from
+    the source tree, for the post-build check's model run. Cached under installer/build/."""
+    out = BUILD / "tiny-glmocr"
+    if not (out / "config.json").is_file():
+        say("building a tiny GlmOcr checkpoint for the post-build model check")
+        subprocess.run([str(py), "-c", f"from app.core.tiny.glmocr import build; build({str(out)!r}, seed=0)"],
+                       check=True, cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    return out
+
+
 def tree_size(path: Path) -> tuple[int, int]:
     total = files = 0
     for p in path.rglob("*"):
@@ -157,6 +169,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--nice", type=int, default=10, help="run PyInstaller under `nice -n N` (0: off)")
     ap.add_argument("--check-only", action="store_true", help="only run the post-build check on an existing bundle")
     ap.add_argument("--tarball", action="store_true", help="also write a .tar.gz with the Linux install script")
+    ap.add_argument("--no-model-check", action="store_true",
+                    help="skip the post-build run of a tiny GlmOcr model through torch inside the bundle")
     args = ap.parse_args(argv)
 
     t0 = time.monotonic()
@@ -170,7 +184,8 @@ def main(argv: list[str]) -> int:
     size, files = tree_size(bundle)
     say(f"bundle: {bundle}")
     say(f"bundle size: {size / 2**20:.0f} MiB in {files} files ({args.variant} variant)")
-    rc = postbuild_check.check(bundle)
+    tiny = None if args.no_model_check else build_tiny_model(venv_python(args.variant))
+    rc = postbuild_check.check(bundle, tiny_model=tiny)
     if rc != 0:
         return rc
     if args.tarball and sys.platform.startswith("linux"):
