@@ -1,0 +1,298 @@
+"""`python -m app bench selfspec [--quick]`: self-speculative vs autoregressive decoding, measured side by side.
+
+Two tables, one run:
+1. Decoding: the same crops decoded with AR and with self-spec (each block size), plus self-spec fed oracle drafts
+   (the AR output itself; the upper bound the mechanics allow). Reports identical-to-AR, TPF, mean acceptance k,
+   and the decode-phase wall ratio spec/AR.
+2. Forward cost: one draft forward (B+1 tokens, block mask) and one verify forward (B+2 tokens, causal) in units of
+   one AR step (1 token), at the tiny test model's dimensions and at the real GLM-OCR decoder's (random weights),
+   fp32 and bf16, over a KV cache of `--context` tokens. A round costs draft + verify; it beats AR when it commits
+   more tokens than that sum.
+
+Runs unchanged on CUDA (times are synchronised). `--model DIR` decodes a real checkpoint instead of the tiny kit.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# The published zai-org/GLM-OCR text decoder (config.json, text_config); the transformers defaults differ.
+GLM_OCR_TEXT = dict(
+    hidden_size=1536, intermediate_size=4608, num_hidden_layers=16, num_attention_heads=16, num_key_value_heads=8,
+    head_dim=128, vocab_size=59392, rms_norm_eps=1e-5, max_position_embeddings=131072,
+    rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [16, 24, 24],
+                     "partial_rotary_factor": 1.0},
+)
+TINY_VISION = dict(depth=1, hidden_size=32, num_heads=2, intermediate_size=64, patch_size=14, temporal_patch_size=2,
+                   spatial_merge_size=2)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m app bench selfspec", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="CI-size run (a few seconds): tiny model, 1-layer real dims")
+    p.add_argument("--model", help="checkpoint folder to decode (default: a freshly built tiny random model)")
+    p.add_argument("--manifest", default="gravityocr", help="manifest of --model (default gravityocr)")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda | mps")
+    p.add_argument("--dtype", default="auto", help="dtype for the decoding table (auto: fp32 on CPU, bf16 on GPU)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: stable numbers)")
+    p.add_argument("--blocks", type=int, nargs="+", help="block sizes (default: 4 8 32; quick: 4)")
+    p.add_argument("--images", type=int, help="synthetic crops to decode (default 3; quick 2)")
+    p.add_argument("--new-tokens", type=int, help="max new tokens per crop (default 96; quick 24)")
+    p.add_argument("--context", type=int, help="KV cache length for the forward-cost table (default 1024; quick 32)")
+    p.add_argument("--layers", type=int, help="decoder layers at the real dimensions (default 16; quick 1)")
+    p.add_argument("--reps", type=int, help="timing repetitions, min taken (default 5; quick 2)")
+    p.add_argument("--skip-real", action="store_true", help="skip the real-dimension forward costs")
+    p.add_argument("--json", help="also write all numbers to this JSON file")
+    args = p.parse_args(argv)
+    quick = args.quick
+    args.blocks = args.blocks or ([4] if quick else [4, 8, 32])
+    args.images = args.images or (2 if quick else 3)
+    args.new_tokens = args.new_tokens or (24 if quick else 96)
+    args.context = args.context or (32 if quick else 1024)
+    args.layers = args.layers or (1 if quick else 16)
+    args.reps = args.reps or (2 if quick else 5)
+    return args
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def table(title: str, headers: list[str], rows: list[list[Any]]) -> str:
+    """A plain Markdown table (readable in a terminal, pasteable into notes)."""
+    def fmt(v: Any) -> str:
+        return f"{v:.2f}" if isinstance(v, float) else str(v)
+
+    cells = [[fmt(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    line = lambda vals: "| " + " | ".join(v.ljust(w) for v, w in zip(vals, widths)) + " |"  # noqa: E731
+    out = [f"\n{title}\n", line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    return "\n".join(out + [line(r) for r in cells])
+
+
+# --- 1. decoding side by side ---------------------------------------------------------------------------------
+
+
+def _oracle(truth: list[int]):
+    def hook(_round: int, output: list[int], candidates: list[int]) -> list[int]:
+        drafted = truth[len(output):len(output) + len(candidates)]
+        return drafted + candidates[len(drafted):]
+
+    return hook
+
+
+def decode_comparison(args, model_dir: Path) -> list[dict[str, Any]]:
+    from app.core.decoding.glmocr_engine import open_ar, open_selfspec
+    from app.core.decoding.stats import merge
+    from app.core.loader import load_model
+    from app.core.tiny.glmocr import sample_images
+
+    loaded = load_model(args.manifest, model_dir, device=args.device, dtype=args.dtype)
+    images = sample_images(args.images, seed=11)
+    ar = open_ar(loaded=loaded, max_new_tokens=args.new_tokens)
+    ar.decode_region(images[0], "text", region_id="warm-up")
+    ar_results = [ar.decode_region(im, "text", region_id=f"r{i}") for i, im in enumerate(images)]
+    ar_stats = merge(r.stats for r in ar_results)
+    rows = [dict(decoder="AR", block=0, identical="-", **_pick(ar_stats), ratio=1.0)]
+    for block in args.blocks:
+        spec = open_selfspec(loaded=loaded, block_size=block, max_new_tokens=args.new_tokens)
+        for label, hooks in (("self-spec", [None] * len(images)), ("self-spec, oracle drafts",
+                                                                   [_oracle(r.tokens) for r in ar_results])):
+            results = [spec.decode_region(im, "text", region_id=f"r{i}", draft_hook=h)
+                       for i, (im, h) in enumerate(zip(images, hooks))]
+            same = sum(a.tokens == s.tokens for a, s in zip(ar_results, results))
+            stats = merge(r.stats for r in results)
+            rows.append(dict(decoder=label, block=block, identical=f"{same}/{len(images)}", **_pick(stats),
+                             ratio=stats["decode_ms"] / ar_stats["decode_ms"] if ar_stats["decode_ms"] else 0.0))
+    meta = dict(model=str(model_dir), device=str(loaded.device), dtype=str(loaded.dtype).replace("torch.", ""))
+    for row in rows:
+        row.update(meta)
+    return rows
+
+
+def _pick(stats: dict[str, Any]) -> dict[str, Any]:
+    return dict(tokens=stats["tokens"], forwards=stats["forwards"], tpf=stats["tpf"],
+                mean_k=stats["mean_accepted"], decode_ms=stats["decode_ms"], ms_per_forward=stats["ms_per_forward"])
+
+
+# --- 2. forward cost in AR steps ------------------------------------------------------------------------------
+
+
+def _random_decoder(text_config: dict[str, Any], device: str, dtype):
+    """A GlmOcrForConditionalGeneration with the given text decoder and a negligible vision tower, random weights."""
+    import torch
+    from transformers import GlmOcrConfig, GlmOcrForConditionalGeneration
+
+    config = GlmOcrConfig(text_config=dict(text_config),
+                          vision_config=dict(TINY_VISION, out_hidden_size=text_config["hidden_size"]))
+    try:  # skip the library's per-parameter init (slow at 673M parameters); every weight is filled below
+        from transformers.initialization import no_init_weights
+    except ImportError:  # pragma: no cover - older/newer transformers: the normal init is merely slower
+        import contextlib
+
+        no_init_weights = contextlib.nullcontext
+    with torch.device(device), no_init_weights():
+        model = GlmOcrForConditionalGeneration(config)
+    chunk = torch.randn(1 << 20, generator=torch.Generator().manual_seed(0)).mul_(0.02).to(device)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "norm" in name:
+                continue  # RMSNorm weights are built as ones
+            flat = param.view(-1)
+            for start in range(0, flat.numel(), chunk.numel()):  # tile one random chunk: cheap, no NaN, no denormal
+                flat[start:start + chunk.numel()].copy_(chunk[: flat.numel() - start])
+    return model.to(dtype).eval()
+
+
+def _filled_cache(model, context: int, device: str, dtype):
+    import torch
+
+    from app.core.decoding.autoregressive import new_cache
+
+    cfg = model.config.text_config
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    cache = new_cache(model)
+    gen = torch.Generator(device=device).manual_seed(0)
+    for layer in range(cfg.num_hidden_layers):
+        k = torch.randn(1, cfg.num_key_value_heads, context, head_dim, generator=gen, device=device).to(dtype)
+        v = torch.randn(1, cfg.num_key_value_heads, context, head_dim, generator=gen, device=device).to(dtype)
+        cache.update(k, v, layer)
+    return cache
+
+
+def forward_costs(model, label: str, args, device: str, dtype, reps: int) -> list[dict[str, Any]]:
+    """Min-of-reps wall time of an AR step and of draft/verify forwards for each B, interleaved, over a cache of
+    args.context tokens (cropped back after every forward)."""
+    import torch
+
+    from app.core.decoding.autoregressive import forward_logits, text_positions
+    from app.core.decoding.selfspec import for_attention, window_mask
+
+    cache = _filled_cache(model, args.context, device, dtype)
+    clen = cache.get_seq_length()
+    vocab = model.config.text_config.vocab_size
+    gen = torch.Generator().manual_seed(1)
+
+    def run(q: int, bidirectional: bool) -> float:
+        ids = torch.randint(0, vocab, (1, q), generator=gen).to(device)
+        mask = None
+        if q > 1:
+            mask = for_attention(window_mask(clen, q, causal_from=1 if bidirectional else q,
+                                             bidirectional=bidirectional, device=device), model)
+        _sync(device)
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            logits = forward_logits(model, ids, text_positions(clen, q, 0, device), cache, mask)
+            logits.argmax(-1).tolist()
+        _sync(device)
+        cache.crop(-q)
+        return (time.perf_counter() - t0) * 1e3
+
+    run(1, False)  # warm-up
+    for block in args.blocks:
+        run(block + 2, False)
+    times: dict[str, list[float]] = {}
+    for _ in range(reps):
+        times.setdefault("ar", []).append(run(1, False))
+        for block in args.blocks:
+            times.setdefault(f"draft{block}", []).append(run(block + 1, True))
+            times.setdefault(f"verify{block}", []).append(run(block + 2, False))
+    ar_ms = min(times["ar"])
+    rows = []
+    for block in args.blocks:
+        draft, verify = min(times[f"draft{block}"]), min(times[f"verify{block}"])
+        rows.append(dict(model=label, dtype=str(dtype).replace("torch.", ""), device=device, context=clen,
+                         ar_ms=ar_ms, block=block, draft_ms=draft, verify_ms=verify, draft_x=draft / ar_ms,
+                         verify_x=verify / ar_ms, round_x=(draft + verify) / ar_ms))
+    return rows
+
+
+def cost_table(args, device: str, tiny_text: dict[str, Any]) -> list[dict[str, Any]]:
+    import gc
+
+    import torch
+
+    rows: list[dict[str, Any]] = []
+    real = dict(GLM_OCR_TEXT, num_hidden_layers=args.layers)
+    real_label = "GLM-OCR dims" + ("" if args.layers == 16 else f" ({args.layers} layer{'s' * (args.layers > 1)})")
+    specs = [("tiny kit", tiny_text)] + ([] if args.skip_real else [(real_label, real)])
+    for label, text_config in specs:
+        model = None
+        for dtype in (torch.float32, torch.bfloat16):
+            model = _random_decoder(text_config, device, torch.float32) if model is None else model
+            model = model.to(dtype)
+            rows += forward_costs(model, label, args, device, dtype, reps=args.reps * (5 if label == "tiny kit" else 1))
+        del model
+        gc.collect()
+    return rows
+
+
+# --- main -----------------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(list(sys.argv[1:] if argv is None else argv))
+    import torch
+    import transformers
+
+    from app.core.loader import pick_device
+
+    device = pick_device(args.device)
+    args.device = device
+    torch.set_num_threads(max(1, args.threads))
+    t0 = time.perf_counter()
+    print(f"self-spec benchmark: device {device}, torch {torch.__version__}, transformers {transformers.__version__}, "
+          f"{torch.get_num_threads()} CPU thread(s){', quick' if args.quick else ''}")
+
+    with tempfile.TemporaryDirectory(prefix="scriptorium-bench-") as tmp:
+        if args.model:
+            model_dir = Path(args.model)
+        else:
+            from app.core.tiny.glmocr import build
+
+            model_dir = build(Path(tmp) / "tiny-glmocr", seed=0)
+        decode_rows = decode_comparison(args, model_dir)
+    print(table(
+        f"Decoding {args.images} crops, max {args.new_tokens} new tokens "
+        f"({decode_rows[0]['model'] if args.model else 'tiny random GlmOcr'}, {decode_rows[0]['dtype']})",
+        ["decoder", "B", "same as AR", "tokens", "forwards", "TPF", "mean k", "decode ms", "spec/AR wall",
+         "ms/forward"],
+        [[r["decoder"], r["block"] or "-", r["identical"], r["tokens"], r["forwards"], r["tpf"],
+          r["mean_k"] if r["block"] else "-",
+          r["decode_ms"], r["ratio"], r["ms_per_forward"]] for r in decode_rows]))
+    if args.model is None:
+        print("(random weights: the model's own drafts are almost never right; the oracle rows show what the "
+              "mechanics give when they are)")
+
+    from app.core.tiny.glmocr import DEFAULTS
+
+    heads = DEFAULTS["num_attention_heads"]
+    tiny_text = dict(hidden_size=DEFAULTS["hidden_size"], intermediate_size=DEFAULTS["intermediate_size"],
+                     num_hidden_layers=DEFAULTS["num_hidden_layers"], num_attention_heads=heads,
+                     num_key_value_heads=DEFAULTS["num_key_value_heads"], vocab_size=448,
+                     rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
+                                      "partial_rotary_factor": 1.0})
+    cost_rows = cost_table(args, device, tiny_text)
+    print(table(
+        f"Forward cost in AR steps (random weights, KV cache {args.context} tokens, min of {args.reps})",
+        ["model", "dtype", "AR step ms", "B", "draft B+1 (x AR)", "verify B+2 (x AR)", "round (x AR)"],
+        [[r["model"], r["dtype"], r["ar_ms"], r["block"], r["draft_x"], r["verify_x"], r["round_x"]]
+         for r in cost_rows]))
+    print("\nA round beats AR when it commits more tokens than its 'round (x AR)' cost; "
+          "on a GPU both forwards cost about one AR step, so the speedup approaches TPF.")
+    print(f"total {time.perf_counter() - t0:.1f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(dict(decoding=decode_rows, forward_cost=cost_rows), indent=2))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
