@@ -38,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cuda, mps or cpu (default: best available)")
     p.add_argument("--dtype", default=None, help="fp32, bf16, fp16 (default: bf16 on GPU, fp32 on CPU)")
     p.add_argument("--block-size", type=int, default=None, help="self-speculative block size (default: checkpoint)")
+    p.add_argument("--max-new-tokens", type=int, default=None, help="cap on generated tokens per region")
     p.add_argument("--trace", default=None, metavar="FILE", help="write the event stream as JSON lines")
     p.add_argument("--no-compare", action="store_true", help="skip the comparison with the PDF text layer")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
@@ -120,6 +121,9 @@ def _open_trace(path: Path, meta: dict):
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' weight-loading bar, on our stderr
     from app.core.engine import CancelToken
     from app.core.pipeline import Pipeline, PipelineError, PipelineOptions
 
@@ -134,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         password=args.password, keep_headers=args.keep_headers, device=args.device, dtype=args.dtype,
         model_path=args.model, layout_model_path=args.layout_model, block_size=args.block_size,
         compare_text_layer=not args.no_compare,
+        engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
     )
     engine = layout = None
     worst = EXIT_OK
