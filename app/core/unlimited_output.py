@@ -88,8 +88,9 @@ def clean_raw(text: str) -> str:
 
 
 def split_pages(text: str, n_pages: int) -> tuple[list[str], list[str]]:
-    """Page segments for `n_pages` pages and the repairs made. Text before the first `<PAGE>` belongs to the first
-    page; segments beyond the last page are appended to it; pages the output never reached get ""."""
+    """Page segments for `n_pages` pages and the repairs made. Text before the first `<PAGE>` is the first page when
+    the markers then fit the page count (its marker was lost), else it joins the first page; segments beyond the
+    last page are appended to it; pages the output never reached get ""."""
     problems: list[str] = []
     n_pages = max(1, n_pages)
     parts = text.split(PAGE_MARK)
@@ -99,8 +100,12 @@ def split_pages(text: str, n_pages: int) -> tuple[list[str], list[str]]:
             problems.append("no <PAGE> marker in a multi-page output; all blocks assigned to page 1")
         segments = [head]
     elif head.strip():
-        problems.append("text before the first <PAGE> assigned to page 1")
-        segments[0] = head + segments[0]
+        if len(segments) < n_pages:  # most likely the first page's marker is missing
+            problems.append("the first page has no <PAGE> marker")
+            segments = [head] + segments
+        else:
+            problems.append("text before the first <PAGE> assigned to page 1")
+            segments[0] = head + segments[0]
     if len(segments) > n_pages:
         problems.append(f"{len(segments)} <PAGE> segments for {n_pages} pages; the extra ones go to the last page")
         segments = segments[: n_pages - 1] + ["".join(segments[n_pages - 1:])]
@@ -170,6 +175,7 @@ def _parse_page(segment: str, page: int) -> list[ParsedBlock]:
                 content = extra.strip() + content
         else:  # truncated: the tag never closed; whatever follows the box is content
             label, box, problems, content = _parse_header(piece)
+            content = content.lstrip()
             problems.insert(0, "unclosed <|det|> tag")
         for stray in (DET_CLOSE, REF_OPEN, REF_CLOSE):
             if stray in content:
