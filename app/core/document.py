@@ -408,7 +408,7 @@ def _image_dpi(info: dict) -> float:
         value = float(dpi[0] if isinstance(dpi, (tuple, list)) else dpi)
     except (TypeError, ValueError, IndexError):
         return DEFAULT_IMAGE_DPI
-    return value if 50 <= value <= 2400 else DEFAULT_IMAGE_DPI
+    return round(value, 1) if 50 <= value <= 2400 else DEFAULT_IMAGE_DPI  # BMP/PNG store pixels per metre
 
 
 def _open_image(path: Path, **kw) -> ImageDocument:
