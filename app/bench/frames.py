@@ -106,7 +106,7 @@ def synthetic_window_trace(tokens: int = 10_000, *, window: int = 128, pages: in
         stored = P + min(c, window - 1) if c else P
         events.append(
             WindowStepped(
-                region_id=region_id, step=c, token=100 + sum(map(ord, t)) % 500, text=t, prefix_len=P, decoded=c,
+                region_id=region_id, step=c, token=100 + sum(map(ord, t)) % 500, text=t, prefix_len=P, decoded=c + 1,
                 attended=(lo, c), evicted=(c - window - 1) if c - window - 1 >= 0 else None,
                 cache_positions=stored, cache_bytes=stored * per_pos, full_positions=P + c, full_bytes=(P + c) * per_pos,
                 ms=round(rng.uniform(4, 6), 3),

@@ -277,15 +277,18 @@ class RoundsModel:
 
 @dataclass
 class Ban:
-    step: int
+    step: int  # output index being produced when the blocker fired
     token: int
-    ngram_start: int
+    ngram_start: int  # output index where the repeated n-gram began
     text: str
-    output_index: int  # where on the ribbon it happened (the output being produced)
 
 
 @dataclass
 class WindowStream:
+    """One R-SWA generation. Engines may report every step or every few steps (`events_every`), so the stream
+    is a list of *chunks*: each WindowStepped brings the text of the outputs decoded since the previous one and
+    `decoded`, the output count so far. With one event per step a chunk is one token."""
+
     region_id: str
     prefix_len: int = 0
     window: int = 0
@@ -294,8 +297,9 @@ class WindowStream:
     kv_heads: int = 0
     head_dim: int = 0
     dtype_bytes: int = 0
-    tokens: array = field(default_factory=lambda: array("l"))
-    token_texts: list[str] = field(default_factory=list)
+    tokens: array = field(default_factory=lambda: array("l"))  # the token of each chunk's last step
+    token_texts: list[str] = field(default_factory=list)  # each chunk's text
+    decoded: array = field(default_factory=lambda: array("l"))  # outputs decoded after each chunk
     char_starts: array = field(default_factory=lambda: array("l"))
     cache_positions: array = field(default_factory=lambda: array("l"))
     cache_bytes: array = field(default_factory=lambda: array("q"))
@@ -313,23 +317,39 @@ class WindowStream:
         return self._text.value
 
     @property
+    def chunks(self) -> int:
+        return len(self.decoded)
+
+    @property
     def output_len(self) -> int:
-        return len(self.tokens)
+        """Output tokens decoded so far."""
+        return self.decoded[-1] if self.decoded else 0
 
     @property
     def bound(self) -> int:
         """What the cache may hold at most: the pinned prefix plus the window."""
         return self.prefix_len + self.window
 
+    def chunk_of(self, output_index: int) -> int:
+        """Index of the chunk holding output `output_index` (clamped to the chunks there are)."""
+        i = bisect.bisect_right(self.decoded, output_index)
+        return max(0, min(i, len(self.decoded) - 1))
+
+    def chunk_range(self, i: int) -> tuple[int, int]:
+        """Outputs [a, b) of chunk i."""
+        return (self.decoded[i - 1] if i else 0), self.decoded[i]
+
     def span_chars(self, lo: int, hi: int) -> tuple[int, int]:
-        """Character span of outputs [lo, hi)."""
-        n = len(self.tokens)
+        """Character span of outputs [lo, hi) (to chunk granularity)."""
+        n = self.output_len
         lo, hi = max(0, min(lo, n)), max(0, min(hi, n))
-        if hi <= lo:
-            pos = self.char_starts[lo] if lo < n else len(self._text)
+        if hi <= lo or not self.decoded:
+            pos = self.char_starts[self.chunk_of(lo)] if self.decoded and lo < n else len(self._text)
             return pos, pos
-        end = self.char_starts[hi] if hi < n else len(self._text)
-        return self.char_starts[lo], end
+        a = self.char_starts[self.chunk_of(lo)]
+        j = self.chunk_of(hi - 1)
+        b = self.char_starts[j + 1] if j + 1 < len(self.char_starts) else len(self._text)
+        return a, b
 
     def window_chars(self) -> tuple[int, int]:
         return self.span_chars(*self.attended)
@@ -337,10 +357,13 @@ class WindowStream:
     def add_step(self, ev: WindowStepped) -> None:
         if not self.prefix_len:
             self.prefix_len = ev.prefix_len
+        prev = self.output_len
+        decoded = int(ev.decoded) if ev.decoded and ev.decoded > prev else prev + 1
         self.char_starts.append(len(self._text))
         self._text.append(ev.text)
         self.tokens.append(int(ev.token))
         self.token_texts.append(ev.text)
+        self.decoded.append(decoded)
         self.cache_positions.append(int(ev.cache_positions))
         self.cache_bytes.append(int(ev.cache_bytes))
         self.full_positions.append(int(ev.full_positions))
@@ -387,7 +410,7 @@ class WindowModel:
             return True
         if isinstance(ev, NgramBanned):
             s = self.stream(ev.region_id)
-            s.bans.append(Ban(ev.step, ev.token, ev.ngram_start, ev.text, output_index=len(s.tokens)))
+            s.bans.append(Ban(ev.step, ev.token, ev.ngram_start, ev.text))
             self.version += 1
             return True
         if isinstance(ev, RegionFinished) and ev.region_id in self.streams:

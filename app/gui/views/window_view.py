@@ -113,43 +113,48 @@ class TokenRibbon(QWidget):
             p.drawRect(QRectF(ox + (n - 1) * scale, y0, max(2.0, scale), oh))
             p.setPen(QPen(colors.BAN, 1.5))
             for ban in s.bans:
-                bx = ox + ban.output_index * scale
+                bx = ox + ban.step * scale
                 p.drawLine(QPointF(bx, y0 - 3), QPointF(bx, y0 + oh + 3))
             self._bracket(p, ox + lo * scale, ox + max(hi, lo + 1) * scale, y0 - 4, y0 + oh + 4, fg)
 
-        # close-up: the newest tokens as chips
+        # close-up: the newest chunks as chips (one chip per token when the engine reports every step)
         y1 = y0 + oh + 12
         ch = 24.0
         p.setFont(font)
         chip_w = max(28.0, min(64.0, fm.horizontalAdvance("M") * 4.5))
+        m = s.chunks
         count = max(1, int((x1 - x0) // (chip_w + 2)))
-        first = max(0, n - count)
-        ban_at = {b.output_index for b in s.bans}
-        for j in range(first, n):
+        first = max(0, m - count)
+        ban_chunks = {s.chunk_of(b.step) for b in s.bans[-200:]}
+        first_in = s.chunk_of(lo) if m else 0  # first chunk with an output still in the window
+        for j in range(first, m):
             x = x0 + (j - first) * (chip_w + 2)
             r = QRectF(x, y1, chip_w, ch)
-            if j == n - 1:
+            evicted = s.decoded[j] <= lo
+            if j == m - 1:
                 c = colors.NEWEST
-            elif j < lo:
+            elif evicted:
                 c = colors.faded(colors.EVICTED, 0.45)
             else:
                 c = colors.WINDOW
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(c)
             p.drawRoundedRect(r, 3, 3)
-            if j in ban_at:
+            if j in ban_chunks:
                 p.setPen(QPen(colors.BAN, 2))
                 p.setBrush(Qt.BrushStyle.NoBrush)
                 p.drawRoundedRect(r.adjusted(1, 1, -1, -1), 3, 3)
-            p.setPen(colors.text_on(c) if j >= lo else colors.faded(fg, 0.5))
+            p.setPen(colors.faded(fg, 0.5) if evicted else colors.text_on(c))
             p.drawText(r, Qt.AlignmentFlag.AlignCenter, fm.elidedText(visible_whitespace(s.token_texts[j]), Qt.TextElideMode.ElideRight, int(chip_w - 4)))
-        if n:
-            bl = x0 + (max(lo, first) - first) * (chip_w + 2) - 1
-            br = x0 + (n - first) * (chip_w + 2) - 1
-            self._bracket(p, bl, br, y1 - 4, y1 + ch + 4, fg, open_left=lo < first)
+        if m:
+            bl = x0 + (max(first_in, first) - first) * (chip_w + 2) - 1
+            br = x0 + (m - first) * (chip_w + 2) - 1
+            self._bracket(p, bl, br, y1 - 4, y1 + ch + 4, fg, open_left=first_in < first)
             p.setFont(small)
             p.setPen(colors.faded(fg, 0.7))
-            p.drawText(QPointF(x0, y1 + ch + 6 + sfm.ascent()), f"outputs {first:,}…{n - 1:,} (newest right; grey = left the window; red = n-gram blocked)")
+            a, _ = s.chunk_range(first)
+            unit = "tokens" if s.chunks == s.output_len else "event chunks"
+            p.drawText(QPointF(x0, y1 + ch + 6 + sfm.ascent()), f"newest {unit}: outputs {a:,}…{n - 1:,} (grey = left the window; red = n-gram blocked)")
         p.end()
 
     @staticmethod
@@ -215,11 +220,12 @@ class MemoryPlot(QWidget):
             p.setPen(QPen(colors.REJECTED, 1, Qt.PenStyle.DashLine))
             p.drawLine(QPointF(plot.left(), ypos(s.bound)), QPointF(plot.right(), ypos(s.bound)))
             p.drawText(QPointF(plot.left() + 4, ypos(s.bound) - 3), f"P + W = {s.bound:,}")
-        stride = max(1, n // max(int(plot.width()), 1))
-        idx = list(range(0, n, stride))
-        if idx[-1] != n - 1:
-            idx.append(n - 1)
-        xs = [plot.left() + plot.width() * (i + 1) / n for i in idx]
+        m = s.chunks
+        stride = max(1, m // max(int(plot.width()), 1))
+        idx = list(range(0, m, stride))
+        if idx[-1] != m - 1:
+            idx.append(m - 1)
+        xs = [plot.left() + plot.width() * s.decoded[i] / max(n, 1) for i in idx]
         for series, pen in ((s.full_positions, QPen(colors.FULL, 1.5, Qt.PenStyle.DashLine)), (s.cache_positions, QPen(colors.WINDOW, 2))):
             p.setPen(pen)
             pts = [QPointF(x, ypos(series[i])) for x, i in zip(xs, idx)]
@@ -361,7 +367,7 @@ class WindowText(QPlainTextEdit):
         ban_fmt.setUnderlineColor(colors.BAN)
         for ban in s.bans[-50:]:
             sa, _ = s.span_chars(ban.ngram_start, ban.ngram_start + 1)
-            _, sb_ = s.span_chars(ban.output_index - 1, ban.output_index)
+            _, sb_ = s.span_chars(ban.step, ban.step + 1)
             if sb_ > sa:
                 sels.append(self._selection(sa, sb_, ban_fmt))
         self.setExtraSelections(sels)
