@@ -190,3 +190,21 @@ def test_patchify_equals_the_processor(tiny):
     prefix = make_prefix(processor.tokenizer, images)
     assert torch.equal(prefix.input_ids, enc["input_ids"])
     assert torch.equal(prefix.mm_token_type_ids.long(), enc["mm_token_type_ids"].long())
+
+
+def test_batched_vision_tower_equals_the_stock_one(tiny):
+    model, processor = tiny
+    prefix, _, _ = _batch(processor, ["a", "b", "c"], width=96)
+    with torch.no_grad():
+        fast = obj.image_features(model, prefix, batched=True)
+        stock = obj.image_features(model, prefix, batched=False)
+    assert fast.shape == stock.shape and (fast - stock).abs().max().item() < 1e-5
+
+
+def test_patchify_torch_equals_numpy(tiny):
+    from app.core.training.batches import encode_texts, patchify_torch
+
+    images = np.random.default_rng(1).integers(0, 256, (2, 32, 48), dtype=np.uint8)
+    assert np.abs(patchify_torch(torch.from_numpy(images)).numpy() - patchify(images)).max() < 1e-6
+    tok = tiny[1].tokenizer
+    assert encode_texts(tok, ["ab c€"]) == [tok("ab c€", add_special_tokens=False).input_ids]

@@ -71,3 +71,31 @@ def make_prefix(tokenizer, images: np.ndarray, device=None):
         pixel_values=torch.from_numpy(patchify(images)).to(device),
         image_grid_thw=torch.tensor([[1, gh, gw]] * b, dtype=torch.long, device=device),
     )
+
+
+def patchify_torch(images):
+    """`patchify` for a uint8 tensor (b, H, W) on any device (the trainer ships uint8 images to the GPU)."""
+    import torch
+
+    mean = torch.tensor(CLIP_MEAN, device=images.device)
+    std = torch.tensor(CLIP_STD, device=images.device)
+    x = images.float().div(255.0)[..., None].expand(*images.shape, 3)
+    x = (x - mean) / std
+    b, H, W, C = x.shape
+    p, m = PATCH, MERGE
+    gh, gw = H // p, W // p
+    x = x.permute(0, 3, 1, 2).reshape(b, C, gh // m, m, p, gw // m, m, p).permute(0, 2, 5, 3, 6, 1, 4, 7)
+    x = x[:, :, :, :, :, :, None].expand(*x.shape[:6], TEMPORAL_PATCH, p, p)
+    return x.reshape(b * gh * gw, C * TEMPORAL_PATCH * p * p)
+
+
+def encode_texts(tokenizer, texts: list[str]) -> list[list[int]]:
+    """Character ids (unknown characters map to <|unk|>)."""
+    vocab = _char_vocab(id(tokenizer), tokenizer)
+    unk = tokenizer.convert_tokens_to_ids(tokenizer.unk_token)
+    return [[vocab.get(ch, unk) for ch in t] for t in texts]
+
+
+@lru_cache(maxsize=8)
+def _char_vocab(_key: int, tokenizer) -> dict[str, int]:
+    return {tok: i for tok, i in tokenizer.get_vocab().items() if len(tok) == 1}
