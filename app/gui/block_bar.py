@@ -8,7 +8,7 @@ import difflib
 import html
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from app.gui.session import Block
 from app.gui.theme import icon
@@ -50,6 +50,7 @@ class BlockBar(QWidget):
         outer.addLayout(row)
         self.title = QLabel("No block")
         self.title.setObjectName("block_title")
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.badge = QLabel()
         self.badge.setObjectName("cer_badge")
         self.badge.setToolTip("Character error rate of the decoded text against the PDF's own text layer")
@@ -101,7 +102,8 @@ class BlockBar(QWidget):
         self.badge.setVisible(block.cer is not None)
         if block.cer is not None:
             self.badge.setText(f"CER {block.cer * 100:.1f}%")
-            self.badge.setStyleSheet(f"background: {cer_color(block.cer)};")
+            self.badge.setStyleSheet(f"background: {cer_color(block.cer)}; color: white; border-radius: 8px; padding: 1px 8px;")
+            self.badge.setMinimumWidth(self.badge.sizeHint().width())
         self.diff_button.setEnabled(has_ref)
         self.conflict.setVisible(block.pending_ocr is not None)
         if block.pending_ocr is not None:

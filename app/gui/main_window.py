@@ -610,7 +610,10 @@ class MainWindow(QMainWindow):
     # --- journal and export ------------------------------------------------------------------------------------------
 
     def _touch(self) -> None:
-        self._autosave.start(int(self.settings.get("autosave_seconds") * 1000))
+        """Something worth keeping changed: save within `autosave_seconds` (not reset by later changes, so a
+        stream of tokens cannot postpone the save forever)."""
+        if not self._autosave.isActive():
+            self._autosave.start(int(self.settings.get("autosave_seconds") * 1000))
 
     def save_journal(self) -> Path:
         self._autosave.stop()
@@ -727,7 +730,8 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not getattr(self, "_docks_sized", False):
             self._docks_sized = True
-            self.resizeDocks([self.views_dock], [max(180, self.height() // 4)], Qt.Orientation.Vertical)
+            QTimer.singleShot(0, lambda: self.resizeDocks([self.views_dock], [max(200, self.height() // 4)],
+                                                          Qt.Orientation.Vertical))
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802
         if event.mimeData().hasUrls():

@@ -37,7 +37,7 @@ class PageView(QGraphicsView):
         self.page_size = (595.0, 842.0)
         self.fit_mode = "width"  # width | page | none
         self.show_order = True
-        self.items: dict[str, RegionItem] = {}
+        self.region_items: dict[str, RegionItem] = {}
         self._paper = QGraphicsRectItem()
         self._paper.setBrush(QColor("white"))
         self._paper.setPen(Qt.PenStyle.NoPen)
@@ -83,39 +83,39 @@ class PageView(QGraphicsView):
         self._image_dpi = dpi
 
     def set_regions(self, regions: list[Region]) -> None:
-        for item in self.items.values():
+        for item in self.region_items.values():
             self.scene().removeItem(item)
-        self.items = {}
+        self.region_items = {}
         for region in regions:
             item = RegionItem(region, self.show_order)
             self.scene().addItem(item)
-            self.items[region.id] = item
+            self.region_items[region.id] = item
 
     def set_show_order(self, show: bool) -> None:
         self.show_order = show
-        for item in self.items.values():
+        for item in self.region_items.values():
             item.show_order = show
             item.update()
 
     def set_region_state(self, region_id: str, **state) -> None:
-        item = self.items.get(region_id)
+        item = self.region_items.get(region_id)
         if item is not None:
             item.set_state(**state)
 
     def select_region(self, region_id: str, *, center: bool = True) -> None:
-        for rid, item in self.items.items():
+        for rid, item in self.region_items.items():
             item.set_state(selected=rid == region_id)
-        item = self.items.get(region_id)
+        item = self.region_items.get(region_id)
         if item is not None and center:
             self.ensureVisible(item.rect(), 40, 40)
 
     def set_live_region(self, region_id: str) -> None:
-        for rid, item in self.items.items():
+        for rid, item in self.region_items.items():
             item.set_state(live=rid == region_id)
 
     @property
     def selected_id(self) -> str:
-        return next((rid for rid, item in self.items.items() if item.selected), "")
+        return next((rid for rid, item in self.region_items.items() if item.selected), "")
 
     # --- zoom and fit -----------------------------------------------------------------------------------------
 
@@ -234,7 +234,7 @@ class PageView(QGraphicsView):
 
     def region_center(self, region_id: str):
         """Viewport position of a region's centre (scrolled into view first), or None."""
-        item = self.items.get(region_id)
+        item = self.region_items.get(region_id)
         if item is None:
             return None
         self.ensureVisible(item.rect(), 10, 10)

@@ -1,0 +1,181 @@
+"""The desktop app end to end, on the offscreen platform, with a tiny REAL GravityOCR checkpoint (no mocked
+decoder): drop a PDF, wait for regions and text, review both ways, edit, re-run, export; the GUI thread keeps
+serving events while decoding; Cancel ends a run promptly. Screenshots land in tests/artifacts/."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QTextCursor
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from app.core import events as ev
+
+
+@pytest.fixture(scope="module")
+def one_page_pdf(tmp_path_factory):
+    from app.core.synthetic import make_sample_pdf
+
+    return make_sample_pdf(tmp_path_factory.mktemp("docs") / "report.pdf", pages=1)
+
+
+def make_window(qtbot, model_dir, max_new_tokens=12):
+    import torch
+
+    torch.set_num_threads(1)
+    from app.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.settings.set("max_new_tokens", max_new_tokens)
+    w.engine_bar.set_engine("gravity")
+    w.engine_bar.set_model_path(str(model_dir))
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def drop_files(window, paths):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    pos = QPointF(window.rect().center())
+    buttons, mods = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(pos.toPoint(), Qt.DropAction.CopyAction, mime, buttons, mods)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(window, QDropEvent(pos, Qt.DropAction.CopyAction, mime, buttons, mods))
+
+
+def wait_run(qtbot, window, timeout=90_000):
+    qtbot.waitUntil(lambda: not window.decoder.running, timeout=timeout)
+    window.redraw()
+
+
+def click_region(window, rid):
+    point = window.page_view.region_center(rid)
+    assert point is not None
+    QTest.mouseClick(window.page_view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point)
+
+
+def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp_path, artifacts_dir):
+    w = make_window(qtbot, tiny_glmocr_dir)
+    drop_files(w, [one_page_pdf])
+    assert w.work is not None and w.work.path.endswith("report.pdf")
+    # regions arrive, then decoded text streams into its block
+    qtbot.waitUntil(lambda: len(w.page_view.region_items) >= 3, timeout=60_000)
+    wait_run(qtbot, w)
+    decoded = [b for b in w.work.text_blocks() if b.status == "done" and b.markdown.strip()]
+    assert len(decoded) >= 3, [(b.id, b.status) for b in w.work.ordered()]
+    assert set(w.editor.block_ids()) >= {b.id for b in decoded}
+    assert all(w.editor.block_text(b.id) == b.markdown for b in decoded)
+    assert any(b.cer is not None for b in decoded), "the PDF has a text layer: blocks get a CER"
+
+    # click a region on the page → the editor cursor moves to its block
+    target = decoded[2]
+    click_region(w, target.id)
+    assert w.page_view.selected_id == target.id
+    assert w.editor.current_block_id() == target.id
+    assert w.editor.textCursor().position() == w.editor.block_start(target.id)
+    assert w.review.block_bar.block_id == target.id
+
+    # move the cursor in the editor → the region lights up on the page
+    other = decoded[0]
+    cursor = w.editor.textCursor()
+    cursor.setPosition(w.editor.block_start(other.id) + 1)
+    w.editor.setTextCursor(cursor)
+    assert w.page_view.selected_id == other.id
+    assert w.page_view.region_items[other.id].selected and not w.page_view.region_items[target.id].selected
+
+    # edit a block as a person would
+    cursor = w.editor.textCursor()
+    cursor.setPosition(w.editor.block_start(target.id))
+    cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+    w.editor.setTextCursor(cursor)
+    QTest.keyClicks(w.editor, " EDITED BY HAND")
+    w.editor.flush_edits()
+    block = w.work.blocks[target.id]
+    assert block.edited and "EDITED BY HAND" in block.markdown
+    assert w.page_view.region_items[target.id].edited
+    w.grab().save(str(artifacts_dir / "main_window_reviewing.png"))
+
+    # re-run OCR on the page: the edit survives (the prompt's non-interactive answer is "keep my edit")
+    w.prompter.asked.clear()
+    w.rerun_page()
+    wait_run(qtbot, w)
+    block = w.work.blocks[target.id]
+    assert "EDITED BY HAND" in block.markdown and block.edited
+    assert "EDITED BY HAND" in w.editor.block_text(target.id)
+    assert [k for k, _ in w.prompter.asked] == ["overwrite_edited"]
+    assert block.pending_ocr is not None and block.status == "done"
+    assert all(w.work.blocks[b.id].status == "done" for b in decoded)
+
+    # export Markdown / JSON / HTML
+    written = w.export_current(tmp_path / "out" / "report.md")
+    assert sorted(p.suffix for p in written) == [".html", ".json", ".md"]
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "EDITED BY HAND" in md
+    data = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    by_id = {b["id"]: b for b in data["blocks"]}
+    assert by_id[target.id]["edited"] is True and "EDITED BY HAND" in by_id[target.id]["markdown"]
+    assert by_id[target.id]["box_pt"] == list(w.work.blocks[target.id].region.box_pt)
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "EDITED BY HAND" in html and f'name="{target.id}"' in html
+    assert not list((tmp_path / "out").glob(".*.tmp")), "atomic writes leave no temp files"
+
+
+def test_gui_thread_stays_responsive_and_cancel_is_prompt(qtbot, tiny_glmocr_dir, one_page_pdf, artifacts_dir):
+    w = make_window(qtbot, tiny_glmocr_dir, max_new_tokens=0)  # per-task limits: long enough to cancel midway
+    gaps, last = [], [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(tick)
+    seen: list[ev.Event] = []
+    original = w.handle_event
+
+    def spy(event):
+        seen.append(event)
+        original(event)
+
+    w.decoder.events.disconnect(w._live_events)
+    w.decoder.events.connect(lambda batch: [spy(e) for e in batch])
+    w.open_files([str(one_page_pdf)], run=False)
+    t0 = time.perf_counter()
+    timer.start()
+    w.run_document()
+    # decode until two regions are finished and a third is streaming
+    qtbot.waitUntil(
+        lambda: sum(isinstance(e, ev.RegionFinished) for e in seen) >= 2
+        and isinstance(seen[-1], (ev.RoundVerified, ev.TokensCommitted)),
+        timeout=90_000,
+    )
+    busy_s = time.perf_counter() - t0
+    w.redraw()
+    w.grab().save(str(artifacts_dir / "main_window_decoding.png"))
+    assert w.progress.isVisible() and "Decoding" in w.progress.text
+    worst = max(gaps[1:])
+    # a GUI thread blocked by the decode would show one gap as long as the whole run so far
+    assert busy_s > 1.0 and worst < min(0.75, busy_s / 2), (worst, busy_s)
+
+    finished_before = {e.region_id for e in seen if isinstance(e, ev.RegionFinished)}
+    t_cancel = time.perf_counter()
+    w.cancel_run()
+    wait_run(qtbot, w, timeout=10_000)
+    cancel_s = time.perf_counter() - t_cancel
+    timer.stop()
+    assert cancel_s < 2.0, cancel_s
+    assert any(isinstance(e, ev.RunCancelled) for e in seen)
+    assert not w.progress.isVisible()
+    # what was finished is kept; nothing is left marked as decoding
+    for rid in finished_before:
+        assert w.work.blocks[rid].status == "done"
+    assert all(b.status != "decoding" for b in w.work.blocks.values())
+    assert w.session.live_region is None
