@@ -1,0 +1,87 @@
+"""Autosave and restore: the journal keeps documents, regions, texts and edits; after a crash (no clean close) a
+new window offers the work back and shows the same content. No model is needed: the work is built from events,
+exactly as a run or a replayed trace would build it."""
+from __future__ import annotations
+
+import json
+
+from app.core import events as ev
+from app.core.regions import Region
+from app.gui.journal import Journal, atomic_write_text
+
+
+def _regions(page=0, n=3):
+    out = []
+    for i in range(n):
+        y = 60 + 80 * i
+        label = "doc_title" if i == 0 else "text"
+        out.append(Region(id=f"p{page + 1}-r{i + 1:02d}", page=page, box=(120, y * 2, 1000, y * 2 + 100), label=label,
+                          task="text", order=i, box_pt=(60, y, 500, y + 50), dpi=144).to_dict())
+    return out
+
+
+def feed_run(window, path):
+    events = [
+        ev.RunStarted(engine="replay", document=path),
+        ev.DocumentOpened(path=path, page_count=1),
+        ev.LayoutDone(page=0, regions=_regions(), source="test"),
+    ]
+    for i, text in enumerate(["A Title", "First paragraph.", "Second paragraph."]):
+        rid = f"p1-r{i + 1:02d}"
+        events += [ev.RegionStarted(region_id=rid, page=0, task="text", engine="replay"),
+                   ev.TokensCommitted(region_id=rid, step=0, tokens=[1], text=text, ms=1.0),
+                   ev.RegionFinished(region_id=rid, text=text)]
+    events.append(ev.RunFinished())
+    for e in events:
+        window.handle_event(e)
+    window.redraw()
+
+
+def test_journal_restore_after_crash(qtbot, tmp_path):
+    from app.core.synthetic import make_sample_pdf
+    from app.gui.main_window import MainWindow
+
+    pdf = str(make_sample_pdf(tmp_path / "doc.pdf", pages=1))
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.open_files([pdf], run=False)
+    feed_run(first, pdf)
+    assert first.editor.block_text("p1-r02") == "First paragraph."
+    first.editor.goto_block("p1-r02")
+    first.editor.moveCursor(first.editor.textCursor().MoveOperation.EndOfBlock)
+    first.editor.insertPlainText(" Fixed by hand.")
+    first.save_journal()  # what the autosave timer does
+    saved = json.loads(first.journal.path.read_text(encoding="utf-8"))
+    assert saved["clean"] is False and saved["state"]["documents"][0]["path"] == pdf
+    markdown = first.work.markdown()
+    assert "Fixed by hand." in markdown
+
+    # the process "dies" here: no closeEvent, so the journal stays unclean
+    second = MainWindow()
+    qtbot.addWidget(second)
+    second.prompter.answers["restore_journal"] = True
+    assert second.offer_restore()
+    assert [k for k, _ in second.prompter.asked] == ["restore_journal"]
+    assert second.work is not None and second.work.path == pdf
+    assert second.work.markdown() == markdown
+    assert second.work.blocks["p1-r02"].edited
+    assert second.editor.toPlainText() == first.editor.toPlainText()
+    assert second.documents.count() == 1
+
+    # a clean close marks the journal: the next start asks nothing
+    second.close()
+    third = MainWindow()
+    qtbot.addWidget(third)
+    assert not third.offer_restore()
+    assert third.prompter.asked == []
+
+
+def test_declined_restore_discards_and_broken_journal_is_set_aside(tmp_path):
+    journal = Journal(tmp_path / "j" / "work.json")
+    journal.save({"documents": [{"path": "/x.pdf", "blocks": []}], "current": 0})
+    assert journal.needs_restore()
+    journal.discard()
+    assert not journal.needs_restore()
+    atomic_write_text(journal.path, "{not json")
+    assert journal.load() is None
+    assert journal.path.with_suffix(".broken").exists()
