@@ -1,3 +1,11 @@
+"""The main window without a model: it appears fast and photographs itself; refuses what it cannot open; replays a
+trace through its one entry point; keeps the preview offline; shows formulas as math."""
+from __future__ import annotations
+
+from app.core import events as ev
+from app.core.regions import Region
+
+
 def test_main_window_appears_and_is_photographed(qtbot, artifacts_dir):
     from app.gui.main_window import MainWindow
 
@@ -6,4 +14,84 @@ def test_main_window_appears_and_is_photographed(qtbot, artifacts_dir):
     w.show()
     qtbot.waitExposed(w)
     assert w.windowTitle().startswith("Scriptorium")
+    assert not w.actions.run.isEnabled() and not w.actions.export.isEnabled()
     assert w.grab().save(str(artifacts_dir / "main_window_empty.png"))
+
+
+def test_unsupported_files_are_reported_not_opened(qtbot, tmp_path):
+    from app.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    note = tmp_path / "notes.txt"
+    note.write_text("hello")
+    assert w.open_files([str(note), str(tmp_path / "missing.pdf")], run=False) == []
+    assert "notes.txt" in w.banner.text and "missing.pdf" in w.banner.text
+    assert w.work is None
+
+
+def _trace_events(path):
+    regions = [
+        Region(id="p1-r01", page=0, box=(100, 100, 900, 160), label="text", task="text", order=0,
+               box_pt=(50, 50, 450, 80), dpi=144).to_dict(),
+        Region(id="p1-r02", page=0, box=(100, 200, 900, 300), label="formula", task="formula", order=1,
+               box_pt=(50, 100, 450, 150), dpi=144).to_dict(),
+    ]
+    return [
+        ev.RunStarted(engine="gravity", document=path),
+        ev.DocumentOpened(path=path, page_count=1),
+        ev.LayoutDone(page=0, regions=regions),
+        ev.RegionStarted(region_id="p1-r01", page=0, task="text", engine="gravity"),
+        ev.RoundVerified(region_id="p1-r01", round_index=0, k=2, candidates=[5, 6, 7], verified=[5, 6, 8],
+                         new_tokens=[5, 6, 8], text="Hello wor", draft_ms=1.0, verify_ms=1.0, cache_len=10),
+        ev.RoundVerified(region_id="p1-r01", round_index=1, k=1, candidates=[9, 3], verified=[9, 4],
+                         new_tokens=[9, 4], text="ld.", draft_ms=1.0, verify_ms=1.0, cache_len=12),
+        ev.RegionFinished(region_id="p1-r01", text="Hello world."),
+        ev.RegionStarted(region_id="p1-r02", page=0, task="formula", engine="gravity"),
+        ev.RegionFinished(region_id="p1-r02", text="E = m c^{2}"),
+        ev.TextLayerCompared(page=0, blocks=[{"region_id": "p1-r01", "cer": 0.25, "reference": "Hello World"}]),
+        ev.RunFinished(),
+    ]
+
+
+def test_replayed_trace_drives_the_window_like_a_live_run(qtbot, tmp_path):
+    from app.core.trace import write_trace
+    from app.gui.main_window import MainWindow
+
+    missing = str(tmp_path / "recorded-elsewhere.pdf")  # a trace from another machine: no document here
+    trace = write_trace(tmp_path / "run.jsonl", _trace_events(missing))
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    assert w.open_trace(trace) == len(_trace_events(missing))
+    qtbot.waitUntil(lambda: w.events_handled == len(_trace_events(missing)), timeout=5000)
+    w.redraw()
+    assert w.work.path == missing
+    assert w.editor.block_text("p1-r01") == "Hello world."
+    assert w.editor.block_text("p1-r02") == "$$\nE = m c^{2}\n$$"
+    assert set(w.page_view.region_items) == {"p1-r01", "p1-r02"}
+    assert w.work.blocks["p1-r01"].cer == 0.25
+    # the decoding views' round selection lights up the region and the characters of that round
+    w.show_text_span("p1-r01", 9, 12)
+    assert w.page_view.selected_id == "p1-r01"
+    spans = [s for s in w.editor.extraSelections() if s.cursor.hasSelection()]
+    assert spans and spans[-1].cursor.selectedText() == "ld."
+
+
+def test_preview_blocks_remote_content_and_renders_math(qtbot):
+    from app.gui.preview import Preview, block_html
+
+    p = Preview()
+    qtbot.addWidget(p)
+    p.show()
+    p.set_blocks([("b1", "![tracker](https://example.com/pixel.png)\n\nInline $x_i^2$ and\n\n$$\n\\frac{a}{b}\n$$")])
+    p.render_now()
+    p.grab()
+    assert p.blocked == ["https://example.com/pixel.png"]
+    html = block_html("Inline $x_i^2$ here")
+    assert "<sub><i>i</i></sub>" in html and "<sup>2</sup>" in html and "$" not in html
+    from app.gui.preview import markdown_to_html
+
+    exported = markdown_to_html([("b1", "$$\n\\frac{a}{b}\n$$"), ("b2", "<table><tr><td>1</td></tr></table>")],
+                                math="mathml")
+    assert "<math" in exported and "<mfrac>" in exported and "<table>" in exported and 'name="b2"' in exported

@@ -71,7 +71,7 @@ class Banner(QFrame):
 
     @property
     def text(self) -> str:
-        return self.label.text() if self.isVisible() else ""
+        return "" if self.isHidden() else self.label.text()
 
 
 def _empty_hint() -> QLabel:
