@@ -97,11 +97,13 @@ def test_multi_page_document_in_one_generation_matches_generate(loaded):
 
 def test_single_page_gundam_matches_generate(loaded):
     page = _pages(1, size=(40, 70))  # larger than the 16 px tile: tiled like a real page in gundam mode
-    engine = _engine(loaded, max_new_tokens=60, cache="dynamic")
+    engine = _engine(loaded, max_new_tokens=60, cache="dynamic", prefill_chunk=16)  # chunked prefill, as on GPU
     events: list[ev.Event] = []
     result = engine.decode_document(page, emit=events.append)
     ids, expected = _generate(loaded, page, "<image>document parsing.", True, 128, 60)
     assert [e.token for e in events if isinstance(e, ev.WindowStepped)] == expected
+    static = _engine(loaded, max_new_tokens=60, cache="static", prefill_chunk=5).decode_document(page)
+    assert static.raw_text == result.raw_text
     encoded = [e for e in events if isinstance(e, ev.PageEncoded)]
     assert result.stats["mode"] == "gundam" and result.stats["ngram_window"] == 128
     assert encoded[0].tokens > 7 and result.stats["prefix_len"] == len(ids)
