@@ -363,7 +363,7 @@ class Pipeline:
         regions = list(out.regions())
         decoded = [r for r in regions if r.task in DECODED_TASKS and "stats" in r.extra]
         tokens = sum(int(r.extra["stats"].get("tokens", r.extra["stats"].get("new_tokens", 0)) or 0) for r in decoded)
-        dec_s = sum(float(r.extra["stats"].get("ms", 0) or 0) for r in decoded) / 1000
+        dec_s = sum(_region_ms(r.extra["stats"]) for r in decoded) / 1000
         return {
             "engine": out.engine, "layout": out.layout, "pages": len(out.pages), "regions": len(regions),
             "decoded": len(decoded), "pictures": sum(r.task == "picture" for r in regions),
@@ -591,6 +591,13 @@ class Pipeline:
         if self.document is not None:
             self.document.close()
             self.document = None
+
+
+def _region_ms(stats: dict[str, Any]) -> float:
+    for key in ("ms", "total_ms", "request_ms"):
+        if stats.get(key):
+            return float(stats[key])
+    return 0.0
 
 
 def _accepts(func, name: str) -> bool:

@@ -66,3 +66,33 @@ if __name__ == "__main__":  # regenerate the bundled sample: python -m app.core.
     from app.core.paths import sample_document
 
     print(make_sample_pdf(sample_document()))
+
+
+def make_small_report(path: str | Path) -> Path:
+    """A two-page born-digital PDF for end-to-end tests: page 1 has a heading, a paragraph, a table drawn with
+    lines and an embedded raster image; page 2 a heading and a paragraph. Small pages keep OCR cheap."""
+    import io
+
+    import pymupdf
+    from PIL import Image, ImageDraw
+
+    path = Path(path)
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=500)
+    page.insert_text((30, 44), "Field Notes", fontsize=18, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(30, 60, 390, 100), PARAGRAPHS[0], fontsize=10, fontname="helv")
+    _draw_table(page, 30, 110, TABLE)
+    img = Image.new("RGB", (160, 90), (225, 235, 255))
+    draw = ImageDraw.Draw(img)
+    for i in range(5):
+        draw.rectangle((12 + i * 28, 80 - 12 * (i + 1), 30 + i * 28, 80), fill=(40, 80, 200))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    page.insert_image(pymupdf.Rect(30, 230, 190, 320), stream=buf.getvalue())
+    page = doc.new_page(width=595, height=500)
+    page.insert_text((30, 44), "2. Method", fontsize=14, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(30, 60, 390, 100), PARAGRAPHS[1], fontsize=10, fontname="helv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(str(path), garbage=3, deflate=True)
+    doc.close()
+    return path
