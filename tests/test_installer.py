@@ -49,7 +49,8 @@ def _spec_namespace(variant: str) -> dict:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "Analysis":
             break
         body.append(node)
-    body += [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_unwanted"]
+    body += [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_unwanted"
+             or isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "_TORCH_TEST_LIBS"]
     ns = {"SPECPATH": str(INSTALLER), "__name__": "spec"}
     old = os.environ.get("SCRIPTORIUM_VARIANT")
     os.environ["SCRIPTORIUM_VARIANT"] = variant
@@ -106,10 +107,11 @@ def test_spec_payload_filter_drops_gpu_libraries_only_in_the_cpu_variant():
     gpu_lib = "nvidia/cublas/lib/libcublas.so.13"
     assert cpu["_unwanted"](gpu_lib) and not default["_unwanted"](gpu_lib)
     assert cpu["_unwanted"]("torch/lib/libtorch_cuda.so") and not default["_unwanted"]("torch/lib/libtorch_cuda.so")
-    for keep in ("torch/lib/libtorch_cpu.so", "rapidocr/models/PP-OCRv6_det_small.onnx",
+    for keep in ("torch/lib/libtorch_cpu.so", "torch/bin/torch_shm_manager", "rapidocr/models/PP-OCRv6_det_small.onnx",
                  "pymupdf/layout/resources/onnx/feature_imf1.onnx", "resources/samples/sample.pdf"):
         assert not cpu["_unwanted"](keep), keep
-    for drop in ("torch/include/ATen/ATen.h", "pymupdf/mupdf-devel/lib/libmupdf.a", "torch/share/cmake/Torch/x.cmake"):
+    for drop in ("torch/test/Dict_test", "torch/bin/test_jit", "torch/bin/protoc", "torch/lib/libtorchbind_test.so",
+                 "torch/include/ATen/ATen.h", "pymupdf/mupdf-devel/lib/libmupdf.a", "torch/share/cmake/Torch/x.cmake"):
         assert cpu["_unwanted"](drop) and default["_unwanted"](drop), drop
 
 
