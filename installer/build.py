@@ -92,7 +92,8 @@ def setup_venv(variant: str, torch_spec: str, torch_index: str | None) -> Path:
         index = ["--extra-index-url", torch_index] if torch_index else []
         subprocess.run([*pip, *index, torch_spec], check=True)
     say("installing the app's dependencies and PyInstaller")
-    subprocess.run([*pip, *requirements(variant), *PYINSTALLER], check=True)
+    index = ["--extra-index-url", torch_index] if torch_index and variant == "default" else []
+    subprocess.run([*pip, *index, *requirements(variant), *PYINSTALLER], check=True)
     probe = subprocess.run(
         [str(py), "-c", "import importlib.util as u, torch; print(torch.__version__, torch.version.cuda, "
          "u.find_spec('torchvision') is not None)"],
@@ -165,7 +166,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--variant", choices=VARIANTS, default="default")
     ap.add_argument("--torch", default=CPU_TORCH, help=f"the CPU variant's torch requirement (default {CPU_TORCH})")
     ap.add_argument("--torch-index", default=os.environ.get("SCRIPTORIUM_TORCH_INDEX"),
-                    help="an extra package index for the CPU torch wheel, e.g. https://download.pytorch.org/whl/cpu")
+                    help="an extra package index for torch, e.g. https://download.pytorch.org/whl/cpu for the CPU variant")
     ap.add_argument("--nice", type=int, default=10, help="run PyInstaller under `nice -n N` (0: off)")
     ap.add_argument("--check-only", action="store_true", help="only run the post-build check on an existing bundle")
     ap.add_argument("--tarball", action="store_true", help="also write a .tar.gz with the Linux install script")

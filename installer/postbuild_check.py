@@ -6,7 +6,9 @@
 1. `scriptorium --version` must print the app's version.
 2. `scriptorium convert <the sample inside the bundle> -o OUT` (default engine: classic RapidOCR when no model
    weights are found) must exit 0 and write readable Markdown.
-3. With `--tiny-model DIR` (a tiny random GlmOcr checkpoint, see app/core/tiny), also `convert --engine gravity
+3. `scriptorium --sample` (the window, on Qt's offscreen platform) must come up and stay up for a few seconds:
+   catches a missing Qt plugin or GUI module, which the headless commands never load.
+4. With `--tiny-model DIR` (a tiny random GlmOcr checkpoint, see app/core/tiny), also `convert --engine gravity
    --model DIR` on page 1: proves torch and transformers load and decode inside the frozen bundle. Random weights
    read nonsense, so only a clean exit (0, or 4: converted with warnings) and a Markdown file are required.
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CONVERT_TIMEOUT_S = 900
+GUI_SECONDS = 12
 
 
 def app_version() -> str:
@@ -66,6 +69,30 @@ def _fail(step: str, proc: subprocess.CompletedProcess | None, why: str) -> int:
         print("--- stderr (tail) ---\n" + (proc.stderr or "")[-4000:], file=sys.stderr)
     print(bar, file=sys.stderr)
     return 1
+
+
+def gui_smoke(exe: Path, cwd: Path, env: dict[str, str]) -> int:
+    """Open the window on the bundled sample; it must not exit (crash) within GUI_SECONDS."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen([str(exe), "--sample"], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=GUI_SECONDS)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        print(f"   window: `{exe.name} --sample` came up and stayed up {GUI_SECONDS} s (offscreen), then was closed",
+              flush=True)
+        return 0
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    if proc.returncode != 0:
+        return _fail("window (--sample)", done, f"exited after {time.monotonic() - t0:.1f} s")
+    print(f"   window: `{exe.name} --sample` opened and closed by itself with exit 0", flush=True)
+    return 0
 
 
 def check(bundle: Path, tiny_model: Path | None = None, engine: str = "gravity") -> int:
@@ -110,6 +137,9 @@ def check(bundle: Path, tiny_model: Path | None = None, engine: str = "gravity")
         print("   Markdown starts:", flush=True)
         for ln in first:
             print(f"     {ln[:100]}", flush=True)
+
+        if gui_smoke(exe, tmp, env) != 0:
+            return 1
 
         if tiny_model is not None:
             out = tmp / "out-model"

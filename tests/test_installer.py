@@ -171,7 +171,7 @@ def test_icon_set_is_complete():
     assert (ICONS / "scriptorium.icns").read_bytes()[:4] == b"icns"
 
 
-def _fake_bundle(tmp: Path, convert_ok: bool = True) -> Path:
+def _fake_bundle(tmp: Path, convert_ok: bool = True, window_ok: bool = True) -> Path:
     """A bundle-shaped folder whose `scriptorium` is a shell script standing in for the frozen executable."""
     bundle = tmp / "bundle" / "scriptorium"
     (bundle / "_internal" / "resources" / "samples").mkdir(parents=True)
@@ -179,8 +179,9 @@ def _fake_bundle(tmp: Path, convert_ok: bool = True) -> Path:
     convert = ('mkdir -p "$4"; printf "# Sample document\\n\\nScriptorium reads pages into Markdown.\\n" > "$4/sample.md"'
                if convert_ok else 'echo "Traceback: ModuleNotFoundError: No module named rapidocr" >&2; exit 3')
     exe = bundle / "scriptorium"
+    window = "exec sleep 30" if window_ok else 'echo "qt.qpa.plugin: Could not find the Qt platform plugin" >&2; exit 134'
     exe.write_text(f'#!/bin/sh\ncase "$1" in\n  --version) echo "scriptorium {_app_version()}";;\n'
-                   f'  convert) {convert};;\n  *) exit 2;;\nesac\n')
+                   f'  convert) {convert};;\n  --sample) {window};;\n  *) exit 2;;\nesac\n')
     exe.chmod(0o755)
     return bundle
 
@@ -195,11 +196,16 @@ def _load(name: str):
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell scripts")
 def test_post_build_check_passes_a_working_bundle_and_fails_loudly_on_a_broken_one(tmp_path, capsys):
     check = _load("postbuild_check")
+    check.GUI_SECONDS = 0.5
     assert check.check(_fake_bundle(tmp_path / "good")) == 0
-    assert "post-build check passed" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "post-build check passed" in out and "stayed up" in out
     assert check.check(_fake_bundle(tmp_path / "bad", convert_ok=False)) == 1
     err = capsys.readouterr().err
     assert "POST-BUILD CHECK FAILED at convert" in err and "No module named rapidocr" in err
+    assert check.check(_fake_bundle(tmp_path / "nogui", window_ok=False)) == 1
+    err = capsys.readouterr().err
+    assert "POST-BUILD CHECK FAILED at window" in err and "Qt platform plugin" in err
 
 
 def test_build_script_variants_and_ci_does_not_build():
