@@ -128,7 +128,28 @@ class Trainer:
 
     # --- one step ------------------------------------------------------------------------------------------------
 
-    def train_step(self, batch: LineBatch, lr: float) -> dict[str, float]:
+    def train_step(self, batches: "LineBatch | list[LineBatch]", lr: float) -> dict[str, float]:
+        """One optimizer step over one batch, or over several micro-batches (gradients accumulated, each weighted
+        by its share of the lines; micro-batches may have different image widths)."""
+        import torch
+
+        micro = batches if isinstance(batches, list) else [batches]
+        total = sum(len(b.texts) for b in micro)
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        self.opt.zero_grad(set_to_none=True)
+        sums: dict[str, float] = {}
+        for b in micro:
+            share = len(b.texts) / total
+            loss, parts = self._forward(b)
+            (loss * share).backward()
+            for k, v in parts.items():
+                sums[k] = sums.get(k, 0.0) + v * share
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.opt.step()
+        return sums
+
+    def _forward(self, batch: LineBatch):
         import torch
         import torch.nn.functional as F
 
@@ -146,8 +167,6 @@ class Trainer:
         targets, n = obj.response_targets(text_ids, self.eos, cfg.block_size)
         targets, n = targets.to(dev), n.to(dev)
         mask1 = obj.complementary_masks(*targets.shape, cfg.block_size).to(dev)
-        for g in self.opt.param_groups:
-            g["lr"] = lr
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.cuda):
             out = obj.joint_forward(self.model, prefix, targets, mask1, mask_id=self.mask_id,
                                     block_size=cfg.block_size)
@@ -161,25 +180,25 @@ class Trainer:
                     for c, k in enumerate(row):
                         if k >= 0:
                             col_ids[i, c] = text_ids[i][k]
-                tgt = torch.from_numpy(col_ids).to(dev)[:, None, :].expand(b, H // 16, cols)
-                aux = F.cross_entropy(self.aux_head(feats).float().reshape(-1, len(self.tok)), tgt.reshape(-1),
-                                      ignore_index=-100)
-                total = total + cfg.aux_weight * aux
-                parts["aux"] = float(aux.detach())
-        self.opt.zero_grad(set_to_none=True)
-        total.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-        self.opt.step()
+                if (col_ids >= 0).any():
+                    tgt = torch.from_numpy(col_ids).to(dev)[:, None, :].expand(b, H // 16, cols)
+                    aux = F.cross_entropy(self.aux_head(feats).float().reshape(-1, len(self.tok)),
+                                          tgt.reshape(-1), ignore_index=-100)
+                    total = total + cfg.aux_weight * aux
+                    parts["aux"] = float(aux.detach())
         parts["loss"] = float(loss.detach())
-        return parts
+        return total, parts
 
     # --- the loop ------------------------------------------------------------------------------------------------
 
     def _batches(self):
         from app.core.training.synthetic import BatchStream, pad_lines
 
-        if self.cfg.fixed_lines:
-            fixed = pad_lines(self.cfg.fixed_lines)
+        if self.cfg.fixed_lines:  # one micro-batch per line width: every line is seen at its own width
+            groups: dict[int, list] = {}
+            for line in self.cfg.fixed_lines:
+                groups.setdefault(line.image.shape[1], []).append(line)
+            fixed = [pad_lines(g) for g in groups.values()]
             while True:
                 yield fixed
         stream = BatchStream(self.cfg.batch_size, seed=self.cfg.seed, workers=self.cfg.workers,
@@ -212,8 +231,9 @@ class Trainer:
                 batch = next(batches)
                 parts = self.train_step(batch, _lr_at(cfg, self.step, progress))
                 self.step += 1
-                self.lines_seen += len(batch.texts)
-                window_lines += len(batch.texts)
+                n_lines = sum(len(b.texts) for b in batch) if isinstance(batch, list) else len(batch.texts)
+                self.lines_seen += n_lines
+                window_lines += n_lines
                 self.train_seconds = base_seconds + (time.perf_counter() - t_start)
                 if self.step % cfg.log_every == 0 or self.step == 1:
                     rate = window_lines / max(1e-9, time.perf_counter() - window_t)
