@@ -1,0 +1,160 @@
+"""The page pipeline with the classic engine (RapidOCR, real text) and PyMuPDF's layout: events, outputs, CER
+against the text layer, re-decoding a page while keeping edited blocks, chosen regions, cancel, page ranges,
+whole-document engines and images."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.core.engine import CancelToken, DocumentResult
+from app.core.events import RegionFinished
+from app.core.layout import resolve_layout_name
+from app.core.pipeline import Pipeline, PipelineOptions, parse_pages, resolve_engine_name
+from app.core.regions import Region
+from app.core.synthetic import make_sample_pdf, make_small_report
+from doc_inputs import text_image
+
+
+@pytest.fixture(scope="module")
+def report_pdf(tmp_path_factory):
+    return make_small_report(tmp_path_factory.mktemp("pipe") / "report.pdf")
+
+
+@pytest.fixture(scope="module")
+def classic_run(report_pdf):
+    events = []
+    pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf"), emit=events.append)
+    out = pipe.run(report_pdf)
+    yield pipe, out, events
+    pipe.close()
+
+
+def test_events_follow_the_vocabulary_in_order(classic_run):
+    _, out, events = classic_run
+    types = [e.type for e in events]
+    assert types[0] == "run_started" and types[-1] == "run_finished"
+    assert types.index("document_opened") < types.index("page_rendered") < types.index("layout_done")
+    phases = [e.phase for e in events if e.type == "phase_changed"]
+    assert phases[:2] == ["opening", "loading_model"] and phases[-1] == "assembling"
+    assert {"rendering", "layout", "decoding"} <= set(phases)
+    started = [e.region_id for e in events if e.type == "region_started"]
+    finished = [e.region_id for e in events if e.type == "region_finished"]
+    assert started == finished == ["p1-r01", "p1-r02", "p1-r03", "p2-r01", "p2-r02"]
+    assert [e.page for e in events if e.type == "page_finished"] == [0, 1]
+    layout = [e for e in events if e.type == "layout_done"]
+    assert layout[0].source == "pymupdf" and [r["id"] for r in layout[0].regions][:2] == ["p1-r01", "p1-r02"]
+    assert events[-1].stats["regions"] == 6 and events[-1].stats["pictures"] == 1
+
+
+def test_classic_text_markdown_json_and_cer(classic_run):
+    _, out, _ = classic_run
+    md = out.to_markdown()
+    assert md.startswith('<a id="page-1"></a>\n\n# Field Notes\n\n')
+    assert "<table><tr><td>Quarter</td><td>Revenue</td><td>Growth</td></tr>" in md
+    assert "## 2. Method" in md or "# 2. Method" in md
+    doc = json.loads(out.to_json())
+    b = doc["pages"][0]["blocks"][1]
+    assert b["id"] == "p1-r02" and b["engine"] == "classic" and b["text"].startswith("Scriptorium reads documents")
+    assert b["box_pt"] == pytest.approx([30.0, 63.0, 385.0, 87.5], abs=1)
+    assert b["box"] == pytest.approx([v * 2 for v in b["box_pt"]], abs=1)  # 144 DPI = 2 px per point
+    assert doc["pages"][0]["has_text_layer"] and doc["pages"][0]["cer"] < 0.1
+    assert b["cer"] is not None and b["cer"] < 0.1 and b["reference_chars"] > 50
+    assert out.stats["cer"] < 0.1
+
+
+def test_redecode_page_keeps_edited_blocks_and_chosen_regions(classic_run):
+    pipe, out, events = classic_run
+    out.region("p1-r02").text = "EDITED BY HAND"
+    n0 = len(events)
+    pipe.decode_page(0, keep={"p1-r02"})
+    again = [e.region_id for e in events[n0:] if e.type == "region_started"]
+    assert again == ["p1-r01", "p1-r03"]
+    assert out.region("p1-r02").text == "EDITED BY HAND"
+    assert out.region("p1-r02").extra["cer"] > 0.5  # now it disagrees with the text layer
+    n1 = len(events)
+    pipe.decode_regions(["p1-r02"])
+    assert [e.region_id for e in events[n1:] if e.type == "region_started"] == ["p1-r02"]
+    assert out.region("p1-r02").text.startswith("Scriptorium")
+
+
+def test_cancel_between_regions(report_pdf):
+    cancel = CancelToken()
+    events = []
+
+    def emit(e):
+        events.append(e)
+        if isinstance(e, RegionFinished):
+            cancel.cancel()
+
+    pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf"), emit=emit, cancel=cancel)
+    out = pipe.run(report_pdf)
+    pipe.close()
+    assert out.cancelled and events[-1].type == "run_cancelled"
+    assert [e.region_id for e in events if e.type == "region_finished"] == ["p1-r01"]
+
+
+def test_layout_only_keep_headers_and_pages(tmp_path):
+    pdf = make_sample_pdf(tmp_path / "s.pdf", pages=3)
+    for keep, task in ((False, "skipped"), (True, "text")):
+        pipe = Pipeline(PipelineOptions(layout="pymupdf", keep_headers=keep))
+        pipe.open(pdf)
+        page = pipe.layout_page(2)
+        footer = [r for r in page.regions if r.label == "footer"]
+        assert footer and footer[0].task == task
+        pipe.close()
+    assert parse_pages("2-", 3) == [1, 2]
+    assert parse_pages("1,3", 3) == [0, 2]
+    assert parse_pages(None, 2) == [0, 1]
+    with pytest.raises(ValueError, match="page 5 does not exist"):
+        parse_pages("5", 3)
+    with pytest.raises(ValueError, match="cannot read"):
+        parse_pages("x", 3)
+
+
+def test_auto_choices_without_weights():
+    assert resolve_engine_name("auto") == "classic"
+    assert resolve_layout_name("auto") == "pymupdf"
+    assert resolve_engine_name("glm") == "glm"
+
+
+class WholeDocument:
+    """A stand-in whole-document engine (no model): one region per page, boxes in its own 100-DPI pixels."""
+
+    name = "wholedoc"
+    kind = "document"
+    render_dpi = 100.0
+
+    def decode_document(self, pages, *, emit, cancel=None):
+        regions = []
+        for n in range(len(pages)):
+            img = pages[n]
+            regions.append(Region(id=f"x{n}", page=n, box=(0.0, 0.0, img.width / 2, 100.0), label="text",
+                                  task="text", order=0, dpi=100.0, text=f"page {n} text"))
+        return DocumentResult(regions, stats={"pages": len(pages)})
+
+
+def test_document_engine_regions_go_straight_to_assembly(report_pdf):
+    events = []
+    pipe = Pipeline(PipelineOptions(pages="2"), emit=events.append, engine=WholeDocument())
+    out = pipe.run(report_pdf)
+    pipe.close()
+    (page,) = out.pages
+    (r,) = page.regions
+    assert (r.id, r.page, r.text) == ("p2-r01", 1, "page 0 text")
+    assert r.box_pt == pytest.approx((0, 0, 595 / 2, 72), abs=0.5)
+    assert r.box == pytest.approx((0, 0, 595, 144), abs=1)  # at the pipeline's 144 DPI
+    assert [e.page for e in events if e.type == "layout_done"] == [1]
+    assert out.to_markdown() == '<a id="page-2"></a>\n\npage 0 text\n'
+
+
+def test_image_input_with_classic_engine(tmp_path):
+    path = tmp_path / "note.png"
+    text_image("Hello 2026").save(path)
+    pipe = Pipeline(PipelineOptions(engine="classic", layout="page"))
+    out = pipe.run(path)
+    files = pipe.write(tmp_path / "out")
+    pipe.close()
+    assert out.pages[0].dpi == 96 and out.pages[0].regions[0].box == (0.0, 0.0, 360.0, 90.0)
+    assert "Hello" in out.region("p1-r01").text
+    assert files["markdown"].read_text().startswith('<a id="page-1"></a>')
