@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             done = cp
             for _ in range(per_checkpoint):  # a frame: flush pending state + paint every widget shown
                 t0 = time.perf_counter()
-                views.render_frame()
+                views.render_frame(paint_now=True)
                 frame_ms.append((time.perf_counter() - t0) * 1000)
         rows.append((name, tokens, len(trace), feed_s / len(trace) * 1e6, statistics.median(frame_ms), _percentile(frame_ms, 0.95), max(frame_ms)))
         views.close()

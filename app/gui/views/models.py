@@ -35,7 +35,11 @@ def visible_whitespace(text: str) -> str:
     """Token text with its whitespace made visible (a cell must never look empty)."""
     if not text:
         return "∅"
-    return text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\r", "␍")
+    text = text.replace(" ", "·").replace("\n", "↵").replace("\t", "→")
+    return text.translate(_CONTROL_PICTURES) if any(ord(c) < 32 or c == "\x7f" for c in text) else text
+
+
+_CONTROL_PICTURES = {i: 0x2400 + i for i in range(32)} | {0x7F: 0x2421}
 
 
 class _Text:

@@ -620,6 +620,11 @@ class RoundsView(QWidget):
         self.stats.sync(reg, self.model.baseline_tps)
 
     def show_region(self, region_id: str) -> None:
+        """Show one region's rounds; a region other than the one being decoded stops following the live run."""
+        if region_id != self.model.current and self.following:
+            self.follow_box.blockSignals(True)
+            self.follow_box.setChecked(False)
+            self.follow_box.blockSignals(False)
         self.shown_region = region_id
         self.selected = None
         self.history.select(None)
@@ -649,8 +654,6 @@ class RoundsView(QWidget):
     def _region_chosen(self, i: int) -> None:
         rid = self.region_box.itemData(i)
         if rid and rid != self.shown_region:
-            if rid != self.model.current:
-                self.follow_box.setChecked(False)
             self.show_region(rid)
 
     def _follow_toggled(self, on: bool) -> None:
