@@ -23,7 +23,8 @@ def test_multi_page_output_becomes_regions_per_page():
     parsed = parse_output(MULTI, n_pages=2)
     assert parsed.pages_seen == 2 and not parsed.problems
     regions = to_regions(parsed, [(1000, 2000), (500, 1000)], dpis=[200, 100])
-    assert [r.id for r in regions] == ["p1-r00", "p1-r01", "p1-r02", "p2-r00", "p2-r01", "p2-r02", "p2-r03"]
+    assert [r.id for r in regions] == ["p1-r01", "p1-r02", "p1-r03", "p2-r01", "p2-r02", "p2-r03", "p2-r04"]
+    assert [r.id for r in to_regions(parsed, [(9, 9)] * 2, page_numbers=[4, 7])][2:4] == ["p5-r03", "p8-r01"]
     assert [r.page for r in regions] == [0, 0, 0, 1, 1, 1, 1]
     assert [r.order for r in regions] == [0, 1, 2, 0, 1, 2, 3]
     assert [r.label for r in regions] == ["doc_title", "text", "image", "header", "paragraph_title", "table",

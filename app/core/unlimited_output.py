@@ -216,9 +216,14 @@ def to_regions(
     dpis: Sequence[float] | None = None,
     source: str = "unlimited",
     keep_headers: bool = False,
+    page_numbers: Sequence[int] | None = None,
 ) -> list[Region]:
-    """Regions with stable ids ("p1-r00", ...), page-pixel boxes, layout labels, tasks and text, in reading order
-    (the model's output order). A block without a box gets the whole page and the "malformed" flag."""
+    """Regions with page-pixel boxes, layout labels, tasks and text, in reading order (the model's output order).
+    `Region.page` indexes `page_sizes`; the stable id is the layout pipeline's (`p{N}-r{k}`, from
+    `app.core.layout.region_id`) for the document page `page_numbers[page]` (default: the same index). A block
+    without a box gets the whole page and the "malformed" flag."""
+    from app.core.layout.base import region_id
+
     regions: list[Region] = []
     order: dict[int, int] = {}
     seen_title = False
@@ -244,7 +249,7 @@ def to_regions(
             extra["malformed"] = "; ".join(block.problems)
         scale = 72.0 / dpi
         regions.append(Region(
-            id=f"p{page + 1}-r{k:02d}",
+            id=region_id(page_numbers[page] if page_numbers else page, k),
             page=page,
             box=box,
             label=label,

@@ -13,8 +13,9 @@ any page is encoded, with a message that says how many pages fit.
 Events: PhaseChanged (encoding / decoding / assembling), PageEncoded per page, RegionStarted + PrefixLaid for the
 generation (region id "doc"), WindowStepped per step (or every `events_every` steps), NgramBanned when the n-gram
 blocker changes the greedy choice, then as blocks complete LayoutDone (the page's regions so far, source
-"unlimited") and RegionFinished per region, PageFinished per page. The caller (pipeline / worker) owns
-RunStarted/RunFinished.
+"unlimited") and RegionFinished per region (ids are the layout pipeline's, for the document's page numbers when
+`pages` carries `indices`, as the pipeline's lazy page sequence does). The caller (pipeline / worker) owns
+RunStarted/RunFinished and PageFinished.
 
 What must never live here: Qt, file writing, PDF rendering (pages arrive as PIL images).
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from app.core import events as ev
@@ -107,6 +108,7 @@ class UnlimitedEngine:
         self.prefill_chunk = prefill_chunk
         self.events_every = max(1, int(events_every))
         self.dpi = float(dpi)
+        self.render_dpi = 300.0  # what the pipeline renders pages at for this engine (the authors' PDF setting)
         self.keep_headers = keep_headers
         cfg = self.model.config
         self.image_token_id = int(cfg.image_token_id)
@@ -186,8 +188,9 @@ class UnlimitedEngine:
                                f"{plan.tokens} image tokens")
         return feats
 
-    def build_prefix(self, plans: Sequence[PagePlan], features: Sequence[Any]):
-        """(prefix ids, prefix embeddings, segments): BOS, each page's image tokens, the prompt."""
+    def build_prefix(self, plans: Sequence[PagePlan], features: Sequence[Any], numbers: Sequence[int] | None = None):
+        """(prefix ids, prefix embeddings, segments): BOS, each page's image tokens, the prompt. Image segments name
+        the document page (`numbers[i]`, default i)."""
         import torch
 
         prompt = self.prompt_ids(len(plans))
@@ -196,8 +199,9 @@ class UnlimitedEngine:
         for plan in plans:
             start = len(ids)
             ids += [self.image_token_id] * plan.tokens
-            segments.append({"kind": "image", "label": f"page {plan.index + 1}", "start": start, "end": len(ids),
-                             "page": plan.index, "tiles": plan.tiles, "grid": list(plan.grid)})
+            page = numbers[plan.index] if numbers is not None else plan.index
+            segments.append({"kind": "image", "label": f"page {page + 1}", "start": start, "end": len(ids),
+                             "page": page, "tiles": plan.tiles, "grid": list(plan.grid)})
         start = len(ids)
         ids += prompt
         segments.append({"kind": "prompt", "label": self.prompt_for(len(plans)), "start": start, "end": len(ids)})
@@ -220,28 +224,34 @@ class UnlimitedEngine:
         n = len(pages)
         if n == 0:
             return DocumentResult(regions=[], raw_text="", stats={"pages": 0})
+        numbers = _page_numbers(pages)
         crop = self.crop_for(n)
-        plans = [self.plan_page(i, img.width, img.height, crop) for i, img in enumerate(pages)]
+        plans = [self.plan_page(i, w, h, crop) for i, (w, h) in enumerate(_page_sizes(pages))]
         try:
-            prefix_len, budget = self.check_budget(plans)
+            self.check_budget(plans)  # before any page is rendered or encoded
         except DocumentTooLong as exc:
             emit(ev.ErrorRaised(message=str(exc), where=self.name, region_id=DOC_REGION, fatal=True))
             raise
-        sizes = [(img.width, img.height) for img in pages]
-        dpis = [self._dpi_of(img) for img in pages]
 
-        # 1. pages through the vision tower, one at a time
-        features = []
-        for plan, image in zip(plans, pages):
+        # 1. pages through the vision tower, one at a time (each rendered only now, when a sequence renders lazily)
+        features, sizes, dpis = [], [], []
+        for plan in plans:
             if cancel.cancelled:
-                emit(ev.RunCancelled(where=f"encoding page {plan.index + 1}"))
+                emit(ev.RunCancelled(where=f"encoding page {numbers[plan.index] + 1}"))
                 return DocumentResult(regions=[], raw_text="", stats={"pages": n, "stop": "cancelled"},
                                       cancelled=True)
             emit(ev.PhaseChanged("encoding", f"page {plan.index + 1} of {n}", plan.index + 1, n))
             t0 = time.perf_counter()
+            image = pages[plan.index]
+            if (image.width, image.height) != (plan.width, plan.height):  # the estimate was off: plan the real one
+                plans[plan.index] = plan = self.plan_page(plan.index, image.width, image.height, crop)
+            sizes.append((image.width, image.height))
+            dpis.append(self._dpi_of(image, pages))
             features.append(self.encode_page(image.convert("RGB"), plan, crop))
-            emit(ev.PageEncoded(page=plan.index, tokens=plan.tokens, ms=(time.perf_counter() - t0) * 1000.0))
-        ids, embeds, segments = self.build_prefix(plans, features)
+            emit(ev.PageEncoded(page=numbers[plan.index], tokens=plan.tokens,
+                                ms=(time.perf_counter() - t0) * 1000.0))
+        prefix_len, budget = self.check_budget(plans)
+        ids, embeds, segments = self.build_prefix(plans, features, numbers)
         del features
         assert len(ids) == prefix_len, (len(ids), prefix_len)
 
@@ -259,7 +269,7 @@ class UnlimitedEngine:
                               ngram_size=self.ngram_size, ngram_window=ngram_window, prefill_chunk=chunk)
         detok = Detokenizer(self.tokenizer)
         bpp = geo.bytes_per_position
-        live = _LiveRegions(self, n, sizes, dpis, emit)
+        live = _LiveRegions(self, n, sizes, dpis, numbers, emit)
         tokens: list[int] = []
         bans = 0
         stop = "max_new_tokens" if budget < self.max_total_tokens - prefix_len else "budget"
@@ -330,8 +340,9 @@ class UnlimitedEngine:
         }
         return DocumentResult(regions=regions, raw_text=raw, stats=stats, cancelled=stop == "cancelled")
 
-    def _dpi_of(self, image) -> float:
-        dpi = getattr(image, "info", {}).get("dpi")
+    def _dpi_of(self, image, pages=None) -> float:
+        """The page image's resolution: its own `dpi` info, else the page sequence's `dpi`, else the option."""
+        dpi = getattr(image, "info", {}).get("dpi") or getattr(pages, "dpi", None)
         if isinstance(dpi, (tuple, list)) and dpi:
             dpi = dpi[0]
         try:
@@ -340,40 +351,53 @@ class UnlimitedEngine:
             return self.dpi
 
 
+def _page_numbers(pages) -> list[int]:
+    """Document page numbers (0-based) of `pages`: the pipeline's lazy page sequence carries `indices`."""
+    indices = getattr(pages, "indices", None)
+    return [int(i) for i in indices] if indices is not None and len(indices) == len(pages) else list(range(len(pages)))
+
+
+def _page_sizes(pages) -> list[tuple[int, int]]:
+    """Pixel sizes of the pages, without rendering them when the sequence can tell (document + indices + dpi)."""
+    doc, indices, dpi = (getattr(pages, k, None) for k in ("document", "indices", "dpi"))
+    if doc is not None and indices is not None and dpi and hasattr(doc, "page_size_px"):
+        return [tuple(doc.page_size_px(i, dpi)) for i in indices]  # type: ignore[misc]
+    return [(img.width, img.height) for img in pages]
+
+
 class _LiveRegions:
     """Turns the growing output into region events as blocks complete: a block is complete once the next
     `<|det|>` or `<PAGE>` begins (or the run ends). Ids are page + order, so a block keeps its id as text grows."""
 
-    def __init__(self, engine: UnlimitedEngine, n_pages: int, sizes, dpis, emit: Emit) -> None:
+    def __init__(self, engine: UnlimitedEngine, n_pages: int, sizes, dpis, numbers, emit: Emit) -> None:
         self.engine, self.n_pages, self.sizes, self.dpis, self.emit = engine, n_pages, sizes, dpis, emit
+        self.numbers = numbers
         self.finished: set[str] = set()
-        self.pages_done: set[int] = set()
         self.layout_sent: dict[int, tuple[str, ...]] = {}
 
     def update(self, text: str, *, final: bool, cancelled: bool = False):
+        """Parse `text`; emit LayoutDone for pages whose complete regions changed and RegionFinished for regions
+        completed since the last call. Events name document pages; the returned regions index `pages`."""
         parsed = parse_output(text, self.n_pages)
-        regions = to_regions(parsed, self.sizes, dpis=self.dpis, keep_headers=self.engine.keep_headers)
+        regions = to_regions(parsed, self.sizes, dpis=self.dpis, keep_headers=self.engine.keep_headers,
+                             page_numbers=self.numbers)
         complete = regions if final else regions[:-1]
         by_page: dict[int, list] = {}
-        for r in (regions if final else complete):
+        for r in complete:
             by_page.setdefault(r.page, []).append(r)
-        last_page = max((r.page for r in regions), default=0)
-        pages = range(self.n_pages) if final else sorted(by_page)
-        for page in pages:
+        for page in (range(self.n_pages) if final else sorted(by_page)):
             regs = by_page.get(page, [])
             key = tuple(f"{r.id}:{r.label}:{r.box}" for r in regs)
             if self.layout_sent.get(page) != key:
                 self.layout_sent[page] = key
-                self.emit(ev.LayoutDone(page=page, regions=[r.to_dict() for r in regs], source="unlimited"))
+                shown = [replace(r, page=self.numbers[page]).to_dict() for r in regs]
+                self.emit(ev.LayoutDone(page=self.numbers[page], regions=shown, source="unlimited"))
             for r in regs:
                 if r.id not in self.finished:
                     self.finished.add(r.id)
                     self.emit(ev.RegionFinished(region_id=r.id, text=r.text, cancelled=cancelled and final and
                                                 r is regions[-1], stats={"label": r.label, "flags": list(r.flags),
                                                                          "engine": self.engine.name}))
-            if (final or page < last_page) and page not in self.pages_done:
-                self.pages_done.add(page)
-                self.emit(ev.PageFinished(page=page, regions=len(regs)))
         return regions
 
 
