@@ -109,3 +109,13 @@ def test_page_index_out_of_range(sample_pdf):
     with open_document(sample_pdf) as doc:
         with pytest.raises(DocumentError, match="no page 4"):
             doc.render(3)
+
+
+def test_document_benchmark_runs_and_memory_stays_flat(capsys):
+    from app.bench.document import main
+
+    assert main(["--pages", "40", "--dpi", "72"]) == 0
+    out = capsys.readouterr().out
+    assert "RESULT document" in out
+    growth = float(out.split("growth_mb=")[1].split()[0])
+    assert growth < 60  # keeping 30 more pages at 72 DPI would add ~45 MB; the cache keeps 8

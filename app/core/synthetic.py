@@ -96,3 +96,25 @@ def make_small_report(path: str | Path) -> Path:
     doc.save(str(path), garbage=3, deflate=True)
     doc.close()
     return path
+
+
+def make_long_pdf(path: str | Path, pages: int = 500, distinct: int = 10) -> Path:
+    """A long report for benchmarks: `distinct` generated pages (make_sample_pdf) repeated up to `pages` pages.
+    Every page is a real, separately stored page object (copied with insert_pdf), so opening and rendering costs
+    what a real long PDF costs; generating it takes a second instead of a minute."""
+    import tempfile
+
+    import pymupdf
+
+    path = Path(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        seed = make_sample_pdf(Path(tmp) / "seed.pdf", pages=min(distinct, pages))
+        src = pymupdf.open(str(seed))
+        doc = pymupdf.open()
+        while doc.page_count < pages:
+            doc.insert_pdf(src, to_page=min(src.page_count, pages - doc.page_count) - 1)
+        src.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(str(path), garbage=1, deflate=True)
+    doc.close()
+    return path
