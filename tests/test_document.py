@@ -118,4 +118,4 @@ def test_document_benchmark_runs_and_memory_stays_flat(capsys):
     out = capsys.readouterr().out
     assert "RESULT document" in out
     growth = float(out.split("growth_mb=")[1].split()[0])
-    assert growth < 60  # keeping 30 more pages at 72 DPI would add ~45 MB; the cache keeps 8
+    assert growth < 30  # keeping 30 more pages at 72 DPI would add ~45 MB; the cache keeps 8
