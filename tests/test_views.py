@@ -341,6 +341,12 @@ def test_unknown_and_unrelated_events_are_ignored(views):
     views.flush()
     assert not views.rounds_model.regions and not views.window_model.streams
     views.render_frame(paint_now=True)
+    # a run whose engine has no rounds/window says so, and what would show them
+    views.feed(RunStarted(engine="classic"))
+    views.flush()
+    assert "Classic OCR" in views.rounds_view.hint.text() and "GravityOCR" in views.rounds_view.hint.text()
+    assert "Unlimited-OCR" in views.window_view.hint.text()
+    assert not views.rounds_view.hint.isHidden() and not views.window_view.hint.isHidden()
 
 
 def test_save_recording_writes_a_trace_that_reads_back(views, tmp_path):

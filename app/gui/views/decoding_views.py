@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from app.core.events import Event, PrefixLaid, RoundVerified, RunStarted, WindowStepped
@@ -72,6 +73,11 @@ class DecodingViews(QWidget):
         self.player.speed_changed.connect(self._player_speed)
         self.playback_bar.save_requested.connect(self.save_recording)
         self._attach_player_to_recording()
+        # keys while the views have focus: Space play/pause, → step, Home start, End jump to the end
+        for key, slot in (("Space", self.player.toggle), ("Right", self.player.step), ("Home", lambda: self.player.seek(0)), ("End", self.player.play_all)):
+            sc = QShortcut(QKeySequence(key), self)
+            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(slot)
 
     # feeding ----------------------------------------------------------------------------------------------------
     def feed(self, event: Event) -> None:
@@ -102,6 +108,9 @@ class DecodingViews(QWidget):
         if isinstance(event, RunStarted) and (self.rounds_model.regions or self.window_model.streams):
             self._reset_state()
         rec = self.rounds_model.feed(event)
+        if self.rounds_model.engine != self.window_view.engine:
+            self.window_view.engine = self.rounds_model.engine
+            self.window_view._synced_version = -1
         if isinstance(rec, RoundRecord):
             self.rounds_view.on_round(rec)
             self._auto_tab("rounds")

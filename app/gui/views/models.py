@@ -71,6 +71,30 @@ class _Text:
         return self._joined
 
 
+def engine_hint(engine: str, shows: str) -> str | None:
+    """What to tell a person whose run cannot fill a view (`shows`: "rounds" or "window"); None when it can."""
+    if not engine:
+        return None
+    from app.core.engine import ENGINES
+
+    spec = ENGINES.get(engine)
+    if spec is not None and spec.shows == shows:
+        return None
+    title = spec.title if spec is not None else engine
+    if shows == "rounds":
+        return (
+            f"This run uses {title}: it decodes without draft/verify rounds, so there are none to show.\n"
+            "GravityOCR (self-speculative) and the built-in model show their rounds here; "
+            "`python -m app models` says where their weights are looked for.\n"
+            "A trace file of such a run can still be replayed (File → Open trace)."
+        )
+    return (
+        f"This run uses {title}: it reads region by region, with no sliding window over a whole document.\n"
+        "Unlimited-OCR shows its R-SWA window and KV cache here; `python -m app models` says where its weights "
+        "are looked for.\nA trace file of such a run can still be replayed (File → Open trace)."
+    )
+
+
 # --- self-speculative rounds -------------------------------------------------------------------------------------
 
 
@@ -106,6 +130,20 @@ class RoundRecord:
     @property
     def slots(self) -> int:
         return len(self.candidates)
+
+    def describe(self) -> str:
+        """A few lines for a tooltip."""
+        lines = [f"Round {self.round_index + 1} of region {self.region_id}"]
+        if self.full_accept:
+            lines.append(f"all {self.slots} drafts accepted + bonus {visible_whitespace(self.bonus_text())!r}: +{self.accepted} tokens")
+        else:
+            draft = self.candidate_texts[self.k] if self.k < len(self.candidate_texts) else f"#{self.candidates[self.k]}"
+            fix = self.verified_texts[self.k] if self.k < len(self.verified_texts) else f"#{self.verified[self.k]}"
+            lines.append(f"{self.k} of {self.slots} drafts accepted, +{self.accepted} tokens")
+            lines.append(f"rejected at position {self.k}: draft {visible_whitespace(draft)!r} ≠ verifier {visible_whitespace(fix)!r}")
+        lines.append(f"draft {self.draft_ms:.1f} ms · verify {self.verify_ms:.1f} ms · cache {self.cache_len:,}")
+        lines.append(f"text {visible_whitespace(self.text)[:60]!r} (chars {self.start}–{self.end})")
+        return "\n".join(lines)
 
     def bonus_text(self) -> str:
         if len(self.verified_texts) > len(self.candidates):
@@ -220,6 +258,8 @@ class RoundsModel:
         self.regions: dict[str, RegionRounds] = {}
         self.current: str | None = None  # the region most recently decoded
         self.baseline_tps: float | None = None
+        self.engine: str = ""  # the engine of the latest run/region (the views explain what it can show)
+        self._meta: dict[str, tuple[str, str, int]] = {}  # region id -> (task, engine, page) from RegionStarted
         self._ar_tokens = 0
         self._ar_ms = 0.0
         self.version = 0  # bumped on every change (views compare it to skip work)
@@ -228,6 +268,7 @@ class RoundsModel:
         reg = self.regions.get(region_id)
         if reg is None:
             reg = self.regions[region_id] = RegionRounds(region_id)
+            reg.task, reg.engine, reg.page = self._meta.get(region_id, ("", "", 0))
         return reg
 
     def feed(self, ev: Event) -> RoundRecord | None | bool:
@@ -238,12 +279,15 @@ class RoundsModel:
             self.version += 1
             return reg.add(ev)
         if isinstance(ev, RegionStarted):
-            if ev.engine and ev.engine in ("gravity", "builtin") or ev.region_id in self.regions:
-                reg = self.region(ev.region_id)
+            if ev.engine and ev.engine != self.engine:
+                self.engine = ev.engine
+                self.version += 1
+            self._meta[ev.region_id] = (ev.task, ev.engine, ev.page)
+            if ev.region_id in self.regions:
+                reg = self.regions[ev.region_id]
                 reg.task, reg.engine, reg.page = ev.task, ev.engine, ev.page
                 self.version += 1
-                return True
-            return False
+            return True
         if isinstance(ev, RegionFinished):
             reg = self.regions.get(ev.region_id)
             if reg is None:
@@ -261,9 +305,12 @@ class RoundsModel:
             if self._ar_tokens >= 8 and self._ar_ms > 0:
                 self.baseline_tps = self._ar_tokens / (self._ar_ms / 1000.0)
             return False
-        if isinstance(ev, (RunFinished, RunStarted)):
-            if isinstance(ev, RunFinished):
-                self._take_baseline(ev.stats)
+        if isinstance(ev, RunStarted):
+            self.engine = ev.engine
+            self.version += 1
+            return True
+        if isinstance(ev, RunFinished):
+            self._take_baseline(ev.stats)
             return False
         return False
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -39,12 +39,13 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QTextEdit,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
 from app.gui.views import colors
-from app.gui.views.models import RegionRounds, RoundRecord, RoundsModel, visible_whitespace
+from app.gui.views.models import RegionRounds, RoundRecord, RoundsModel, engine_hint, visible_whitespace
 
 # animation timeline at ×1, in seconds (slowed playback stretches it)
 APPEAR_S = 0.12
@@ -250,6 +251,16 @@ class RoundHistory(QAbstractScrollArea):
         i = int((y + self.verticalScrollBar().value()) // self.ROW_H)
         return i if 0 <= i < self.row_count() else None
 
+    def viewportEvent(self, event) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ToolTip and self.region is not None:
+            i = self.row_at(event.pos().y())
+            if i is not None:
+                QToolTip.showText(event.globalPos(), self.region.rounds[i].describe(), self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(event)
+
     def mousePressEvent(self, event) -> None:  # noqa: N802
         i = self.row_at(event.position().y())
         if i is not None:
@@ -398,6 +409,16 @@ class TintedText(QPlainTextEdit):
         shown.setPosition(min(start, self.document().characterCount() - 1))
         self.setTextCursor(shown)
         self.ensureCursorVisible()
+
+    def viewportEvent(self, event) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ToolTip and self.region is not None:
+            rec = self.region.round_at(self.cursorForPosition(event.pos()).position())
+            if rec is not None:
+                QToolTip.showText(event.globalPos(), rec.describe(), self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802
         super().mouseReleaseEvent(event)
@@ -570,6 +591,10 @@ class RoundsView(QWidget):
         return self.model.regions.get(self.shown_region) if self.shown_region else None
 
     def _set_empty(self, empty: bool) -> None:
+        if empty:
+            text = engine_hint(self.model.engine, "rounds") or EMPTY_HINT
+            if self.hint.text() != text:
+                self.hint.setText(text)
         self.hint.setVisible(empty)
         self.strip.setVisible(not empty)
 

@@ -14,12 +14,23 @@ Everything reads `WindowModel`; painting never walks more tokens than fit on scr
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QSplitter, QTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QSplitter,
+    QTextEdit,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.gui.views import colors
-from app.gui.views.models import WindowModel, WindowStream, visible_whitespace
+from app.gui.views.models import WindowModel, WindowStream, engine_hint, visible_whitespace
 
 EMPTY_HINT = (
     "No R-SWA window to show yet.\nUnlimited-OCR reads whole documents with a sliding window over its output; "
@@ -55,6 +66,37 @@ class TokenRibbon(QWidget):
     def sync(self, stream: WindowStream | None) -> None:
         self.stream = stream
         self.update()
+
+    _chips: tuple[float, float, float, float, int, int] | None = None  # x0, y, chip width, height, first, count
+
+    def chip_at(self, x: float, y: float) -> int | None:
+        """The chunk index under a point of the close-up row (as last painted)."""
+        if self._chips is None:
+            return None
+        x0, y1, cw, ch, first, count = self._chips
+        if not (y1 <= y <= y1 + ch) or x < x0:
+            return None
+        j = first + int((x - x0) // (cw + 2))
+        return j if j < first + count else None
+
+    def event(self, event) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ToolTip and self.stream is not None:
+            s = self.stream
+            j = self.chip_at(event.pos().x(), event.pos().y())
+            if j is not None and j < s.chunks:
+                a, b = s.chunk_range(j)
+                where = "left the window" if s.decoded[j] <= s.attended[0] else "in the window"
+                outs = f"output {a:,}" if b - a == 1 else f"outputs {a:,}–{b - 1:,}"
+                bans = [bn for bn in s.bans if a <= bn.step < b]
+                text = f"{outs}: {visible_whitespace(s.token_texts[j])!r} (token {s.tokens[j]}), {where}"
+                text += f"\ncache {s.cache_positions[j]:,} positions; full attention {s.full_positions[j]:,}"
+                for bn in bans[:3]:
+                    text += f"\nn-gram blocked: token {bn.token} {visible_whitespace(bn.text)!r} (repeat began at output {bn.ngram_start:,})"
+                QToolTip.showText(event.globalPos(), text, self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().event(event)
 
     def paintEvent(self, _event) -> None:  # noqa: N802
         s = self.stream
@@ -127,6 +169,7 @@ class TokenRibbon(QWidget):
         first = max(0, m - count)
         ban_chunks = {s.chunk_of(b.step) for b in s.bans[-200:]}
         first_in = s.chunk_of(lo) if m else 0  # first chunk with an output still in the window
+        self._chips = (x0, y1, chip_w, ch, first, m - first)
         for j in range(first, m):
             x = x0 + (j - first) * (chip_w + 2)
             r = QRectF(x, y1, chip_w, ch)
@@ -378,6 +421,7 @@ class WindowView(QWidget):
         super().__init__(parent)
         self.model = model
         self.shown: str | None = None
+        self.engine = ""  # the run's engine (set by DecodingViews), to explain an empty view
         self._synced_version = -1
         self.stream_box = QComboBox()
         self.stream_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -442,6 +486,10 @@ class WindowView(QWidget):
         if i >= 0:
             self.stream_box.setCurrentIndex(i)
         s = self.stream()
+        if s is None:
+            text = engine_hint(self.engine, "window") or EMPTY_HINT
+            if self.hint.text() != text:
+                self.hint.setText(text)
         self.hint.setVisible(s is None)
         self.ribbon.sync(s)
         self.memory.sync(s)

@@ -1,0 +1,104 @@
+"""The views' plain-Python models (app.gui.views.models): statistics, character spans and window chunks, checked
+over many random event streams against direct recomputation."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from app.core.events import NgramBanned, PrefixLaid, RegionStarted, RoundVerified, RunStarted, TokensCommitted, WindowStepped
+from app.gui.views.models import RoundsModel, WindowModel, engine_hint, visible_whitespace
+
+
+def random_rounds(rng: random.Random, n_rounds: int, block: int, region: str = "r") -> list[RoundVerified]:
+    out = []
+    for i in range(n_rounds):
+        n = block + 1
+        k = rng.randint(0, n)
+        cands = [rng.randint(1, 9) for _ in range(n)]
+        vers = list(cands)
+        if k < n:
+            vers[k] = cands[k] + 10
+        new = cands[:k] + [vers[k]] if k < n else cands + [99]
+        text = "".join(rng.choice(["a", "b", " ", "\n", "é"]) for _ in new) if rng.random() > 0.1 else ""
+        out.append(RoundVerified(region, i, k, cands, vers, new, text, rng.uniform(1, 3), rng.uniform(1, 3), 10 + i,
+                                 candidate_texts=[str(c) for c in cands], verified_texts=[str(v) for v in vers],
+                                 bonus=99 if k == n else None, block_size=block))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_round_statistics_and_spans_match_a_direct_count(seed):
+    rng = random.Random(seed)
+    block = rng.choice([1, 4, 8, 32])
+    events = random_rounds(rng, rng.randint(1, 60), block)
+    model = RoundsModel()
+    for ev in events:
+        model.feed(ev)
+    reg = model.regions["r"]
+    tokens = sum(len(e.new_tokens) for e in events)
+    assert reg.tpf == pytest.approx(tokens / (2 * len(events)))
+    assert reg.mean_accepted == pytest.approx(tokens / len(events))
+    for i, rate in enumerate(reg.position_rates()):
+        assert rate == pytest.approx(sum(e.k > i for e in events) / len(events))
+    hist = {}
+    for e in events:
+        hist[len(e.new_tokens)] = hist.get(len(e.new_tokens), 0) + 1
+    assert reg.histogram == hist
+    text = "".join(e.text for e in events)
+    assert reg.text == text
+    for rec in reg.rounds:
+        assert text[rec.start : rec.end] == rec.text
+        for pos in range(rec.start, rec.end):
+            assert reg.round_at(pos) is rec
+    assert reg.round_at(len(text)) is None and reg.round_at(-1) is None
+
+
+def test_regions_engine_and_baseline():
+    model = RoundsModel()
+    model.feed(RunStarted(engine="gravity"))
+    model.feed(RegionStarted(region_id="p1-r2", page=1, task="table", engine="gravity"))
+    model.feed(random_rounds(random.Random(0), 1, 4, region="p1-r2")[0])
+    reg = model.regions["p1-r2"]
+    assert (reg.task, reg.page, reg.engine) == ("table", 1, "gravity") and model.current == "p1-r2"
+    for step in range(10):
+        model.feed(TokensCommitted(region_id="ar", step=step, tokens=[1], text="x", ms=5.0))
+    assert model.baseline_tps == pytest.approx(200.0)
+    assert "draft" in reg.rounds[0].describe()
+
+
+def test_window_chunks_map_outputs_to_characters():
+    """An engine reporting every 3rd step: each event brings three outputs' text."""
+    model = WindowModel()
+    model.feed(PrefixLaid(region_id="doc", prefix_len=20, window=6, segments=[{"kind": "bos", "label": "BOS", "start": 0, "end": 1}]))
+    pieces = []
+    for c in range(0, 30, 3):
+        text = "".join(f"<{j}>" for j in range(c, c + 3))
+        pieces.append(text)
+        decoded = c + 3
+        lo = max(0, decoded - 1 - 6)
+        model.feed(WindowStepped(region_id="doc", step=c + 2, token=c, text=text, prefix_len=20, decoded=decoded,
+                                 attended=(lo, decoded - 1), evicted=None, cache_positions=20 + min(decoded, 6),
+                                 cache_bytes=0, full_positions=20 + decoded, full_bytes=0))
+    model.feed(NgramBanned(region_id="doc", step=14, token=3, ngram_start=9))
+    s = model.streams["doc"]
+    assert s.output_len == 30 and s.chunks == 10 and s.bound == 26
+    assert max(s.cache_positions) <= s.bound
+    text = "".join(pieces)
+    assert s.text == text
+    a, b = s.span_chars(3, 6)  # exactly chunk 1
+    assert text[a:b] == "<3><4><5>"
+    a, b = s.span_chars(4, 8)  # rounds out to whole chunks
+    assert text[a:b] == "<3><4><5><6><7><8>"
+    lo, hi = s.attended
+    a, b = s.window_chars()
+    assert text[a:b].startswith(f"<{lo - lo % 3}>") and text[a:b].endswith("<29>")
+    assert s.chunk_of(14) == 4 and s.bans[0].step == 14
+
+
+def test_hints_and_visible_whitespace():
+    assert engine_hint("gravity", "rounds") is None and engine_hint("unlimited", "window") is None
+    assert "Classic OCR" in engine_hint("classic", "rounds")
+    assert "Unlimited-OCR" in engine_hint("gravity", "window")
+    assert engine_hint("", "rounds") is None
+    assert visible_whitespace("a b\n\t\x1e") == "a·b↵→␞" and visible_whitespace("") == "∅"
