@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QToolButton,
@@ -147,7 +148,11 @@ class MainWindow(QMainWindow):
         self.views = self._make_views()
         self.views_dock = QDockWidget("Decoding", self)
         self.views_dock.setObjectName("decoding_dock")
-        self.views_dock.setWidget(self.views)
+        scroller = QScrollArea()  # the views may ask for more height than a laptop screen can spare
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QFrame.Shape.NoFrame)
+        scroller.setWidget(self.views)
+        self.views_dock.setWidget(scroller)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.views_dock)
         self.actions.menus["&View"].addAction(self.views_dock.toggleViewAction())
         self._frame = QTimer(self, singleShot=True, interval=FRAME_MS)
@@ -187,6 +192,9 @@ class MainWindow(QMainWindow):
         self.review.block_edited.connect(self._block_edited)
         self.progress.cancel_requested.connect(self.cancel_run)
         self.settings.changed.connect(self._setting_changed)
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.instance().aboutToQuit.connect(self.decoder.shutdown)
 
     # --- documents ------------------------------------------------------------------------------------------------
 
@@ -730,7 +738,7 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not getattr(self, "_docks_sized", False):
             self._docks_sized = True
-            QTimer.singleShot(0, lambda: self.resizeDocks([self.views_dock], [max(200, self.height() // 4)],
+            QTimer.singleShot(0, lambda: self.resizeDocks([self.views_dock], [max(200, self.height() // 3)],
                                                           Qt.Orientation.Vertical))
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802
