@@ -1,0 +1,64 @@
+"""The projection-profile line finder and line normalisation (app.core.lines)."""
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from app.core.lines import find_lines, normalize_line, split_lines
+
+
+def _page(texts, *, size=22, gap=1.9, ink=20, bg=250, width=640, x=18):
+    from app.core.training.synthetic import PIL_DEFAULT, _font, find_fonts
+
+    fonts = find_fonts().get("DejaVu", [PIL_DEFAULT])
+    font = _font(fonts[0], size)
+    step = int(size * gap)
+    img = Image.new("L", (width, step * len(texts) + 2 * size), bg)
+    draw = ImageDraw.Draw(img)
+    truth = []
+    for i, t in enumerate(texts):
+        y = size + i * step
+        draw.text((x, y), t, font=font, fill=ink)
+        truth.append(draw.textbbox((x, y), t, font=font))
+    return img, truth
+
+
+def _covers(box, truth_box):
+    x0, y0, x1, y1 = box
+    tx0, ty0, tx1, ty1 = truth_box
+    return x0 <= tx0 + 1 and y0 <= ty0 + 1 and x1 >= tx1 - 1 and y1 >= ty1 - 1
+
+
+def test_finds_each_line_in_order():
+    texts = ["Total amount: 1,234.56 EUR", "gjpqy descenders, Ünïcödé accents", "INV-2024-00042", "ok"]
+    img, truth = _page(texts)
+    boxes = find_lines(img)
+    assert len(boxes) == len(texts)
+    assert all(_covers(b, t) for b, t in zip(boxes, truth))
+    assert [b[1] for b in boxes] == sorted(b[1] for b in boxes)
+    for a, b in zip(boxes, boxes[1:]):
+        assert a[3] <= b[1]  # no overlap between consecutive lines
+
+
+def test_tight_lines_and_dark_background():
+    texts = ["first line of text", "second line of text", "third line"]
+    img, truth = _page(texts, gap=1.25)
+    assert len(find_lines(img)) == 3
+    inverted = Image.fromarray(255 - np.asarray(img))
+    assert len(find_lines(inverted)) == 3
+
+
+def test_blank_and_single_line():
+    assert find_lines(Image.new("RGB", (200, 60), "white")) == []
+    img, truth = _page(["just one line"])
+    (box,) = find_lines(img)
+    assert _covers(box, truth[0])
+
+
+def test_normalized_line_is_model_ready():
+    img, _ = _page(["a line to normalise", "b"])
+    for box, line in split_lines(img):
+        assert line.mode == "RGB" and line.height == 32 and line.width % 16 == 0
+        assert line.width >= 16
+    tiny = normalize_line(Image.new("L", (5, 3), 255))
+    assert tiny.size == (64, 32)  # 5×3 scaled to height 32 is 53 wide, padded to 64
