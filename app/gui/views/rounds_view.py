@@ -73,11 +73,11 @@ class RoundStrip(QWidget):
         self.record: RoundRecord | None = None
         self._t0 = 0.0
         self.slow = 1.0  # 2..20 when playback is slowed
-        self.setMinimumHeight(104)
+        self.setMinimumHeight(84)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def sizeHint(self) -> QSize:
-        return QSize(600, 104)
+        return QSize(600, 84)
 
     def show_round(self, rec: RoundRecord | None, *, animate: bool = True) -> None:
         self.record = rec
@@ -132,17 +132,31 @@ class RoundStrip(QWidget):
             f" · +{rec.accepted} token{'s' if rec.accepted != 1 else ''}"
             f" · draft {rec.draft_ms:.1f} ms · verify {rec.verify_ms:.1f} ms · cache {rec.cache_len}"
         )
+        small = QFont(font)
+        small.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
+        sfm = QFontMetrics(small)
+        legend = (("accepted", colors.ACCEPTED), ("rejected", colors.REJECTED), ("verifier's token", colors.CORRECTED), ("bonus", colors.BONUS), ("draft", colors.DRAFT))
+        legend_w = sum(13 + sfm.horizontalAdvance(name) + 12 for name, _ in legend)
+        show_legend = self.width() - 16 - legend_w > fm.horizontalAdvance(header) * 0.6
+        header_w = self.width() - 16 - (legend_w if show_legend else 0)
         p.setPen(fg)
-        p.drawText(QRectF(8, 2, self.width() - 16, fm.height() + 2), Qt.AlignmentFlag.AlignLeft, fm.elidedText(header, Qt.TextElideMode.ElideRight, self.width() - 16))
+        p.drawText(QRectF(8, 2, header_w, fm.height() + 2), Qt.AlignmentFlag.AlignLeft, fm.elidedText(header, Qt.TextElideMode.ElideRight, int(header_w)))
+        if show_legend:
+            p.setFont(small)
+            lx = self.width() - 8.0 - legend_w + 12
+            for name, c in legend:
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(c)
+                p.drawRect(QRectF(lx, 2 + (fm.height() - 9) / 2, 9, 9))
+                p.setPen(colors.faded(fg, 0.8))
+                p.drawText(QPointF(lx + 13, 2 + (fm.height() + sfm.ascent()) / 2 - 1), name)
+                lx += 13 + sfm.horizontalAdvance(name) + 12
 
         cells = n + 1
         gap = 3.0
         cw = max(14.0, min(72.0, (self.width() - 16 - gap * (cells - 1)) / cells))
         ch = 34.0
         y = fm.height() + 8
-        small = QFont(font)
-        small.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
-        sfm = QFontMetrics(small)
         for i in range(cells):
             x = 8 + i * (cw + gap)
             r = QRectF(x, y, cw, ch)
@@ -188,18 +202,6 @@ class RoundStrip(QWidget):
                 p.setFont(small)
                 p.setPen(colors.faded(fg, 0.6))
                 p.drawText(QRectF(x, y + ch + 2, cw, sfm.height() + 4), Qt.AlignmentFlag.AlignCenter, "a0" if rec.k != 0 else "")
-        # legend
-        p.setFont(small)
-        ly = self.height() - sfm.height() - 2
-        lx = 8.0
-        for name, c in (("accepted", colors.ACCEPTED), ("rejected", colors.REJECTED), ("verifier's token", colors.CORRECTED), ("bonus", colors.BONUS), ("draft", colors.DRAFT)):
-            p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(c)
-            p.drawRect(QRectF(lx, ly + 3, 9, 9))
-            p.setPen(colors.faded(fg, 0.8))
-            w = sfm.horizontalAdvance(name)
-            p.drawText(QPointF(lx + 13, ly + sfm.ascent() + 1), name)
-            lx += 13 + w + 14
         p.end()
 
 
@@ -216,7 +218,7 @@ class RoundHistory(QAbstractScrollArea):
         self.selected: int | None = None
         self._rows = 0
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setMinimumWidth(180)
+        self.setMinimumSize(150, 3 * self.ROW_H)
         self.verticalScrollBar().setSingleStep(self.ROW_H)
 
     def row_count(self) -> int:
@@ -437,10 +439,10 @@ class StatsPanel(QWidget):
         super().__init__(parent)
         self.region: RegionRounds | None = None
         self.baseline_tps: float | None = None
-        self.setMinimumHeight(150)
+        self.setMinimumSize(240, 120)
 
     def sizeHint(self) -> QSize:
-        return QSize(500, 170)
+        return QSize(400, 170)
 
     def sync(self, region: RegionRounds | None, baseline_tps: float | None) -> None:
         self.region, self.baseline_tps = region, baseline_tps
@@ -474,17 +476,19 @@ class StatsPanel(QWidget):
         fg = pal.color(QPalette.ColorRole.WindowText)
         fm = QFontMetrics(self.font())
         p.setPen(fg)
-        p.drawText(QRectF(8, 2, self.width() - 16, fm.height() + 2), Qt.AlignmentFlag.AlignLeft, fm.elidedText(self.summary(), Qt.TextElideMode.ElideRight, self.width() - 16))
-        top = fm.height() + 8
-        h = self.height() - top - 6
-        w = (self.width() - 16 - 2 * 12) / 3
-        boxes = [QRectF(8 + i * (w + 12), top, w, h) for i in range(3)]
+        head = QRectF(6, 2, self.width() - 12, 2 * fm.height() + 2)
+        used = p.boundingRect(head, Qt.TextFlag.TextWordWrap, self.summary())
+        p.drawText(head, Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, self.summary())
+        top = min(used.height(), head.height()) + 8
+        h = self.height() - top - 4
+        w = (self.width() - 12 - 2 * 10) / 3
+        boxes = [QRectF(6 + i * (w + 10), top, w, h) for i in range(3)]
         # 1. accepted tokens per round
         slots = max(len(reg.pos_total), 1) + 1
         hist = [reg.histogram.get(i, 0) for i in range(1, slots + 1)]
-        self._bars(p, boxes[0], "accepted per round", hist, colors.ACCEPTED, f"1…{slots}")
+        self._bars(p, boxes[0], "accepted/round", hist, colors.ACCEPTED, f"1…{slots}")
         # 2. acceptance rate by draft position (a0, d1..dB)
-        self._bars(p, boxes[1], "acceptance by position", reg.position_rates(), colors.BONUS, f"a0…d{slots - 2}", vmax=1.0)
+        self._bars(p, boxes[1], "by position", reg.position_rates(), colors.BONUS, f"a0…d{slots - 2}", vmax=1.0)
         # 3. draft vs verify ms, last rounds
         self._latency(p, boxes[2], reg)
         p.end()
@@ -517,7 +521,7 @@ class StatsPanel(QWidget):
         recent = reg.rounds[-80:]
         avg_d = reg.draft_ms / len(reg.rounds)
         avg_v = reg.verify_ms / len(reg.rounds)
-        inner = self._frame(p, box, "draft | verify ms per round", f"mean {avg_d:.1f} | {avg_v:.1f} ms")
+        inner = self._frame(p, box, "draft | verify ms", f"{avg_d:.1f} | {avg_v:.1f} ms")
         top = max((r.draft_ms + r.verify_ms for r in recent), default=1.0) or 1.0
         bw = inner.width() / max(len(recent), 1)
         p.setPen(Qt.PenStyle.NoPen)
@@ -561,14 +565,13 @@ class RoundsView(QWidget):
         top.addWidget(self.region_box)
         top.addStretch(1)
         top.addWidget(self.follow_box)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.text)
-        right.addWidget(self.stats)
-        right.setSizes([300, 170])
-        body = QSplitter(Qt.Orientation.Horizontal)
+        body = QSplitter(Qt.Orientation.Horizontal)  # side by side: the dock is usually wide and short
         body.addWidget(self.history)
-        body.addWidget(right)
-        body.setSizes([240, 700])
+        body.addWidget(self.text)
+        body.addWidget(self.stats)
+        body.setStretchFactor(1, 1)
+        body.setSizes([220, 560, 400])
+        body.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)

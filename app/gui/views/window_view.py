@@ -57,11 +57,11 @@ class TokenRibbon(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.stream: WindowStream | None = None
-        self.setMinimumHeight(118)
+        self.setMinimumHeight(104)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def sizeHint(self) -> QSize:
-        return QSize(800, 118)
+        return QSize(800, 104)
 
     def sync(self, stream: WindowStream | None) -> None:
         self.stream = stream
@@ -222,10 +222,10 @@ class MemoryPlot(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.stream: WindowStream | None = None
-        self.setMinimumSize(240, 120)
+        self.setMinimumSize(200, 110)
 
     def sizeHint(self) -> QSize:
-        return QSize(420, 180)
+        return QSize(400, 180)
 
     def sync(self, stream: WindowStream | None) -> None:
         self.stream = stream
@@ -243,7 +243,7 @@ class MemoryPlot(QWidget):
         n = s.output_len
         cur, full = s.cache_positions[-1], s.full_positions[-1]
         cur_b, full_b = s.cache_bytes[-1], s.full_bytes[-1]
-        title = f"KV cache: {cur:,} positions ({_mib(cur_b)}) · full attention would hold {full:,} ({_mib(full_b)})"
+        title = f"KV cache {cur:,} positions ({_mib(cur_b)}) · full attention {full:,} ({_mib(full_b)})"
         p.setPen(fg)
         p.drawText(QRectF(6, 2, self.width() - 12, fm.height()), Qt.AlignmentFlag.AlignLeft, fm.elidedText(title, Qt.TextElideMode.ElideRight, self.width() - 12))
         plot = QRectF(44, fm.height() + 8, self.width() - 52, self.height() - fm.height() - 14 - fm.height())
@@ -286,10 +286,10 @@ class MaskPicture(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.stream: WindowStream | None = None
-        self.setMinimumSize(240, 110)
+        self.setMinimumSize(200, 100)
 
     def sizeHint(self) -> QSize:
-        return QSize(420, 150)
+        return QSize(300, 150)
 
     def sync(self, stream: WindowStream | None) -> None:
         self.stream = stream
@@ -329,7 +329,7 @@ class MaskPicture(QWidget):
         cell = max(3.0, min((pw - 4) / (pre + rows), (self.height() - top - fm.height() - 8) / rows))
         p.setPen(fg)
         p.drawText(QRectF(6, 0, self.width() - 12, fm.height()), Qt.AlignmentFlag.AlignLeft, fm.elidedText(
-            f"step {s.last_step:,}: query sees prefix [0, {s.prefix_len:,}) + outputs [{s.attended[0]:,}, {s.attended[1]:,})",
+            f"step {s.last_step:,} sees prefix [0, {s.prefix_len:,}) + outputs [{s.attended[0]:,}, {s.attended[1]:,})",
             Qt.TextElideMode.ElideRight, self.width() - 12))
         for pi, (kind, title) in enumerate(panels):
             x0 = 8 + pi * (pw + 10)
@@ -436,13 +436,13 @@ class WindowView(QWidget):
         top.addWidget(QLabel("Run"))
         top.addWidget(self.stream_box)
         top.addStretch(1)
-        side = QSplitter(Qt.Orientation.Vertical)
-        side.addWidget(self.memory)
-        side.addWidget(self.masks)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self.text)
-        body.addWidget(side)
-        body.setSizes([600, 420])
+        body.addWidget(self.memory)
+        body.addWidget(self.masks)
+        body.setStretchFactor(0, 1)
+        body.setSizes([480, 400, 300])
+        body.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
