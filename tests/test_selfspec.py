@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from app.core.decoding.autoregressive import ar_decode, prefill  # noqa: E402
-from app.core.decoding.selfspec import accept, selfspec_decode, window_mask  # noqa: E402
+from app.core.decoding.selfspec import accept, selfspec_decode, truncate, window_mask  # noqa: E402
 from app.core.tiny.glmocr import build, sample_images  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -68,6 +68,9 @@ def test_accept_rule():
     assert accept([5, 6, 7], [5, 6, 7], bonus=9) == (3, [5, 6, 7, 9])
     assert accept([5, 6, 7], [5, 1, 7], bonus=9) == (1, [5, 1])
     assert accept([5, 6, 7], [4, 6, 7], bonus=9) == (0, [4])
+    assert truncate([1, 9, 3], 0, [9], 10) == ([1, 9], "stop")  # the stop id is kept, as generate() keeps it
+    assert truncate([1, 9, 3], 9, [9], 10) == ([1], "max_new_tokens")  # the budget ends first
+    assert truncate([1, 2], 0, [9], 10) == ([1, 2], "")
 
 
 @pytest.mark.parametrize("model_index", [0, 1, 2])

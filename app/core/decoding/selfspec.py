@@ -109,6 +109,16 @@ def accept(candidates: Sequence[int], verified: Sequence[int], bonus: int) -> tu
     return k, new
 
 
+def truncate(new: list[int], produced: int, stop_ids: Sequence[int], max_new_tokens: int) -> tuple[list[int], str]:
+    """Cut a round's new tokens at the first stop id (kept, as generate() keeps it) and at the token budget;
+    returns them with the reason decoding ends ("" when it goes on)."""
+    new = new[: max(0, max_new_tokens - produced)]
+    at_stop = stop_index(new, stop_ids)
+    if at_stop is not None:
+        return new[: at_stop + 1], "stop"
+    return new, "max_new_tokens" if produced + len(new) >= max_new_tokens else ""
+
+
 def selfspec_decode(
     model,
     prefix: Prefix,
@@ -140,27 +150,23 @@ def selfspec_decode(
                 break
             t0 = time.perf_counter()
             candidates = draft(model, prefix, cache, x0, seed_token, mask_id, block_size)
+            draft_ms = (time.perf_counter() - t0) * 1e3
             if draft_hook is not None:
                 candidates = [int(t) for t in draft_hook(len(rounds), list(tokens), list(candidates))]
-            t1 = time.perf_counter()
             if cancel is not None and cancel.cancelled:
                 stopped = "cancelled"
                 break
+            t1 = time.perf_counter()
             verified, bonus = verify(model, prefix, cache, x0, candidates)
-            t2 = time.perf_counter()
+            verify_ms = (time.perf_counter() - t1) * 1e3
             k, new = accept(candidates, verified, bonus)
             cache.crop(-(len(candidates) - k))  # keep x0 and candidates[:k]; the last new token becomes x0
             x0 = new[-1]
-            at_stop = stop_index(new, stop_ids)
-            if at_stop is not None:
-                new, stopped = new[: at_stop + 1], "stop"
-            if len(tokens) + len(new) >= max_new_tokens:
-                new = new[: max_new_tokens - len(tokens)]
-                stopped = stopped or "max_new_tokens"
+            new, stopped = truncate(new, len(tokens), stop_ids, max_new_tokens)
             tokens.extend(new)
-            stats.add_round(k, (t1 - t0) * 1e3, (t2 - t1) * 1e3)
+            stats.add_round(k, draft_ms, verify_ms)
             rnd = Round(len(rounds), k, list(candidates), list(verified), bonus if k == len(candidates) else None,
-                        new, (t1 - t0) * 1e3, (t2 - t1) * 1e3, cache.get_seq_length(), len(tokens), bool(stopped))
+                        new, draft_ms, verify_ms, cache.get_seq_length(), len(tokens), bool(stopped))
             rounds.append(rnd)
             if on_round:
                 on_round(rnd)
