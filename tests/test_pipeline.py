@@ -158,3 +158,36 @@ def test_image_input_with_classic_engine(tmp_path):
     assert out.pages[0].dpi == 96 and out.pages[0].regions[0].box == (0.0, 0.0, 360.0, 90.0)
     assert "Hello" in out.region("p1-r01").text
     assert files["markdown"].read_text().startswith('<a id="page-1"></a>')
+
+
+class BrokenLayout:
+    name = "broken"
+
+    def analyse(self, document, index, image, dpi, *, keep_headers=False):
+        raise RuntimeError("model exploded")
+
+
+def test_failing_layout_falls_back_to_the_whole_page(report_pdf):
+    events = []
+    pipe = Pipeline(PipelineOptions(), emit=events.append, layout=BrokenLayout())
+    pipe.open(report_pdf)
+    page = pipe.layout_page(0)
+    pipe.close()
+    assert page.layout == "page" and [(r.id, r.label, r.task) for r in page.regions] == [("p1-r01", "text", "text")]
+    (err,) = [e for e in events if e.type == "error"]
+    assert not err.fatal and "layout failed on page 1 (model exploded)" in err.message
+    assert events[-1].type == "layout_done" and events[-1].source == "page"
+
+
+def test_pymupdf_layout_reads_a_scanned_page_through_rapidocr(tmp_path, report_pdf):
+    from app.core.document import open_document
+
+    with open_document(report_pdf) as doc:
+        doc.render(0, 100).save(tmp_path / "scan.png", dpi=(100, 100))
+    pipe = Pipeline(PipelineOptions(layout="pymupdf"))
+    pipe.open(tmp_path / "scan.png")
+    page = pipe.layout_page(0)
+    pipe.close()
+    assert not page.has_text_layer
+    labels = [r.label for r in page.regions]
+    assert "text" in labels and "table" in labels and page.layout == "pymupdf"

@@ -284,6 +284,8 @@ class Pipeline:
             self.emit(PhaseChanged("loading_model", detail=self.engine_name))
             opts: dict[str, Any] = {k: v for k, v in dict(model_path=o.model_path, device=o.device, dtype=o.dtype,
                                                           block_size=o.block_size).items() if v is not None}
+            if o.keep_headers:
+                opts["keep_headers"] = True  # whole-document engines route labels themselves
             opts.update(o.engine_options)
             try:
                 self.engine = open_engine(self.engine_name, **opts)
