@@ -318,7 +318,7 @@ def test_player_steps_pauses_scrubs_and_slows_down(qtbot, views):
     paused_at = player.position
     qtbot.wait(100)
     assert player.position == paused_at
-    assert views.rounds_view.strip.slow == 5.0
+    assert views.rounds_view.strip.slow == 1.25
     # the playback bar drives the same player: scrub with the slider, then play to the end fast
     bar = views.playback_bar
     bar.slider.setValue(5)

@@ -231,7 +231,9 @@ class DecodingViews(QWidget):
         self._mark_dirty()
 
     def _player_speed(self, factor: float) -> None:
-        self.rounds_view.strip.slow = factor if factor >= 2 else 1.0
+        # the strip's animation (~0.35 s) already outlasts a GPU round (~20-50 ms); slowed playback stretches
+        # it gently so that at ×20 most rounds get their full sweep
+        self.rounds_view.strip.slow = max(1.0, factor / 4.0)
 
     def load_trace(
         self,

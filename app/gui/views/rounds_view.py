@@ -71,6 +71,8 @@ class RoundStrip(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.record: RoundRecord | None = None
+        self._pending: RoundRecord | None = None
+        self.skipped = 0  # rounds that arrived while another was animating and were not animated
         self._t0 = 0.0
         self.slow = 1.0  # 2..20 when playback is slowed
         self.setMinimumHeight(84)
@@ -80,8 +82,23 @@ class RoundStrip(QWidget):
         return QSize(600, 84)
 
     def show_round(self, rec: RoundRecord | None, *, animate: bool = True) -> None:
+        """Show a round now (a selection, a region switch); `animate=False` shows it resolved."""
         self.record = rec
+        self._pending = None
+        self.skipped = 0
         self._t0 = time.monotonic() if animate else -1e9
+        self.update()
+
+    def offer_round(self, rec: RoundRecord) -> None:
+        """A new round arrived live. Rounds often come faster than their animation: the one playing finishes,
+        then the newest waiting round plays (the ones in between are in the history, not animated)."""
+        if self.record is not None and self.animating() and rec.region_id == self.record.region_id:
+            if self._pending is not None:
+                self.skipped += 1
+            self._pending = rec
+            return
+        self.record = rec
+        self._t0 = time.monotonic()
         self.update()
 
     def duration(self) -> float:
@@ -102,10 +119,14 @@ class RoundStrip(QWidget):
         return self.record is not None and self.phase() < 1.0
 
     def tick(self) -> bool:
+        """Advance the animation (called once a frame); True while there is more to show."""
         if self.record is None:
             return False
+        if self._pending is not None and not self.animating():
+            self.record, self._pending = self._pending, None
+            self._t0 = time.monotonic()
         self.update()
-        return self.animating()
+        return self.animating() or self._pending is not None
 
     # painting ---------------------------------------------------------------------------------------------------
     def paintEvent(self, _event) -> None:  # noqa: N802 (Qt name)
@@ -618,7 +639,7 @@ class RoundsView(QWidget):
         if self.following and (self.shown_region in (None, rec.region_id)):
             self.shown_region = rec.region_id
             self.selected = None
-            self.strip.show_round(rec)
+            self.strip.offer_round(rec)
 
     def refresh(self) -> None:
         """Bring the widgets up to the model (once per frame at most)."""
