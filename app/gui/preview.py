@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
 
 from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser
@@ -37,6 +38,7 @@ def _math(latex: str, display: bool, mode: str) -> str:
     return latex_to_rich_text(latex, display)
 
 
+@lru_cache(maxsize=4096)
 def block_html(markdown_text: str, math: str = "rich") -> str:
     """One block of Markdown as HTML. Math is cut out before Markdown sees it (so `_` and `*` inside a formula are
     not taken for emphasis) and put back rendered."""
