@@ -191,3 +191,19 @@ def test_pymupdf_layout_reads_a_scanned_page_through_rapidocr(tmp_path, report_p
     assert not page.has_text_layer
     labels = [r.label for r in page.regions]
     assert "text" in labels and "table" in labels and page.layout == "pymupdf"
+
+
+def test_page_where_pymupdf_finds_nothing_is_read_whole(tmp_path):
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=300, height=500)
+    page.insert_textbox(pymupdf.Rect(20, 60, 280, 200), "Body text that runs on for a while. " * 6, fontsize=10)
+    page.set_rotation(90)  # PyMuPDF's layout sees no block on this sideways page
+    doc.save(str(tmp_path / "rot.pdf"))
+    pipe = Pipeline(PipelineOptions(layout="pymupdf"))
+    pipe.open(tmp_path / "rot.pdf")
+    page = pipe.layout_page(0)
+    pipe.close()
+    assert page.layout == "page" and page.width_px == 1000 and page.height_px == 600
+    assert [(r.id, r.flags, r.box) for r in page.regions] == [("p1-r01", ["fallback"], (0.0, 0.0, 1000.0, 600.0))]

@@ -86,7 +86,8 @@ class Progress:
             return
         self._last = now
         width = 20
-        done = (self.page - 1 + (self.region / self.regions if self.regions else 0)) / self.pages if self.pages else 0
+        within = max(0, self.region - 1) / self.regions if self.regions else 0.0
+        done = (max(0, self.page - 1) + within) / self.pages if self.pages else 0.0
         bar = "#" * int(width * max(0.0, min(1.0, done)))
         rate = f" · {self.rate:.1f} tok/s" if self.tokens else ""
         line = (f"\r{self.name[:30]} [{bar:<{width}}] page {self.page}/{self.pages} · region {self.region}/"

@@ -410,11 +410,14 @@ class Pipeline:
                                   "as one region", where="layout", fatal=False))
             regions = PageLayout().analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers)
             source = "page"
-        if not regions and source == "pymupdf" and not self._words(index):
-            # nothing found on a page without a text layer (a scan the layout could not read): last resort
+        if not regions and source == "pymupdf":
+            # PyMuPDF's layout found nothing (a rotated page, a scan it could not read, a blank page): the last
+            # resort reads the whole page; on a blank page that costs one short decode and adds no block
             from app.core.layout import PageLayout
 
             regions = PageLayout().analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers)
+            for r in regions:
+                r.flags.append("fallback")
             source = "page"
         self.emit(LayoutDone(index, [r.to_dict() for r in regions], source))
         wpt, hpt = doc.page_size_pt(index)
@@ -422,10 +425,13 @@ class Pipeline:
                           has_text_layer=bool(self._words(index)), ms=(time.perf_counter() - t0) * 1000)
 
     def set_regions(self, index: int, regions: list[Region]) -> PageOutput:
-        """Replace the regions of a laid-out page (the GUI's layout edits); tasks follow the labels."""
+        """Replace the regions of a laid-out page (the GUI's layout edits). Regions keep their task when it is one of
+        TASKS, else it follows the label; they are kept in `order`."""
+        from app.core.regions import TASKS
+
         page = self.output.page(index)
         for r in regions:
-            if r.task not in ("picture", "skipped") or r.label in ("image", "chart"):
+            if r.task not in TASKS:  # a task the person chose stays; a missing one follows the label
                 r.task = route(r.label, self.options.keep_headers)
         page.regions = sorted(regions, key=lambda r: r.order)
         return page

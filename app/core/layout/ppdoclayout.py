@@ -27,8 +27,8 @@ class PPDocLayout:
     def __init__(self, model_path=None, device=None, dtype=None, threshold: float = THRESHOLD, **_ignored) -> None:
         from app.core.loader import ModelError, load_model
 
-        try:
-            self.loaded = load_model("pp-doclayoutv3", model_path, device=device, dtype=dtype)
+        try:  # fp32 unless asked: the model is small, and its post-processing hands masks to OpenCV (no bf16)
+            self.loaded = load_model("pp-doclayoutv3", model_path, device=device, dtype=dtype or "fp32")
         except ModelError as exc:
             raise LayoutError(str(exc)) from exc
         self.threshold = threshold
