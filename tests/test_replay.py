@@ -65,4 +65,4 @@ def test_frames_benchmark_prints_its_table(qapp, capsys):
 
     assert main(["--tokens", "1500"]) == 0
     out = capsys.readouterr().out
-    assert "frame ms p50" in out and "rounds" in out and "window" in out
+    assert "live frame ms p50" in out and "rounds" in out and "window" in out

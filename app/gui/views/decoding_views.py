@@ -61,6 +61,7 @@ class DecodingViews(QWidget):
         self._external_reset: Callable[[], None] | None = None
         self._auto_kind: str | None = None
         self._dirty = False
+        self._bar_dirty = False
         self._last_span: tuple[str, int, int] | None = None
         self.frames = 0  # frames rendered (tests and the benchmark read it)
 
@@ -96,13 +97,12 @@ class DecodingViews(QWidget):
                 self._t0 = now
             self.recording.append(event)
             self.recording_times.append(round(now - self._t0, 6))
+            self._bar_dirty = True  # the playback bar catches up once a frame, not once an event
             if not self._following_live:
-                self.player.position_changed.emit(self.player.position, self.player.total())
+                self._mark_dirty()
                 return
             self.player.position = len(self.recording)
         self._apply(event)
-        if not self._from_player and not self.player.playing:
-            self.player.position_changed.emit(self.player.position, self.player.total())
 
     def _apply(self, event: Event) -> None:
         if isinstance(event, RunStarted) and (self.rounds_model.regions or self.window_model.streams):
@@ -146,6 +146,9 @@ class DecodingViews(QWidget):
             else:
                 self.window_view.refresh()
             self._emit_window_span()
+            if self._bar_dirty:
+                self._bar_dirty = False
+                self.player.position_changed.emit(self.player.position, self.player.total())
             self.frames += 1
         animating = self.rounds_view.tick() if current is self.rounds_view else False
         if paint_now:

@@ -15,7 +15,7 @@ Everything reads `WindowModel`; painting never walks more tokens than fit on scr
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen, QPixmap, QPolygonF, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -236,8 +236,7 @@ class MemoryPlot(QWidget):
         if s is None or not s.output_len:
             _hint(self, "KV cache size over time: flat for R-SWA, against the line full attention would have grown to.")
             return
-        p = QPainter(self)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p = QPainter(self)  # straight lines only: no antialiasing (it costs ~2 ms a line on the raster engine)
         fg = self.palette().color(QPalette.ColorRole.WindowText)
         fm = QFontMetrics(self.font())
         n = s.output_len
@@ -271,8 +270,7 @@ class MemoryPlot(QWidget):
         xs = [plot.left() + plot.width() * s.decoded[i] / max(n, 1) for i in idx]
         for series, pen in ((s.full_positions, QPen(colors.FULL, 1.5, Qt.PenStyle.DashLine)), (s.cache_positions, QPen(colors.WINDOW, 2))):
             p.setPen(pen)
-            pts = [QPointF(x, ypos(series[i])) for x, i in zip(xs, idx)]
-            p.drawPolyline(pts)
+            p.drawPolyline(QPolygonF([QPointF(x, ypos(series[i])) for x, i in zip(xs, idx)]))
         p.end()
 
 
@@ -286,6 +284,8 @@ class MaskPicture(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.stream: WindowStream | None = None
+        self._grid: QPixmap | None = None
+        self._grid_key: tuple | None = None
         self.setMinimumSize(200, 100)
 
     def sizeHint(self) -> QSize:
@@ -331,21 +331,28 @@ class MaskPicture(QWidget):
         p.drawText(QRectF(6, 0, self.width() - 12, fm.height()), Qt.AlignmentFlag.AlignLeft, fm.elidedText(
             f"step {s.last_step:,} sees prefix [0, {s.prefix_len:,}) + outputs [{s.attended[0]:,}, {s.attended[1]:,})",
             Qt.TextElideMode.ElideRight, self.width() - 12))
-        for pi, (kind, title) in enumerate(panels):
-            x0 = 8 + pi * (pw + 10)
-            grid = self.mask(kind, rows, pre, win)
-            for r, row in enumerate(grid):
-                for c, on in enumerate(row):
-                    rect = QRectF(x0 + c * cell, top + r * cell, cell - 1, cell - 1)
-                    if on:
-                        color = colors.PREFIX["image"] if c < pre else colors.WINDOW
-                        if c == pre + r:
-                            color = colors.NEWEST
-                        p.fillRect(rect, color)
-                    else:
-                        p.fillRect(rect, colors.faded(colors.EVICTED, 0.18))
-            p.setPen(colors.faded(fg, 0.8))
-            p.drawText(QRectF(x0, top + rows * cell + 2, pw, fm.height()), Qt.AlignmentFlag.AlignLeft, title)
+        key = (self.width(), self.height(), cell, pw, top, self.palette().cacheKey())
+        if self._grid_key != key:  # the grids are schematic: drawn once per size, then blitted
+            self._grid_key = key
+            self._grid = QPixmap(self.size() * self.devicePixelRatioF())
+            self._grid.setDevicePixelRatio(self.devicePixelRatioF())
+            self._grid.fill(Qt.GlobalColor.transparent)
+            g = QPainter(self._grid)
+            off = colors.faded(colors.EVICTED, 0.18)
+            for pi, (kind, title) in enumerate(panels):
+                x0 = 8 + pi * (pw + 10)
+                for r, row in enumerate(self.mask(kind, rows, pre, win)):
+                    for c, on in enumerate(row):
+                        rect = QRectF(x0 + c * cell, top + r * cell, cell - 1, cell - 1)
+                        if on:
+                            color = colors.NEWEST if c == pre + r else (colors.PREFIX["image"] if c < pre else colors.WINDOW)
+                            g.fillRect(rect, color)
+                        else:
+                            g.fillRect(rect, off)
+                g.setPen(colors.faded(fg, 0.8))
+                g.drawText(QRectF(x0, top + rows * cell + 2, pw, fm.height()), Qt.AlignmentFlag.AlignLeft, title)
+            g.end()
+        p.drawPixmap(0, 0, self._grid)
         p.end()
 
 
