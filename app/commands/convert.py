@@ -172,6 +172,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             code = EXIT_ENGINE if exc.kind in ("engine", "layout") else EXIT_INPUT
             print(f"{inp.name}: failed ({exc.kind})")
+        except Exception as exc:  # noqa: BLE001 - a bug must still end in a message, not a traceback
+            if os.environ.get("SCRIPTORIUM_DEBUG"):
+                raise
+            progress.clear()
+            print(f"error: {inp.name}: unexpected {type(exc).__name__}: {exc} (set SCRIPTORIUM_DEBUG=1 for the "
+                  "traceback, and please report it)", file=sys.stderr)
+            print(f"{inp.name}: failed (internal error)")
+            code = EXIT_INPUT
         except KeyboardInterrupt:
             cancel.cancel()
             progress.clear()

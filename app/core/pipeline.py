@@ -343,7 +343,14 @@ class Pipeline:
         self.output = out
         try:
             if self.is_document_engine:
-                self._run_document_engine(indices)
+                try:
+                    self._run_document_engine(indices)
+                except (Cancelled, PipelineError):
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the whole document is one decode: its failure is fatal
+                    msg = f"{doc.name}: engine {self.engine_name!r} failed ({type(exc).__name__}: {exc})"
+                    self.emit(ErrorRaised(msg, where="decoding"))
+                    raise PipelineError(msg, "engine") from exc
             else:
                 for n, i in enumerate(indices):
                     self.cancel.check()
