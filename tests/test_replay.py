@@ -66,3 +66,36 @@ def test_frames_benchmark_prints_its_table(qapp, capsys):
     assert main(["--tokens", "1500"]) == 0
     out = capsys.readouterr().out
     assert "live frame ms p50" in out and "rounds" in out and "window" in out
+
+
+def test_replay_with_document_points_the_trace_at_the_local_file(qtbot, tmp_path):
+    from app.commands.replay import open_replay
+    from app.core import events as ev
+    from app.core.paths import sample_document
+
+    elsewhere = "/home/someone/else/sample.pdf"  # recorded on another machine
+    regions = [{"id": "p1-r01", "page": 0, "box": [10, 10, 200, 40], "label": "text", "task": "text", "order": 0,
+                "box_pt": [10, 10, 200, 40]}]
+    events = [
+        ev.RunStarted(engine="gravity", document=elsewhere),
+        ev.DocumentOpened(path=elsewhere, page_count=1),
+        ev.LayoutDone(page=0, regions=regions),
+        ev.RegionStarted(region_id="p1-r01", page=0, task="text", engine="gravity"),
+        ev.RoundVerified(region_id="p1-r01", round_index=0, k=2, candidates=[5, 6, 7], verified=[5, 6, 8],
+                         new_tokens=[5, 6, 8], text="Hello", draft_ms=1.0, verify_ms=1.0, cache_len=10),
+        ev.RegionFinished(region_id="p1-r01", text="Hello"),
+        ev.RunFinished(),
+    ]
+    path = write_trace(tmp_path / "run.jsonl", events)
+    doc = str(sample_document())
+    window, player = open_replay(str(path), document=doc, speed=0.0)
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: player.position == len(events), timeout=10_000)
+    if hasattr(window, "work"):
+        assert str(window.work.path) == str(Path(doc).resolve())
+    from PySide6.QtCore import QThreadPool
+
+    for pool in window.findChildren(QThreadPool):  # let page rendering finish before the window goes away
+        pool.waitForDone(10_000)
+    qtbot.wait(50)
+    window.close()

@@ -19,20 +19,55 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exit-when-done", action="store_true", help=argparse.SUPPRESS)  # scripts and tests
 
 
+def with_document(trace, document: str):
+    """The trace with its document path(s) pointing at `document` (the same file, on this machine), so the window
+    shows the real pages. Returns (trace, whether any event named a document)."""
+    import dataclasses
+    from pathlib import Path
+
+    from app.core.events import DocumentOpened, RunStarted
+
+    named = {e.path for e in trace.events if isinstance(e, DocumentOpened)}
+    named |= {e.document for e in trace.events if isinstance(e, RunStarted) and e.document}
+    if not named:
+        return trace, False
+    if len(named) == 1:
+        targets = named
+    else:  # a run over several documents: only the one with the same file name is this one
+        targets = {p for p in named if Path(p).name == Path(document).name}
+    events = []
+    for e in trace.events:
+        if isinstance(e, DocumentOpened) and e.path in targets:
+            e = dataclasses.replace(e, path=str(document))
+        elif isinstance(e, RunStarted) and e.document in targets:
+            e = dataclasses.replace(e, document=str(document))
+        events.append(e)
+    return dataclasses.replace(trace, events=events), bool(targets)
+
+
 def open_replay(path: str, *, document: str | None = None, speed: float = 1.0, paused: bool = False):
-    """Create the main window, show it and start the replay. Returns (window, player). Needs a QApplication."""
-    from app.core.trace import load_trace
+    """Create the main window, show it and start the replay. Returns (window, player). Needs a QApplication.
+    With `document`, the trace's document path is pointed at that file so its pages are shown."""
+    import tempfile
+    from pathlib import Path
+
+    from app.core.trace import load_trace, write_trace
     from app.gui.main_window import MainWindow
     from app.gui.views import DecodingViews
 
     trace = load_trace(path)
     window = MainWindow()
     window.show()
-    if document and hasattr(window, "open_files"):
-        try:
-            window.open_files([document], run=False)
-        except TypeError:  # an older window without the `run` switch
-            window.open_files([document])
+    if document:
+        document = str(Path(document).resolve())
+        trace, named = with_document(trace, document)
+        if named:  # replay a copy whose DocumentOpened names the local file; the window adopts it
+            path = str(write_trace(Path(tempfile.mkdtemp(prefix="scriptorium-replay-")) / Path(path).name, trace.events, trace.times))
+        elif hasattr(window, "open_files"):
+            try:
+                window.open_files([document], run=False)
+            except TypeError:  # an older window without the `run` switch
+                window.open_files([document])
     views = window.findChild(DecodingViews)
     if views is None:  # a window without the decoding views docked: show them on their own
         views = DecodingViews()
