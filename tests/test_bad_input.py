@@ -102,3 +102,11 @@ def test_one_bad_file_does_not_stop_the_others(capsys, tmp_path, small_pdf):
     rc, out, _ = convert(capsys, tmp_path, junk, small_pdf)
     assert rc == 1
     assert "junk.pdf: failed" in out and "small.pdf: 1 page(s)" in out
+
+
+def test_missing_model_weights_exit_3_with_what_to_download(capsys, tmp_path, small_pdf):
+    rc = main(["convert", "-o", str(tmp_path / "out"), "--engine", "glm", "-q", str(small_pdf), str(small_pdf)])
+    out, err = capsys.readouterr()
+    assert rc == 3 and "Traceback" not in out + err
+    assert "engine 'glm' cannot be used" in err and "weights were not found" in err and "zai-org/GLM-OCR" in err
+    assert out.count("failed (engine)") == 1  # the second input is not tried: it would fail the same way
