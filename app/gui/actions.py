@@ -9,26 +9,26 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
 
 from app.gui.theme import icon
 
-# name: (menu, title, shortcut, icon, method, checkable)
+# name: (menu, title, shortcut, icon, method of the window (dotted: of one of its parts), checkable)
 ACTIONS = {
-    "open": ("&File", "&Open…", "Ctrl+O", "open", "ask_open", False),
-    "open_trace": ("&File", "Open &trace…", "Ctrl+Shift+O", "trace", "ask_open_trace", False),
-    "export": ("&File", "&Export Markdown, JSON, HTML…", "Ctrl+E", "export", "ask_export", False),
+    "open": ("&File", "&Open…", "Ctrl+O", "open", "dialogs.ask_open", False),
+    "open_trace": ("&File", "Open &trace…", "Ctrl+Shift+O", "trace", "dialogs.ask_open_trace", False),
+    "export": ("&File", "&Export Markdown, JSON, HTML…", "Ctrl+E", "export", "dialogs.ask_export", False),
     "close_document": ("&File", "&Close document", "Ctrl+W", "", "close_current_document", False),
-    "preferences": ("&File", "&Preferences…", "Ctrl+,", "settings", "show_preferences", False),
+    "preferences": ("&File", "&Preferences…", "Ctrl+,", "settings", "dialogs.show_preferences", False),
     "quit": ("&File", "&Quit", "Ctrl+Q", "", "close", False),
     "run": ("&Run", "&Read document", "F5", "run", "run_document", False),
     "rerun_page": ("&Run", "Re-run OCR on this &page", "Shift+F5", "rerun", "rerun_page", False),
     "cancel": ("&Run", "&Cancel", "Esc", "cancel", "cancel_run", False),
-    "record": ("&Run", "Record &trace of each run", "Ctrl+R", "record", "set_recording", True),
-    "zoom_in": ("&View", "Zoom &in", "Ctrl++", "zoom-in", "zoom_in", False),
-    "zoom_out": ("&View", "Zoom &out", "Ctrl+-", "zoom-out", "zoom_out", False),
-    "fit_width": ("&View", "Fit &width", "Ctrl+1", "fit-width", "fit_width", False),
-    "fit_page": ("&View", "Fit &page", "Ctrl+2", "fit-page", "fit_page", False),
+    "record": ("&Run", "Record &trace of each run", "Ctrl+R", "record", "traces.set_recording", True),
+    "zoom_in": ("&View", "Zoom &in", "Ctrl++", "zoom-in", "page_view.zoom_in", False),
+    "zoom_out": ("&View", "Zoom &out", "Ctrl+-", "zoom-out", "page_view.zoom_out", False),
+    "fit_width": ("&View", "Fit &width", "Ctrl+1", "fit-width", "page_view.fit_width", False),
+    "fit_page": ("&View", "Fit &page", "Ctrl+2", "fit-page", "page_view.fit_page", False),
     "previous_page": ("&View", "P&revious page", "Ctrl+PgUp", "previous", "previous_page", False),
     "next_page": ("&View", "&Next page", "Ctrl+PgDown", "next", "next_page", False),
     "toggle_preview": ("&View", "Show rendered p&review", "F8", "", "set_preview_visible", True),
-    "about": ("&Help", "&About Scriptorium", "F1", "", "show_about", False),
+    "about": ("&Help", "&About Scriptorium", "F1", "", "dialogs.show_about", False),
 }
 TOOLBAR = ["open", "run", "rerun_page", "cancel", None, "engine", None, "zoom_out", "zoom_in", "fit_width", "fit_page",
            "previous_page", "next_page", None, "record", "export"]
@@ -46,7 +46,9 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
             action.setIcon(icon(icon_name))
         action.setCheckable(checkable)
         action.setToolTip(f"{title.replace('&', '').rstrip('…')} ({shortcut})" if shortcut else title)
-        slot = getattr(window, method)
+        slot = window
+        for part in method.split("."):  # "page_view.zoom_in": a method of one of the window's parts
+            slot = getattr(slot, part)
         if checkable:
             action.toggled.connect(slot)
         else:

@@ -18,21 +18,19 @@ from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QDockWidget,
-    QFileDialog,
     QFrame,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
     QScrollArea,
     QSplitter,
     QStackedWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core import events as ev
-from app.gui.actions import build_actions, shortcut_table
+from app.gui.actions import build_actions
+from app.gui.banner import Banner, empty_hint
 from app.gui.engine_bar import EngineBar
 from app.gui.journal import Journal
 from app.gui.page_view import PageView
@@ -42,44 +40,13 @@ from app.gui.render_service import DOCUMENT_SUFFIXES, PageRenderer
 from app.gui.review_pane import ReviewPane
 from app.gui.session import DocumentWork, Session
 from app.gui.settings import Settings
-from app.gui.side_panel import THUMB_DPI, DocumentList, ThumbnailStrip, make_side_panel
+from app.gui.side_panel import DocumentList, ThumbnailStrip, make_side_panel
+from app.gui.trace_control import TraceControl
+from app.gui.window_dialogs import WindowDialogs
 from app.gui.worker import DecodeClient, RunRequest
 
 FRAME_MS = 33
 RUN_END = (ev.RunFinished, ev.RunCancelled)
-
-
-class Banner(QFrame):
-    """A one-line message above the panes (missing weights, a damaged file): visible, never modal."""
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.setObjectName("banner")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 4, 4, 4)
-        self.label = QLabel()
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        close = QToolButton(text="✕")
-        close.clicked.connect(self.hide)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(close)
-        self.hide()
-
-    def show_message(self, text: str) -> None:
-        self.label.setText(text)
-        self.show()
-
-    @property
-    def text(self) -> str:
-        return "" if self.isHidden() else self.label.text()
-
-
-def _empty_hint() -> QLabel:
-    hint = QLabel("Drop PDFs or images here\n\nor use File → Open (Ctrl+O)")
-    hint.setObjectName("empty_hint")
-    hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    return hint
 
 
 class MainWindow(QMainWindow):
@@ -103,7 +70,6 @@ class MainWindow(QMainWindow):
         self._dirty_live = False
         self._conflicts: list[str] = []
         self._replaying = False
-        self.trace_path: Path | None = None
         self.events_handled = 0
         self._build()
         self._connect()
@@ -122,7 +88,7 @@ class MainWindow(QMainWindow):
         self.review.preview.setVisible(self.settings.get("show_preview"))
         self.editor = self.review.editor
         self.middle = QStackedWidget()
-        self.middle.addWidget(_empty_hint())
+        self.middle.addWidget(empty_hint())
         self.middle.addWidget(self.page_view)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(make_side_panel(self.documents, self.thumbnails))
@@ -140,6 +106,8 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self.engine_bar = EngineBar(self.settings)
+        self.traces = TraceControl(self)
+        self.dialogs = WindowDialogs(self)
         self.actions = build_actions(self, self.engine_bar)
         self.actions.toggle_preview.setChecked(self.settings.get("show_preview"))
         self.actions.record.setChecked(self.settings.get("record_traces"))
@@ -341,18 +309,6 @@ class MainWindow(QMainWindow):
         else:
             self.page_view.set_page_image(page, dpi, image)
 
-    def zoom_in(self) -> None:
-        self.page_view.zoom_in()
-
-    def zoom_out(self) -> None:
-        self.page_view.zoom_out()
-
-    def fit_width(self) -> None:
-        self.page_view.fit_width()
-
-    def fit_page(self) -> None:
-        self.page_view.fit_page()
-
     def next_page(self) -> None:
         self._page_chosen(self.page_view.page + 1)
 
@@ -421,7 +377,7 @@ class MainWindow(QMainWindow):
         self._follow_live = True
         self._conflicts = []
         self.banner.hide()
-        self._start_recording(work)
+        self.traces.start_recording(work)
         run_id = self.decoder.submit(request)
         self.progress.start()
         self.documents.set_status(self._index_of(work.path), "reading…")
@@ -454,7 +410,7 @@ class MainWindow(QMainWindow):
 
     def _run_finished(self, run_id: int, output: object, error: str) -> None:
         self.progress.stop()
-        self._stop_recording()
+        self.traces.stop_recording()
         work = self._run_work
         if work is not None and any(d is work for d in self.session.documents):
             n = sum(1 for b in work.blocks.values() if b.status == "done")
@@ -463,31 +419,14 @@ class MainWindow(QMainWindow):
         if error:
             self.banner.show_message(error)
             self.statusBar().showMessage("The run failed; see the message above.", 8000)
-        self._resolve_conflicts()
+        if self.review.resolve_conflicts(self._conflicts, self.prompter):
+            self._show_regions()
+        self._conflicts = []
         self._run_work = None
         self._update_actions()
         self.redraw()
         self.save_journal()
         self._next_in_queue()
-
-    def _resolve_conflicts(self) -> None:
-        conflicts = [rid for rid in self._conflicts if (b := self.session.find_block(rid)) and b.pending_ocr is not None]
-        self._conflicts = []
-        if not conflicts:
-            return
-        replace = self.prompter.confirm(
-            "overwrite_edited",
-            "Edited blocks",
-            f"OCR ran again and read {len(conflicts)} block(s) that you edited differently. Replace your edits "
-            "with the new OCR text? (No keeps your edits; each block can still take the new text later.)",
-        )
-        if replace:
-            for rid in conflicts:
-                self.session.accept_ocr(rid)
-            self.review.show_document()
-            self._show_regions()
-        else:
-            self.statusBar().showMessage(f"Kept your edits in {len(conflicts)} block(s).", 5000)
 
     # --- the one entry point for events -------------------------------------------------------------------------------
 
@@ -570,50 +509,11 @@ class MainWindow(QMainWindow):
             self.show_page(block.region.page)
         self.page_view.set_live_region(rid)
 
-    # --- traces -----------------------------------------------------------------------------------------------------
+    # --- traces (live recording and replay live in TraceControl) ---------------------------------------------------
 
     def open_trace(self, path: str | Path) -> int:
         """Replay a trace file through `handle_event`, exactly like a live run. Returns the number of events."""
-        from app.core.trace import load_trace
-
-        trace = load_trace(path)
-        self.cancel_run()
-        self._replaying = True
-        self._run_work = None
-        self.trace_path = Path(path)
-        if hasattr(self.views, "load_trace"):
-            self.views.load_trace(trace.events, trace.times, sink=self.handle_event, reset_sink=self._replay_reset)
-        else:
-            for event in trace.events:
-                self.handle_event(event)
-        self.statusBar().showMessage(f"Replaying {Path(path).name} ({len(trace)} events)", 5000)
-        return len(trace)
-
-    def _replay_reset(self) -> None:
-        work = self._run_work
-        if work is not None:
-            work.blocks.clear()
-            self.review.show_document()
-            self._show_regions()
-
-    def set_recording(self, on: bool) -> None:
-        self.settings.set("record_traces", bool(on))
-
-    def _start_recording(self, work: DocumentWork) -> None:
-        if not self.settings.get("record_traces"):
-            return
-        from app.core.paths import user_data_dir
-        from app.core.trace import TraceWriter
-
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.trace_path = user_data_dir() / "traces" / f"{Path(work.path).stem}-{stamp}.jsonl"
-        self.decoder.recorder = TraceWriter(self.trace_path, meta={"document": work.path})
-
-    def _stop_recording(self) -> None:
-        recorder, self.decoder.recorder = self.decoder.recorder, None
-        if recorder is not None:
-            recorder.close()
-            self.statusBar().showMessage(f"Trace written to {self.trace_path}", 8000)
+        return self.traces.open(path)
 
     # --- journal and export ------------------------------------------------------------------------------------------
 
@@ -659,39 +559,6 @@ class MainWindow(QMainWindow):
         self.settings.set("export_dir", str(Path(target).parent))
         self.statusBar().showMessage("Exported " + ", ".join(p.name for p in written), 6000)
         return written
-
-    # --- dialogs (interactive only; tests call the methods above) ------------------------------------------------------
-
-    def ask_open(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open documents", "", "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif)")
-        if paths:
-            self.open_files(paths)
-
-    def ask_open_trace(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open trace", "", "Traces (*.jsonl *.json);;All files (*)")
-        if path:
-            try:
-                self.open_trace(path)
-            except Exception as exc:  # noqa: BLE001 - a bad file is reported, not fatal
-                self.banner.show_message(str(exc))
-
-    def ask_export(self) -> None:
-        if self.work is None:
-            return
-        start = Path(self.settings.get("export_dir") or Path(self.work.path).parent) / (Path(self.work.path).stem + ".md")
-        path, _ = QFileDialog.getSaveFileName(self, "Export (writes .md, .json and .html)", str(start), "Markdown (*.md)")
-        if path:
-            self.export_current(path)
-
-    def show_preferences(self) -> None:
-        from app.gui.dialogs import PreferencesDialog
-
-        PreferencesDialog(self.settings, self).exec()
-
-    def show_about(self) -> None:
-        from app.gui.dialogs import show_about
-
-        show_about(self, self.decoder.device, shortcut_table())
 
     def set_preview_visible(self, on: bool) -> None:
         self.review.preview.setVisible(on)

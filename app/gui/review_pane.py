@@ -131,6 +131,24 @@ class ReviewPane(QWidget):
             block.pending_ocr = None
             self.block_bar.show_block(block)
 
+    def resolve_conflicts(self, conflicts: list[str], prompter) -> bool:
+        """After a re-run: edited blocks that OCR read differently. One question for all of them; "no" keeps the
+        edits (each block can still take the new text from the block bar). Returns whether edits were replaced."""
+        pending = [rid for rid in conflicts if (b := self.session.find_block(rid)) and b.pending_ocr is not None]
+        if not pending:
+            return False
+        replace = prompter.confirm(
+            "overwrite_edited",
+            "Edited blocks",
+            f"OCR ran again and read {len(pending)} block(s) that you edited differently. Replace your edits with "
+            "the new OCR text? (No keeps your edits; each block can still take the new text later.)",
+        )
+        if replace:
+            for rid in pending:
+                self.session.accept_ocr(rid)
+            self.show_document()
+        return replace
+
     def highlight_span(self, rid: str, start: int, end: int) -> None:
         block = self.session.find_block(rid)
         shift = 0

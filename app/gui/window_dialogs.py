@@ -1,0 +1,49 @@
+"""The window's interactive dialogs (file choosers, preferences, about). Only people reach these: tests and
+scripts call the window methods they end in (`open_files`, `open_trace`, `export_current`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QFileDialog
+
+DOCUMENT_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif)"
+
+
+class WindowDialogs:
+    def __init__(self, window) -> None:
+        self.window = window
+
+    def ask_open(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self.window, "Open documents", "", DOCUMENT_FILTER)
+        if paths:
+            self.window.open_files(paths)
+
+    def ask_open_trace(self) -> None:
+        w = self.window
+        path, _ = QFileDialog.getOpenFileName(w, "Open trace", "", "Traces (*.jsonl *.json);;All files (*)")
+        if path:
+            try:
+                w.open_trace(path)
+            except Exception as exc:  # noqa: BLE001 - a bad file is reported, not fatal
+                w.banner.show_message(str(exc))
+
+    def ask_export(self) -> None:
+        w = self.window
+        if w.work is None:
+            return
+        folder = Path(w.settings.get("export_dir") or Path(w.work.path).parent)
+        start = folder / (Path(w.work.path).stem + ".md")
+        path, _ = QFileDialog.getSaveFileName(w, "Export (writes .md, .json and .html)", str(start), "Markdown (*.md)")
+        if path:
+            w.export_current(path)
+
+    def show_preferences(self) -> None:
+        from app.gui.dialogs import PreferencesDialog
+
+        PreferencesDialog(self.window.settings, self.window).exec()
+
+    def show_about(self) -> None:
+        from app.gui.actions import shortcut_table
+        from app.gui.dialogs import show_about
+
+        show_about(self.window, self.window.decoder.device, shortcut_table())
