@@ -303,10 +303,13 @@ class Pipeline:
             o = self.options
             try:
                 self.layout = open_layout(o.layout, model_path=o.layout_model_path, device=o.device)
-            except Exception as exc:  # noqa: BLE001 - a missing layout model is fatal only when asked for
+            except Exception as exc:  # noqa: BLE001 - a broken layout model is fatal only when asked for by name
                 msg = f"layout {o.layout!r} cannot be used: {exc}"
-                self.emit(ErrorRaised(msg, where="layout"))
-                raise PipelineError(msg, "layout") from exc
+                if o.layout != "auto" or o.layout_model_path:
+                    self.emit(ErrorRaised(msg, where="layout"))
+                    raise PipelineError(msg, "layout") from exc
+                self.emit(ErrorRaised(f"{msg}; using PyMuPDF's layout instead", where="layout", fatal=False))
+                self.layout = open_layout("pymupdf")
         return self.layout
 
     @property
