@@ -244,8 +244,10 @@ class MemoryPlot(QWidget):
         cur_b, full_b = s.cache_bytes[-1], s.full_bytes[-1]
         title = f"KV cache {cur:,} positions ({_mib(cur_b)}) · full attention {full:,} ({_mib(full_b)})"
         p.setPen(fg)
-        p.drawText(QRectF(6, 2, self.width() - 12, fm.height()), Qt.AlignmentFlag.AlignLeft, fm.elidedText(title, Qt.TextElideMode.ElideRight, self.width() - 12))
-        plot = QRectF(44, fm.height() + 8, self.width() - 52, self.height() - fm.height() - 14 - fm.height())
+        head = QRectF(6, 2, self.width() - 12, 2 * fm.height())
+        th = p.boundingRect(head, Qt.TextFlag.TextWordWrap, title).height()
+        p.drawText(head, Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, title)
+        plot = QRectF(44, th + 10, self.width() - 52, self.height() - th - 16 - fm.height())
         ymax = max(max(full, s.bound, s.max_cache_positions), 1) * 1.05
         p.setPen(QPen(colors.faded(fg, 0.3), 1))
         p.drawLine(plot.bottomLeft(), plot.bottomRight())
@@ -261,7 +263,8 @@ class MemoryPlot(QWidget):
         if s.bound > 0:
             p.setPen(QPen(colors.REJECTED, 1, Qt.PenStyle.DashLine))
             p.drawLine(QPointF(plot.left(), ypos(s.bound)), QPointF(plot.right(), ypos(s.bound)))
-            p.drawText(QPointF(plot.left() + 4, ypos(s.bound) - 3), f"P + W = {s.bound:,}")
+            label = f"P + W = {s.bound:,}"
+            p.drawText(QPointF(plot.right() - fm.horizontalAdvance(label) - 4, ypos(s.bound) - 4), label)
         m = s.chunks
         stride = max(1, m // max(int(plot.width()), 1))
         idx = list(range(0, m, stride))
@@ -324,14 +327,19 @@ class MaskPicture(QWidget):
         fm = QFontMetrics(self.font())
         rows, pre, win = self.ROWS, self.CELLS_PREFIX, self.CELLS_WINDOW
         panels = (("full", "full causal"), ("sliding", "sliding window"), ("rswa", "R-SWA"))
-        pw = (self.width() - 16 - 2 * 10) / 3
-        top = fm.height() + 6
-        cell = max(3.0, min((pw - 4) / (pre + rows), (self.height() - top - fm.height() - 8) / rows))
         p.setPen(fg)
-        p.drawText(QRectF(6, 0, self.width() - 12, fm.height()), Qt.AlignmentFlag.AlignLeft, fm.elidedText(
-            f"step {s.last_step:,} sees prefix [0, {s.prefix_len:,}) + outputs [{s.attended[0]:,}, {s.attended[1]:,})",
-            Qt.TextElideMode.ElideRight, self.width() - 12))
-        key = (self.width(), self.height(), cell, pw, top, self.palette().cacheKey())
+        head = QRectF(6, 0, self.width() - 12, 2 * fm.height())
+        title = f"step {s.last_step:,} sees prefix [0, {s.prefix_len:,}) + outputs [{s.attended[0]:,}, {s.attended[1]:,})"
+        top = p.boundingRect(head, Qt.TextFlag.TextWordWrap, title).height() + 6
+        p.drawText(head, Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, title)
+        cols = pre + rows
+        avail_w, avail_h = self.width() - 16, self.height() - top - 4
+        # three panels in a row, or stacked when the space is tall: whichever gives bigger cells
+        row_cell = min((avail_w - 20) / 3 / cols, (avail_h - fm.height() - 2) / rows)
+        col_cell = min(avail_w / cols, (avail_h - 3 * (fm.height() + 8)) / 3 / rows)
+        stacked = col_cell > row_cell
+        cell = max(3.0, min(14.0, col_cell if stacked else row_cell))
+        key = (self.width(), self.height(), cell, top, stacked, self.palette().cacheKey())
         if self._grid_key != key:  # the grids are schematic: drawn once per size, then blitted
             self._grid_key = key
             self._grid = QPixmap(self.size() * self.devicePixelRatioF())
@@ -339,18 +347,21 @@ class MaskPicture(QWidget):
             self._grid.fill(Qt.GlobalColor.transparent)
             g = QPainter(self._grid)
             off = colors.faded(colors.EVICTED, 0.18)
-            for pi, (kind, title) in enumerate(panels):
-                x0 = 8 + pi * (pw + 10)
+            for pi, (kind, name) in enumerate(panels):
+                if stacked:
+                    x0, y0 = 8.0, top + pi * (rows * cell + fm.height() + 8)
+                else:
+                    x0, y0 = 8 + pi * (cols * cell + 10), top
                 for r, row in enumerate(self.mask(kind, rows, pre, win)):
                     for c, on in enumerate(row):
-                        rect = QRectF(x0 + c * cell, top + r * cell, cell - 1, cell - 1)
+                        rect = QRectF(x0 + c * cell, y0 + r * cell, cell - 1, cell - 1)
                         if on:
                             color = colors.NEWEST if c == pre + r else (colors.PREFIX["image"] if c < pre else colors.WINDOW)
                             g.fillRect(rect, color)
                         else:
                             g.fillRect(rect, off)
                 g.setPen(colors.faded(fg, 0.8))
-                g.drawText(QRectF(x0, top + rows * cell + 2, pw, fm.height()), Qt.AlignmentFlag.AlignLeft, title)
+                g.drawText(QRectF(x0, y0 + rows * cell + 2, max(cols * cell, 90), fm.height()), Qt.AlignmentFlag.AlignLeft, name)
             g.end()
         p.drawPixmap(0, 0, self._grid)
         p.end()
