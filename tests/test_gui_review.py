@@ -62,6 +62,7 @@ def click_region(window, rid):
 
 def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp_path, artifacts_dir):
     w = make_window(qtbot, tiny_glmocr_dir)
+    w.actions.record.setChecked(True)  # Run → Record trace: every run's events go to a trace file
     drop_files(w, [one_page_pdf])
     assert w.work is not None and w.work.path.endswith("report.pdf")
     # regions arrive, then decoded text streams into its block
@@ -72,6 +73,9 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     assert set(w.editor.block_ids()) >= {b.id for b in decoded}
     assert all(w.editor.block_text(b.id) == b.markdown for b in decoded)
     assert any(b.cer is not None for b in decoded), "the PDF has a text layer: blocks get a CER"
+    first_trace = w.traces.path
+    assert first_trace is not None and first_trace.exists()
+    first_ocr = {b.id: b.markdown for b in decoded}
 
     # click a region on the page → the editor cursor moves to its block
     target = decoded[2]
@@ -124,6 +128,22 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "EDITED BY HAND" in html and f'name="{target.id}"' in html
     assert not list((tmp_path / "out").glob(".*.tmp")), "atomic writes leave no temp files"
+
+    # the recorded trace replays in a fresh window (no model) to the same blocks as the live run
+    from app.core.trace import load_trace
+    from app.gui.main_window import MainWindow
+
+    replay = MainWindow()
+    qtbot.addWidget(replay)
+    n = replay.open_trace(first_trace)
+    assert n == len(load_trace(first_trace))
+    qtbot.waitUntil(lambda: replay.events_handled == n, timeout=20_000)
+    replay.redraw()
+    assert {rid: replay.work.blocks[rid].markdown for rid in first_ocr} == first_ocr
+    # a re-run's trace is self-contained too (document and layout included)
+    assert w.traces.path != first_trace
+    types = [e.type for e in load_trace(w.traces.path).events]
+    assert {"document_opened", "layout_done", "region_finished", "run_finished"} <= set(types)
 
 
 def test_gui_thread_stays_responsive_and_cancel_is_prompt(qtbot, tiny_glmocr_dir, one_page_pdf, artifacts_dir):
@@ -186,3 +206,13 @@ def test_gui_thread_stays_responsive_and_cancel_is_prompt(qtbot, tiny_glmocr_dir
         assert w.work.blocks[rid].status == "done"
     assert all(b.status != "decoding" for b in w.work.blocks.values())
     assert w.session.live_region is None
+
+
+def test_missing_weights_are_explained_in_the_window(qtbot, tiny_glmocr_dir, one_page_pdf, tmp_path):
+    w = make_window(qtbot, tiny_glmocr_dir)
+    w.engine_bar.set_model_path("")  # GravityOCR, but no folder: the loader looks where weights live and fails
+    w.open_files([str(one_page_pdf)], run=True)
+    wait_run(qtbot, w, timeout=60_000)
+    text = w.banner.text
+    assert "gravity" in text.lower() and "hf download" in text, text
+    assert not w.progress.isVisible()

@@ -93,6 +93,11 @@ class PipelineRunner:
         pipe.emit, pipe.cancel = emit, cancel
         t0 = time.perf_counter()
         emit(ev.RunStarted(engine=pipe.engine_name, document=str(request.path), device=self.device))
+        # the document and the unchanged layout again, so that a trace of this run replays on its own
+        emit(ev.DocumentOpened(str(request.path), pipe.document.page_count, pipe.document.title))
+        for i in request.pages:
+            page = pipe.output.page(i)
+            emit(ev.LayoutDone(i, [r.to_dict() for r in page.regions], page.layout))
         try:
             for i in request.pages:
                 cancel.check()
