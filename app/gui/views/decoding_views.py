@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from app.core.events import Event, PrefixLaid, RoundVerified, RunStarted, WindowStepped
+from app.core.events import Event, PrefixLaid, RunStarted, WindowStepped
 from app.core.trace import write_trace
 from app.gui.views.models import RoundRecord, RoundsModel, WindowModel
 from app.gui.views.playback import PlaybackBar, TracePlayer

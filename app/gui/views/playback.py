@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QSlid
 from app.core.events import Event, RoundVerified, TokensCommitted, WindowStepped
 
 STEP_TYPES = (RoundVerified, WindowStepped, TokensCommitted)
-SPEEDS: list[tuple[str, float]] = [("fast", 0.0), ("×1", 1.0), ("×2 slower", 2.0), ("×5 slower", 5.0), ("×10 slower", 10.0), ("×20 slower", 20.0)]
+SPEEDS: list[tuple[str, float]] = [("fast", 0.0), ("live ×1", 1.0), ("×2 slower", 2.0), ("×5 slower", 5.0), ("×10 slower", 10.0), ("×20 slower", 20.0)]
 MAX_GAP_S = 1.0
 MIN_STEP_S = 0.012  # a slowed step lasts at least this × the factor, so untimed traces still animate
 SLICE_S = 0.008  # fast mode hands over events for this long per timer tick
