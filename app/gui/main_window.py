@@ -247,12 +247,12 @@ class MainWindow(QMainWindow):
         work = next((d for d in self.session.documents if d.path == path), None)
         if work is None:
             return
-        first = not work.page_sizes
-        work.page_count, work.page_sizes = count, [tuple(s) for s in sizes]
-        if work is self.work:
+        sizes = [tuple(s) for s in sizes]
+        changed = sizes != work.page_sizes
+        work.page_count, work.page_sizes = count, sizes
+        if work is self.work and (changed or self.page_view.page < 0):
             self.thumbnails.set_pages(work.page_sizes)
-            if first or self.page_view.page < 0:
-                self.show_page(min(work.current_page, count - 1))
+            self.show_page(min(work.current_page, count - 1))
         self._update_actions()
 
     def _render_failed(self, path: str, message: str, needs_password: bool) -> None:
@@ -478,7 +478,7 @@ class MainWindow(QMainWindow):
         live, self._dirty_live = self._dirty_live, False
         if work is None:
             return
-        if layout and not work.page_sizes:
+        if layout and not work.page_sizes and not Path(work.path).is_file():
             self._sizes_from_regions(work)
         if layout:
             self._show_regions()
