@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 import html
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from app.gui.session import Block
@@ -102,8 +102,9 @@ class BlockBar(QWidget):
         self.badge.setVisible(block.cer is not None)
         if block.cer is not None:
             self.badge.setText(f"CER {block.cer * 100:.1f}%")
+            self.badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self.badge.setStyleSheet(f"background: {cer_color(block.cer)}; color: white; border-radius: 8px; padding: 1px 8px;")
-            self.badge.setMinimumWidth(self.badge.sizeHint().width())
+            self.badge.setFixedWidth(self.badge.fontMetrics().horizontalAdvance(self.badge.text()) + 22)
         self.diff_button.setEnabled(has_ref)
         self.conflict.setVisible(block.pending_ocr is not None)
         if block.pending_ocr is not None:

@@ -78,7 +78,8 @@ class EngineBar(QWidget):
 
     def options(self) -> dict:
         s = self.settings
-        out = {"device": self.device.currentData(), "dtype": s.get("dtype"), "layout": s.get("layout"), "max_new_tokens": s.get("max_new_tokens")}
+        out = {"device": self.device.currentData(), "dtype": s.get("dtype"), "layout": s.get("layout"), "max_new_tokens": s.get("max_new_tokens"),
+               "dpi": s.get("render_dpi")}
         if self.settings.get("model_path"):
             out["model_path"] = self.settings.get("model_path")
         if self.settings.get("block_size"):

@@ -33,8 +33,11 @@ class PipelineRunner:
         engine_options = dict(o.get("engine_options") or {})
         if o.get("max_new_tokens"):
             engine_options["max_new_tokens"] = int(o["max_new_tokens"])
+        from app.core.document import DEFAULT_DPI
+
         return PipelineOptions(
             engine=request.engine or "auto",
+            dpi=float(o.get("dpi") or DEFAULT_DPI),
             layout=o.get("layout") or "auto",
             pages=request.pages,
             password=request.password,

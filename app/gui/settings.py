@@ -72,7 +72,7 @@ OPTIONS: dict[str, Option] = {
                maximum=32768, group="Decoding"),
         Option("layout", "auto", "Layout model", choices=("auto", "ppdoclayout", "pymupdf", "page"), group="Decoding"),
         Option("auto_run", True, "Start reading a document as soon as it is opened", group="Decoding"),
-        Option("render_dpi", 144, "Page rendering resolution (DPI)", minimum=36, maximum=600, group="View"),
+        Option("render_dpi", 144, "Resolution pages are laid out at (DPI)", minimum=36, maximum=600, group="Decoding"),
         Option("theme", "system", "Colours", choices=("system", "light", "dark"), group="View"),
         Option("show_order", True, "Show reading-order numbers on regions", group="View"),
         Option("show_preview", True, "Show the rendered preview beside the editor", group="View"),
