@@ -364,6 +364,10 @@ class Pipeline:
             out.cancelled = True
         self.emit(PhaseChanged("assembling"))
         out.stats = {**self._stats(time.perf_counter() - t0), **out.stats}
+        es = out.stats.get("engine_stats") or {}
+        if es.get("output_tokens"):  # a whole-document engine counts its tokens once, for all regions
+            out.stats["tokens"] = int(es["output_tokens"])
+            out.stats["tokens_per_s"] = round(float(es.get("tokens_per_s") or 0.0), 2)
         if out.cancelled:
             self.emit(RunCancelled(where="decoding"))
         else:
@@ -386,6 +390,10 @@ class Pipeline:
         }
 
     # -- per page ------------------------------------------------------------------------------------------------
+    def text_words(self, index: int) -> list:
+        """The text-layer words of page `index` (app.core.document.TextWord; [] without a text layer)."""
+        return self._words(index)
+
     def _words(self, index: int) -> list:
         if index not in self._page_cache_words:
             words = self.document.text_layer(index) if self.options.compare_text_layer else []
