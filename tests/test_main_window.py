@@ -95,3 +95,36 @@ def test_preview_blocks_remote_content_and_renders_math(qtbot):
     exported = markdown_to_html([("b1", "$$\n\\frac{a}{b}\n$$"), ("b2", "<table><tr><td>1</td></tr></table>")],
                                 math="mathml")
     assert "<math" in exported and "<mfrac>" in exported and "<table>" in exported and 'name="b2"' in exported
+
+
+def test_whole_document_engine_streams_into_a_provisional_block(qtbot, tmp_path):
+    """Unlimited-OCR names its blocks only when each is complete: until then its text streams at the end."""
+    from app.gui.main_window import MainWindow
+
+    path = str(tmp_path / "scan.pdf")
+    w = MainWindow()
+    qtbot.addWidget(w)
+
+    def step(i, text):
+        return ev.WindowStepped(region_id="doc", step=i, token=i, text=text, prefix_len=10, decoded=i + 1,
+                                attended=(0, i + 1), evicted=None, cache_positions=11 + i, cache_bytes=1,
+                                full_positions=11 + i, full_bytes=1)
+
+    region = Region(id="p1-r01", page=0, box=(10, 10, 400, 60), label="text", task="text", order=0,
+                    box_pt=(5, 5, 200, 30), dpi=144, text="Hello").to_dict()
+    for e in [ev.RunStarted(engine="unlimited", document=path), ev.DocumentOpened(path=path, page_count=1),
+              ev.RegionStarted(region_id="doc", page=0, task="document", engine="unlimited"),
+              step(0, "<|det|>text [1, 1, 9, 9]<|/det|>Hel"), step(1, "lo")]:
+        w.handle_event(e)
+    w.redraw()
+    assert w.editor.block_ids() == ["doc"] and w.editor.block_text("doc").endswith("Hello")
+    for e in [ev.LayoutDone(page=0, regions=[region], source="unlimited"),
+              ev.RegionFinished(region_id="p1-r01", text="Hello"), step(2, "<|det|>text")]:
+        w.handle_event(e)
+    w.redraw()
+    assert w.editor.block_ids() == ["p1-r01", "doc"]
+    assert w.editor.block_text("p1-r01") == "Hello" and w.editor.block_text("doc") == "<|det|>text"
+    assert set(w.page_view.region_items) == {"p1-r01"}  # no frame for the stream
+    w.handle_event(ev.RunFinished())
+    w.redraw()
+    assert w.editor.block_ids() == ["p1-r01"] and "doc" not in w.work.blocks

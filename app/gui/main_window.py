@@ -285,7 +285,7 @@ class MainWindow(QMainWindow):
         work = self.work
         if work is None:
             return
-        blocks = work.ordered(self.page_view.page)
+        blocks = [b for b in work.ordered(self.page_view.page) if not b.region.extra.get("provisional")]
         selected = self.page_view.selected_id
         self.page_view.set_regions([b.region for b in blocks])
         for b in blocks:

@@ -175,6 +175,7 @@ class Session:
                 work.title = event.title
         elif isinstance(event, ev.LayoutDone):
             self._apply_layout(work, event, change)
+            self._restart_streams(work, change)
         elif isinstance(event, ev.RegionStarted):
             block = work.blocks.get(event.region_id)
             if block is not None:
@@ -184,7 +185,7 @@ class Session:
             self.live_region = event.region_id
             change.live_region = event.region_id
         elif isinstance(event, LIVE_EVENTS):
-            block = work.blocks.get(event.region_id)
+            block = work.blocks.get(event.region_id) or self._stream_block(work, event.region_id)
             if block is not None:
                 block.live_text += event.text
                 block.status = "decoding"
@@ -193,6 +194,8 @@ class Session:
                 change.blocks.add(block.id)
         elif isinstance(event, ev.RegionFinished):
             self._apply_finished(work, event, change)
+            if event.region_id in work.blocks and not work.blocks[event.region_id].region.extra.get("provisional"):
+                self._restart_streams(work, change)
         elif isinstance(event, ev.TextLayerCompared):
             for item in event.blocks:
                 block = work.blocks.get(item.get("region_id", ""))
@@ -209,9 +212,32 @@ class Session:
                     if not block.edited:
                         block.markdown = self.format_block(block.region, block.live_text)
                     change.blocks.add(block.id)
+            for rid in [rid for rid, b in work.blocks.items() if b.region.extra.get("provisional")]:
+                del work.blocks[rid]
+                change.blocks.add(rid)
             self.live_region = None
             change.live_region = ""
         return change
+
+    # A whole-document engine (Unlimited-OCR) streams one generation under a document-level id and names its
+    # blocks only once each is complete. Its text streams into a provisional block at the end of the editor, which
+    # starts again whenever a block is completed and disappears when the run ends.
+
+    def _stream_block(self, work: DocumentWork, region_id: str) -> Block | None:
+        if not region_id:
+            return None
+        page = max((b.region.page for b in work.blocks.values()), default=0)
+        region = Region(id=region_id, page=page, box=(0, 0, 0, 0), label="stream", task="text", order=10**6,
+                        extra={"provisional": True})
+        block = Block(region=region, status="decoding")
+        work.blocks[region_id] = block
+        return block
+
+    def _restart_streams(self, work: DocumentWork, change: Change) -> None:
+        for block in work.blocks.values():
+            if block.region.extra.get("provisional") and block.live_text:
+                block.live_text = block.markdown = ""
+                change.blocks.add(block.id)
 
     def _apply_layout(self, work: DocumentWork, event: ev.LayoutDone, change: Change) -> None:
         new = [Region.from_dict(r) for r in event.regions]
