@@ -215,6 +215,8 @@ class MainWindow(QMainWindow):
         if work.page_sizes:
             self.thumbnails.set_pages(work.page_sizes)
             self.show_page(min(work.current_page, len(work.page_sizes) - 1))
+        else:
+            self.thumbnails.clear()
         if Path(work.path).is_file():
             self.renderer.request_info(work.path)
         self._update_actions()
@@ -224,7 +226,7 @@ class MainWindow(QMainWindow):
             return
         work = self.session.documents[index]
         if self._run_work is work:
-            self.cancel_run()
+            self.cancel_run(discard=True)
             self._run_work = None
         self.renderer.forget(work.path)
         self.session.remove_document(index)
@@ -390,9 +392,11 @@ class MainWindow(QMainWindow):
             return 0
         return self.run_document([self.page_view.page])
 
-    def cancel_run(self) -> None:
+    def cancel_run(self, discard: bool = False) -> None:
+        """Stop the run after the current forward pass; what was finished stays. `discard` also drops the events
+        still in flight (the document was closed, or a replay takes over)."""
         if self.decoder.running:
-            self.decoder.cancel()
+            self.decoder.cancel(discard=discard)
             self.progress.cancelling()
             self._run_queue.clear()
 

@@ -17,7 +17,7 @@ class TraceControl:
 
         w = self.window
         trace = load_trace(path)
-        w.cancel_run()
+        w.cancel_run(discard=True)
         w._replaying = True
         w._run_work = None
         self.path = Path(path)

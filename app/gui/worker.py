@@ -82,6 +82,7 @@ class DecodeClient(QObject):
         self._queue: list[tuple[int, ev.Event]] = []
         self._wake_pending = False
         self._run_id = 0
+        self._discarded = -1
         self._cancel = None
         self.running = False
         self.dropped = 0
@@ -129,9 +130,13 @@ class DecodeClient(QObject):
         self._start.emit(request, self._cancel)
         return request.run_id
 
-    def cancel(self) -> None:
+    def cancel(self, discard: bool = False) -> None:
+        """Ask the run to stop between two forwards. With `discard`, its remaining events are dropped too (the
+        document was closed, or a replay takes over the window)."""
         if self._cancel is not None:
             self._cancel.cancel()
+            if discard:
+                self._discarded = self._run_id
 
     @property
     def current_run(self) -> int:
@@ -141,7 +146,7 @@ class DecodeClient(QObject):
         with self._lock:
             batch, self._queue = self._queue, []
             self._wake_pending = False
-        current = [e for rid, e in batch if rid == self._run_id]
+        current = [e for rid, e in batch if rid == self._run_id and rid != self._discarded]
         self.dropped += len(batch) - len(current)
         if current:
             self.events.emit(current)
