@@ -23,20 +23,26 @@ def pad_to_width(images: list[np.ndarray], width: int) -> np.ndarray:
 
 
 def read_lines(model, tokenizer, images: list[np.ndarray], *, device="cpu", batch_size: int = 64,
-               max_new_tokens: int = 160) -> list[str]:
-    """AR greedy reading of line images (LINE_HEIGHT × w, w a multiple of 16), batched by equal width."""
+               max_new_tokens: int = 160, exact_width: bool = True) -> list[str]:
+    """AR greedy reading of line images (LINE_HEIGHT × w, w a multiple of 16). `exact_width`: batch only lines of
+    the same width, so each line is read unpadded exactly as the engine reads it; otherwise lines sorted by width
+    are padded with their background to the widest of their batch (fast; what training batches look like)."""
     import torch
 
     from app.core.training.batches import make_prefix
 
-    groups: dict[int, list[int]] = {}
-    for i, im in enumerate(images):  # batch only lines of exactly the same width: each line is read as the engine
-        groups.setdefault(im.shape[1], []).append(i)  # reads it, unpadded
-    chunks = [idx[s:s + batch_size] for idx in groups.values() for s in range(0, len(idx), batch_size)]
+    if exact_width:
+        groups: dict[int, list[int]] = {}
+        for i, im in enumerate(images):
+            groups.setdefault(im.shape[1], []).append(i)
+        chunks = [idx[s:s + batch_size] for idx in groups.values() for s in range(0, len(idx), batch_size)]
+    else:
+        order = sorted(range(len(images)), key=lambda i: images[i].shape[1])
+        chunks = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
     out: list[str] = [""] * len(images)
     eos = model.generation_config.eos_token_id
     for idx in chunks:
-        width = images[idx[0]].shape[1]
+        width = max(images[i].shape[1] for i in idx)
         prefix = make_prefix(tokenizer, pad_to_width([images[i] for i in idx], width), device=device)
         with torch.no_grad():
             gen = model.generate(input_ids=prefix.input_ids, attention_mask=torch.ones_like(prefix.input_ids),

@@ -148,6 +148,19 @@ def embed_prefix(model, prefix: Prefix, *, batched: bool = True):
     return embeds.masked_scatter(where, feats), feats
 
 
+def prefix_positions(model, prefix: Prefix):
+    """(3, b, P) M-RoPE positions of the prefix; computed once when every row has the same prompt and image grid
+    (get_rope_index loops over the batch in Python)."""
+    ids, grids = prefix.input_ids, prefix.image_grid_thw
+    b = ids.shape[0]
+    if b > 1 and bool((ids == ids[:1]).all()) and bool((grids == grids[:1]).all()):
+        pos, _ = model.model.get_rope_index(ids[:1], mm_token_type_ids=prefix.mm_token_type_ids[:1],
+                                            image_grid_thw=grids[:1])
+        return pos.expand(-1, b, -1)
+    pos, _ = model.model.get_rope_index(ids, mm_token_type_ids=prefix.mm_token_type_ids, image_grid_thw=grids)
+    return pos
+
+
 @dataclass
 class JointOutput:
     hidden: Any  # (b, P + 3L, H) final-norm hidden states
@@ -167,9 +180,7 @@ def joint_forward(model, prefix: Prefix, targets, mask1, *, mask_id: int, block_
     c2 = torch.where(~mask1, torch.full_like(targets, mask_id), targets)
     resp_embeds = model.get_input_embeddings()(torch.cat([targets, c1, c2], dim=1))
     embeds = torch.cat([prefix_embeds, resp_embeds], dim=1)
-    prefix_pos, _ = model.model.get_rope_index(
-        prefix.input_ids, mm_token_type_ids=prefix.mm_token_type_ids, image_grid_thw=prefix.image_grid_thw)
-    pos = joint_positions(prefix_pos, L)
+    pos = joint_positions(prefix_positions(model, prefix), L)
     allow = joint_attention_mask(P, L, block_size, device=embeds.device)
     attn = allow[None, None].expand(b, 1, -1, -1)
     if getattr(model.config.text_config, "_attn_implementation", "sdpa") == "eager":

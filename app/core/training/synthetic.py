@@ -391,7 +391,10 @@ class BatchStream:
             return
         import multiprocessing as mp
 
-        self._pool = mp.get_context("spawn").Pool(self.workers)
+        # fork where there is one (Linux): the workers run only numpy/Pillow, and spawn would re-run an unguarded
+        # `python -m app` main module in every worker
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        self._pool = mp.get_context(method).Pool(self.workers)
         try:
             yield from self._pool.imap(_worker_batch, self._tasks(start), chunksize=1)
         finally:

@@ -1,0 +1,41 @@
+"""`scriptorium train` on CPU: a two-step run writes a loadable checkpoint and a model card; --resume continues
+from the saved step; worker processes render batches."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+
+def test_train_then_resume(tmp_path, capsys):
+    from app.cli import main
+    from app.core.loader import load_model
+
+    out = tmp_path / "ckpt"
+    args = ["train", "--device", "cpu", "--out", str(out), "--preset", "test", "--batch-size", "2", "--eval-lines",
+            "1", "--no-final-eval", "--no-install-fonts", "--workers", "0", "--block-size", "4"]
+    assert main(args + ["--steps", "2"]) == 0
+    report = json.loads((out / "train_report.json").read_text())
+    assert report["steps"] == 2 and report["lines_seen"] == 4 and report["eval_lines"] == 1
+    card = (out / "MODEL_CARD.md").read_text()
+    assert "NOT met" in card  # two steps do not read: the card says so
+    loaded = load_model("builtin", out, device="cpu")
+    assert loaded.special["block_size"] == 4
+    assert main(args + ["--steps", "3", "--resume"]) == 0
+    assert "resumed from" in capsys.readouterr().out
+    assert json.loads((out / "train_report.json").read_text())["steps"] == 3
+
+
+def test_batches_render_in_worker_processes():
+    from app.core.training.synthetic import BatchStream
+
+    it = BatchStream(3, workers=2, seed=5).batches()
+    try:
+        batches = [next(it) for _ in range(2)]
+    finally:
+        it.close()
+    for b in batches:
+        assert b.images.shape[0] == 3 and b.images.shape[1] == 32 and b.images.shape[2] % 16 == 0
+        assert len(b.texts) == 3 and b.columns.shape == (3, b.images.shape[2] // 16)
