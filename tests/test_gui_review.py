@@ -116,6 +116,14 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     assert block.pending_ocr is not None and block.status == "done"
     assert all(w.work.blocks[b.id].status == "done" for b in decoded)
 
+    # one region again (page context menu → "Read this region again"): only that region is decoded
+    seen = []
+    w.decoder.events.connect(seen.extend)
+    assert w.rerun_region(other.id)
+    wait_run(qtbot, w)
+    assert [e.region_id for e in seen if isinstance(e, ev.RegionStarted)] == [other.id]
+    assert w.work.blocks[other.id].status == "done" and "EDITED BY HAND" in w.work.blocks[target.id].markdown
+
     # export Markdown / JSON / HTML
     written = w.export_current(tmp_path / "out" / "report.md")
     assert sorted(p.suffix for p in written) == [".html", ".json", ".md"]

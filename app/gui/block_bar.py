@@ -116,5 +116,6 @@ class BlockBar(QWidget):
         show = bool(on and block is not None and (block.reference or block.cer is not None))
         self.diff.setVisible(show)
         if show:
-            self.diff.setHtml(diff_html(block.raw_text or block.markdown, block.reference))
+            text = block.markdown if block.edited else (block.raw_text or block.markdown)
+            self.diff.setHtml(diff_html(text, block.reference))
         self.diff_toggled.emit(show)

@@ -112,7 +112,10 @@ class MainWindow(QMainWindow):
         self.actions.toggle_preview.setChecked(self.settings.get("show_preview"))
         self.actions.record.setChecked(self.settings.get("record_traces"))
         self.progress = ProgressPanel()
+        self.run_label = QLabel()
+        self.run_label.setObjectName("phase")
         self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.run_label)
         self.views = self._make_views()
         self.views_dock = QDockWidget("Decoding", self)
         self.views_dock.setObjectName("decoding_dock")
@@ -156,6 +159,7 @@ class MainWindow(QMainWindow):
         self.page_view.page_requested.connect(self._page_chosen)
         self.page_view.render_requested.connect(self._render_wanted)
         self.page_view.region_clicked.connect(self.select_region)
+        self.page_view.rerun_region_requested.connect(self.rerun_region)
         self.review.block_selected.connect(self._editor_block)
         self.review.block_edited.connect(self._block_edited)
         self.progress.cancel_requested.connect(self.cancel_run)
@@ -359,7 +363,15 @@ class MainWindow(QMainWindow):
 
     # --- runs --------------------------------------------------------------------------------------------------------
 
-    def run_document(self, pages: list[int] | None = None, work: DocumentWork | None = None) -> int:
+    def rerun_region(self, region_id: str) -> int:
+        """Decode one region again (its page's layout is kept)."""
+        block = self.session.find_block(region_id)
+        if block is None or block.region.task not in ("text", "table", "formula"):
+            return 0
+        return self.run_document([block.region.page], region_ids=[region_id])
+
+    def run_document(self, pages: list[int] | None = None, work: DocumentWork | None = None,
+                     region_ids: list[str] | None = None) -> int:
         """Read a document (default: the current one), or some of its pages, on the worker. Returns the run id
         (0: nothing to do)."""
         work = work or self.work
@@ -367,12 +379,13 @@ class MainWindow(QMainWindow):
             return 0
         self.editor.flush_edits()
         self._replaying = False
-        self.session.prepare_rerun(work, pages)
+        self.session.prepare_rerun(work, pages, region_ids)
         request = RunRequest(
             path=work.path,
             engine=self.engine_bar.engine_name,
             options=self.engine_bar.options(),
             pages=pages,
+            region_ids=region_ids,
             password=self._passwords.get(work.path),
         )
         self._run_work = work
@@ -444,8 +457,11 @@ class MainWindow(QMainWindow):
         change = self.session.apply(event, work)
         self.progress.feed(event)
         self.views.feed(event)
-        if isinstance(event, ev.RunStarted) and self._replaying:
-            self.progress.start()
+        if isinstance(event, ev.RunStarted):
+            device = event.device or self.decoder.device
+            self.run_label.setText(" · ".join(x for x in (event.engine, device, "replay" if self._replaying else "") if x))
+            if self._replaying:
+                self.progress.start()
         if isinstance(event, ev.ErrorRaised):
             if event.fatal:
                 self.banner.show_message(event.message)

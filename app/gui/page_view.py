@@ -22,6 +22,7 @@ class PageView(QGraphicsView):
     page_requested = Signal(int)
     zoom_changed = Signal(float)
     render_requested = Signal(int, float)  # page, dpi: the window asks the render service
+    rerun_region_requested = Signal(str)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -231,6 +232,16 @@ class PageView(QGraphicsView):
         if rid != self._hover_id:
             self._hover_id = rid
             self.region_hovered.emit(rid)
+
+    def contextMenuEvent(self, event) -> None:  # noqa: N802
+        rid = self.region_at(event.pos())
+        if not rid:
+            return super().contextMenuEvent(event)
+        from PySide6.QtWidgets import QMenu
+
+        menu = QMenu(self)
+        menu.addAction("Read this region again", lambda: self.rerun_region_requested.emit(rid))
+        menu.exec(event.globalPos())
 
     def region_center(self, region_id: str):
         """Viewport position of a region's centre (scrolled into view first), or None."""

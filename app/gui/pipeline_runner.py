@@ -74,7 +74,7 @@ class PipelineRunner:
             output = None  # the pipeline has already emitted an ErrorRaised for the person
         self.engine, self.engine_key = pipe.engine, engine_key if pipe.engine is not None else None
         self.layout, self.layout_key = pipe.layout, layout_key if pipe.layout is not None else None
-        self.device = str(getattr(self.engine, "device", "") or options.device or "")
+        self.device = str(getattr(self.engine, "device", "") or options.device or "cpu")
         return output
 
     def _can_redecode(self, request, options, engine_key) -> bool:
@@ -102,7 +102,13 @@ class PipelineRunner:
             page = pipe.output.page(i)
             emit(ev.LayoutDone(i, [r.to_dict() for r in page.regions], page.layout))
         try:
-            for i in request.pages:
+            if request.region_ids:
+                pipe.decode_regions(request.region_ids)
+                for i in request.pages:
+                    compared = self._compared(i)
+                    if compared is not None:
+                        emit(compared)
+            for i in [] if request.region_ids else request.pages:
                 cancel.check()
                 pipe.decode_page(i)
         except Cancelled:

@@ -111,6 +111,8 @@ class ReviewPane(QWidget):
 
     def _cursor_block(self, rid: str) -> None:
         self.block_bar.show_block(self.session.find_block(rid) if rid else None)
+        if rid and self.preview.isVisible():
+            self.preview.show_block(rid)
         self.block_selected.emit(rid)
 
     def _edited(self, rid: str, text: str) -> None:

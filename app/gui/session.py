@@ -317,10 +317,12 @@ class Session:
             block.pending_ocr = None
             block.edited = False
 
-    def prepare_rerun(self, work: DocumentWork, pages: list[int] | None) -> None:
-        """Before OCR runs again on some pages (None: the whole document): their blocks go back to pending (their
-        text stays until the new text arrives)."""
+    def prepare_rerun(self, work: DocumentWork, pages: list[int] | None, region_ids: list[str] | None = None) -> None:
+        """Before OCR runs again on some pages (None: the whole document) or regions: their blocks go back to
+        pending (their text stays until the new text arrives)."""
         for block in work.blocks.values():
+            if region_ids is not None and block.id not in region_ids:
+                continue
             if pages is None or block.region.page in pages:
                 block.pending_ocr = None
                 if block.status != "skipped":
