@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from app.core.events import NgramBanned, PrefixLaid, RegionStarted, RoundVerified, RunStarted, TokensCommitted, WindowStepped
+from app.core.events import NgramBanned, PrefixLaid, RegionFinished, RegionStarted, RoundVerified, RunStarted, TokensCommitted, WindowStepped
 from app.gui.views.models import RoundsModel, WindowModel, engine_hint, visible_whitespace
 
 
@@ -37,7 +37,7 @@ def test_round_statistics_and_spans_match_a_direct_count(seed):
         model.feed(ev)
     reg = model.regions["r"]
     tokens = sum(len(e.new_tokens) for e in events)
-    assert reg.tpf == pytest.approx(tokens / (2 * len(events)))
+    assert reg.tpf == reg.live_tpf == pytest.approx(tokens / (2 * len(events)))
     assert reg.mean_accepted == pytest.approx(tokens / len(events))
     for i, rate in enumerate(reg.position_rates()):
         assert rate == pytest.approx(sum(e.k > i for e in events) / len(events))
@@ -64,6 +64,8 @@ def test_regions_engine_and_baseline():
     for step in range(10):
         model.feed(TokensCommitted(region_id="ar", step=step, tokens=[1], text="x", ms=5.0))
     assert model.baseline_tps == pytest.approx(200.0)
+    model.feed(RegionFinished(region_id="ar-region", text="x", stats={"mode": "ar", "decode_tokens_per_s": 123.0}))
+    assert model.baseline_tps == pytest.approx(123.0)
     assert "draft" in reg.rounds[0].describe()
 
 

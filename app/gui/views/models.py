@@ -232,8 +232,15 @@ class RegionRounds:
 
     # statistics (DESIGN §3: TPF counts the draft and the verify forward of every round)
     @property
-    def tpf(self) -> float:
+    def live_tpf(self) -> float:
+        """Tokens committed per forward so far (a stop token, if committed, counts until the region ends)."""
         return self.tokens / (2 * len(self.rounds)) if self.rounds else 0.0
+
+    @property
+    def tpf(self) -> float:
+        """The engine's own figure once the region finished (response tokens, stop token excluded), else live."""
+        value = self.stats.get("tpf") if self.finished else None
+        return float(value) if isinstance(value, (int, float)) and value > 0 else self.live_tpf
 
     @property
     def mean_accepted(self) -> float:
@@ -315,6 +322,12 @@ class RoundsModel:
         return False
 
     def _take_baseline(self, stats: dict[str, Any]) -> None:
+        if isinstance(stats, dict) and stats.get("mode") == "ar":  # an AR region of the same session
+            value = stats.get("decode_tokens_per_s")
+            if isinstance(value, (int, float)) and value > 0:
+                self.baseline_tps = float(value)
+                self.version += 1
+                return
         for key in BASELINE_KEYS:
             value = stats.get(key) if isinstance(stats, dict) else None
             if isinstance(value, (int, float)) and value > 0:
