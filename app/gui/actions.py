@@ -2,6 +2,7 @@
 they call. The About box's shortcut list is generated from the same table."""
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from PySide6.QtGui import QAction, QKeySequence
@@ -77,3 +78,12 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
 
 def shortcut_table() -> list[tuple[str, str]]:
     return [(t.replace("&", "").rstrip("…"), s) for (_m, t, s, _i, _f, _c) in ACTIONS.values() if s]
+
+
+def fill_recent_menu(menu: QMenu, paths: list[str], open_files) -> None:
+    menu.clear()
+    for path in paths:
+        action = menu.addAction(Path(path).name)
+        action.setToolTip(path)
+        action.triggered.connect(lambda _c=False, p=path: open_files([p]))
+    menu.setEnabled(bool(menu.actions()))

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import events as ev
-from app.gui.actions import build_actions
+from app.gui.actions import build_actions, fill_recent_menu
 from app.gui.banner import Banner, empty_hint
 from app.gui.engine_bar import EngineBar
 from app.gui.journal import Journal
@@ -73,7 +73,7 @@ class MainWindow(QMainWindow):
         self.events_handled = 0
         self._build()
         self._connect()
-        self._refresh_recent()
+        fill_recent_menu(self.actions.recent_menu, self.settings.get("recent_files"), self.open_files)
         self._restore_geometry()
         self._update_actions()
 
@@ -190,7 +190,6 @@ class MainWindow(QMainWindow):
             self.banner.show_message("Not opened (not a PDF or image, or missing): " + ", ".join(refused))
         if not opened:
             return []
-        self._refresh_recent()
         self._refresh_documents()
         self.show_document(self._index_of(opened[0]))
         if run if run is not None else self.settings.get("auto_run"):
@@ -452,7 +451,7 @@ class MainWindow(QMainWindow):
         widgets catch up on the next frame."""
         self.events_handled += 1
         if isinstance(event, ev.DocumentOpened) and (self._replaying or self._run_work is None):
-            self._adopt_replayed_document(event)
+            self.traces.adopt_document(event)
         work = self._run_work or self.work
         change = self.session.apply(event, work)
         self.progress.feed(event)
@@ -479,16 +478,6 @@ class MainWindow(QMainWindow):
         if change:
             self._touch()
 
-    def _adopt_replayed_document(self, event: ev.DocumentOpened) -> None:
-        path = event.path
-        if not self.session.documents or self.work is None or self.work.path != path:
-            work = self.session.add_document(path)
-            self._refresh_documents()
-            self.show_document(self._index_of(work.path))
-        self._run_work = self.work
-        if self.work is not None and not self.work.page_sizes and not Path(path).is_file():
-            self.work.page_count = event.page_count
-
     def redraw(self) -> None:
         """Bring the widgets up to the session (called by the frame timer; tests may call it directly)."""
         self._frame.stop()
@@ -499,7 +488,9 @@ class MainWindow(QMainWindow):
         if work is None:
             return
         if layout and not work.page_sizes and not Path(work.path).is_file():
-            self._sizes_from_regions(work)
+            work.page_sizes = work.guess_page_sizes()  # a replay of a document not on this machine
+            self.thumbnails.set_pages(work.page_sizes)
+            self.show_page(0)
         if layout:
             self._show_regions()
         if live:
@@ -509,18 +500,6 @@ class MainWindow(QMainWindow):
             if block is not None:
                 self.page_view.set_region_state(rid, status=block.status, edited=block.edited)
         self.review.refresh_blocks(blocks)
-
-    def _sizes_from_regions(self, work: DocumentWork) -> None:
-        """A replayed trace of a document that is not on this machine: size blank pages from the regions."""
-        pages = {}
-        for b in work.blocks.values():
-            x2, y2 = b.region.box_pt[2], b.region.box_pt[3]
-            w, h = pages.get(b.region.page, (595.0, 842.0))
-            pages[b.region.page] = (max(w, x2 + 20), max(h, y2 + 20))
-        count = max(work.page_count, max(pages, default=-1) + 1)
-        work.page_sizes = [pages.get(i, (595.0, 842.0)) for i in range(count)]
-        self.thumbnails.set_pages(work.page_sizes)
-        self.show_page(0)
 
     def _follow_live_region(self) -> None:
         rid = self.session.live_region or ""
@@ -596,16 +575,7 @@ class MainWindow(QMainWindow):
             if follower is not None:
                 follower.set_mode(value)
         elif key == "recent_files":
-            self._refresh_recent()
-
-    def _refresh_recent(self) -> None:
-        menu = self.actions.recent_menu
-        menu.clear()
-        for path in self.settings.get("recent_files"):
-            action = menu.addAction(Path(path).name)
-            action.setToolTip(path)
-            action.triggered.connect(lambda _c=False, p=path: self.open_files([p]))
-        menu.setEnabled(bool(menu.actions()))
+            fill_recent_menu(self.actions.recent_menu, self.settings.get("recent_files"), self.open_files)
 
     def _update_actions(self) -> None:
         has_doc = self.work is not None

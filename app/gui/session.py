@@ -92,6 +92,16 @@ class DocumentWork:
         parts = [b.markdown for b in self.text_blocks() if b.markdown.strip()]
         return "\n\n".join(parts) + ("\n" if parts else "")
 
+    def guess_page_sizes(self) -> list[tuple[float, float]]:
+        """Page sizes (points) when the document itself is not at hand (a trace from another machine): A4, grown
+        to hold every region."""
+        pages: dict[int, tuple[float, float]] = {}
+        for b in self.blocks.values():
+            w, h = pages.get(b.region.page, (595.0, 842.0))
+            pages[b.region.page] = (max(w, b.region.box_pt[2] + 20), max(h, b.region.box_pt[3] + 20))
+        count = max(self.page_count, max(pages, default=-1) + 1)
+        return [pages.get(i, (595.0, 842.0)) for i in range(count)]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,

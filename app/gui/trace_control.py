@@ -29,6 +29,17 @@ class TraceControl:
         w.statusBar().showMessage(f"Replaying {Path(path).name} ({len(trace)} events)", 5000)
         return len(trace)
 
+    def adopt_document(self, event) -> None:
+        """A replayed run names its document: show it (adding it when new), even if the file is not here."""
+        w = self.window
+        if w.work is None or w.work.path != event.path:
+            work = w.session.add_document(event.path)
+            w._refresh_documents()
+            w.show_document(w._index_of(work.path))
+        w._run_work = w.work
+        if not w.work.page_sizes and not Path(event.path).is_file():
+            w.work.page_count = event.page_count
+
     def _reset(self) -> None:
         """Scrubbing back: the replayed document starts again from its first event."""
         w = self.window
