@@ -74,6 +74,7 @@ class DecodingViews(QWidget):
         self.player.speed_changed.connect(self._player_speed)
         self.playback_bar.save_requested.connect(self.save_recording)
         self._attach_player_to_recording()
+        self.player.set_speed(1.0)  # a replay plays at the recorded pace unless the person picks another
         # keys while the views have focus: Space play/pause, → step, Home start, End jump to the end
         for key, slot in (("Space", self.player.toggle), ("Right", self.player.step), ("Home", lambda: self.player.seek(0)), ("End", self.player.play_all)):
             sc = QShortcut(QKeySequence(key), self)
