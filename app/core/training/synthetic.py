@@ -395,8 +395,18 @@ class BatchStream:
         # `python -m app` main module in every worker
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
         self._pool = mp.get_context(method).Pool(self.workers)
+        # a bounded number of batches in flight (Pool.imap would render ahead without limit), in task order, so a
+        # resumed run sees the same data
+        from collections import deque
+
+        tasks = self._tasks(start)
+        pending = deque(self._pool.apply_async(_worker_batch, (next(tasks),))
+                        for _ in range(self.workers * self.prefetch))
         try:
-            yield from self._pool.imap(_worker_batch, self._tasks(start), chunksize=1)
+            while True:
+                result = pending.popleft().get()
+                pending.append(self._pool.apply_async(_worker_batch, (next(tasks),)))
+                yield result
         finally:
             self.close()
 
