@@ -55,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"fonts missing: {', '.join(missing)} (training with the fonts present)")
     else:
         ensure_fonts(log=print)
+    from app.core.training.synthetic import find_fonts
+
+    print("fonts: " + ", ".join(f"{family} ({len(paths)})" for family, paths in find_fonts().items()))
     cfg = TrainConfig(
         out=str(out), device=args.device, minutes=args.minutes, steps=args.steps, batch_size=args.batch_size,
         lr=args.lr, preset=args.preset, block_size=args.block_size, workers=args.workers, seed=args.seed,

@@ -88,12 +88,11 @@ def ensure_fonts(log=print) -> list[str]:
     except (subprocess.SubprocessError, OSError):
         try:
             subprocess.run([apt, "update"], check=True, env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=600)
+                           stderr=subprocess.DEVNULL, timeout=120)  # an offline machine fails here
             subprocess.run([apt, "install", "-y", "--no-install-recommends", *FONT_PACKAGES], check=True,
                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
         except (subprocess.SubprocessError, OSError) as exc:
             log(f"could not install fonts ({exc}); training with the fonts that are present")
-    find_fonts.cache_clear() if hasattr(find_fonts, "cache_clear") else None
     return missing_font_families()
 
 
