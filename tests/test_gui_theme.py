@@ -83,3 +83,30 @@ def test_editor_keeps_block_ids_while_typing(qtbot):
     e.flush_edits()
     assert edited == [("b", "new b more\nthird")]
     assert e.block_ids() == ["a", "b", "c"] and e.block_text("a") == "# Title"
+
+
+def test_typing_into_a_block_that_is_still_streaming_keeps_the_typing(qtbot):
+    from app.core import events as ev
+    from app.core.regions import Region
+    from app.gui.review_pane import ReviewPane
+    from app.gui.session import Session
+
+    session = Session()
+    work = session.add_document("/tmp/x.pdf")
+    session.current = 0
+    region = Region(id="p1-r01", page=0, box=(0, 0, 10, 10), label="text", task="text", order=0).to_dict()
+    session.apply(ev.LayoutDone(page=0, regions=[region]))
+    session.apply(ev.RegionStarted(region_id="p1-r01", page=0, task="text", engine="t"))
+    session.apply(ev.TokensCommitted(region_id="p1-r01", step=0, tokens=[1], text="Hel", ms=1))
+    pane = ReviewPane(session)
+    qtbot.addWidget(pane)
+    pane.show_document()
+    pane.editor.goto_block("p1-r01")
+    pane.editor.moveCursor(pane.editor.textCursor().MoveOperation.EndOfBlock)
+    QTest.keyClicks(pane.editor, " mine")  # not yet reported (the edit timer has not fired)
+    change = session.apply(ev.TokensCommitted(region_id="p1-r01", step=1, tokens=[2], text="lo", ms=1))
+    pane.refresh_blocks(change.blocks)
+    assert pane.editor.block_text("p1-r01") == "Hel mine"
+    assert work.blocks["p1-r01"].edited
+    session.apply(ev.RegionFinished(region_id="p1-r01", text="Hello"))
+    assert work.blocks["p1-r01"].markdown == "Hel mine" and work.blocks["p1-r01"].pending_ocr == "Hello"

@@ -10,6 +10,7 @@ import json
 import os
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +40,22 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 class Journal:
+    """Saves go through one background thread (serialising and fsync never stall the GUI); saves are written in
+    the order they were asked for, and `wait=True` (the default) returns once this one is on disk."""
+
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else user_data_dir() / "journal" / "work.json"
         self.saves = 0
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scriptorium-journal")
 
-    def save(self, state: dict[str, Any], *, clean: bool = False) -> Path:
+    def save(self, state: dict[str, Any], *, clean: bool = False, wait: bool = True) -> Path:
+        """`state` must be a snapshot (plain data nobody mutates afterwards), e.g. `Session.to_dict()`."""
         payload = {"version": VERSION, "saved_at": time.time(), "clean": clean, "pid": os.getpid(), "state": state}
         self.saves += 1
-        return atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, indent=1))
+        future = self._executor.submit(lambda: atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, indent=1)))
+        if wait:
+            future.result()
+        return self.path
 
     def load(self) -> dict[str, Any] | None:
         """The saved payload, or None when there is none or it cannot be read (a broken journal is set aside, not

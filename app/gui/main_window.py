@@ -129,7 +129,7 @@ class MainWindow(QMainWindow):
         self._frame = QTimer(self, singleShot=True, interval=FRAME_MS)
         self._frame.timeout.connect(self.redraw)
         self._autosave = QTimer(self, singleShot=True)
-        self._autosave.timeout.connect(self.save_journal)
+        self._autosave.timeout.connect(lambda: self.save_journal(wait=False))
         self.statusBar().showMessage("Ready")
 
     def _make_views(self) -> QWidget:
@@ -522,10 +522,10 @@ class MainWindow(QMainWindow):
         if not self._autosave.isActive():
             self._autosave.start(int(self.settings.get("autosave_seconds") * 1000))
 
-    def save_journal(self) -> Path:
+    def save_journal(self, wait: bool = True) -> Path:
         self._autosave.stop()
         self.editor.flush_edits()
-        return self.journal.save(self.session.to_dict())
+        return self.journal.save(self.session.to_dict(), wait=wait)
 
     def offer_restore(self) -> bool:
         """After a crash or kill: offer the work the journal kept. Returns whether it was restored."""

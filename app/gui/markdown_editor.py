@@ -306,6 +306,11 @@ class MarkdownEditor(QPlainTextEdit):
         finally:
             self._updating -= 1
 
+    @property
+    def pending_edits(self) -> set[str]:
+        """Blocks typed in whose edits have not been reported yet."""
+        return set(self._dirty)
+
     def flush_edits(self) -> None:
         self._edit_timer.stop()
         dirty, self._dirty = self._dirty, set()

@@ -64,7 +64,7 @@ def markdown_to_html(blocks: list[tuple[str, str]], math: str = "rich", title: s
 
 
 class Preview(QTextBrowser):
-    """Redraws at most every 150 ms however fast blocks stream in."""
+    """Redraws at most every 250 ms however fast blocks stream in."""
 
     remote_blocked = Signal(str)
 
@@ -75,7 +75,7 @@ class Preview(QTextBrowser):
         self.setOpenExternalLinks(False)
         self.document().setDefaultStyleSheet(CSS)
         self._blocks: list[tuple[str, str]] = []
-        self._timer = QTimer(self, singleShot=True, interval=150)
+        self._timer = QTimer(self, singleShot=True, interval=250)
         self._timer.timeout.connect(self.render_now)
         self.blocked: list[str] = []
         self.renders = 0

@@ -67,6 +67,8 @@ class ReviewPane(QWidget):
         work = self.work
         if work is None:
             return
+        if self.editor.pending_edits & ids:
+            self.editor.flush_edits()  # the person is typing in a block that is being redrawn: keep the typing
         wanted = [b.id for b in self._visible_blocks()]
         if self.editor.block_ids() != wanted:
             self._rebuild_keeping_cursor()  # a block appeared or vanished: cheap next to a decode
