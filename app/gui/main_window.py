@@ -160,6 +160,7 @@ class MainWindow(QMainWindow):
         self.page_view.render_requested.connect(self._render_wanted)
         self.page_view.region_clicked.connect(self.select_region)
         self.page_view.rerun_region_requested.connect(self.rerun_region)
+        self.page_view.region_hovered.connect(self.editor.set_hovered_block)
         self.review.block_selected.connect(self._editor_block)
         self.review.block_edited.connect(self._block_edited)
         self.progress.cancel_requested.connect(self.cancel_run)

@@ -82,6 +82,7 @@ class MarkdownEditor(QPlainTextEdit):
         self._updating = 0
         self._dirty: set[str] = set()
         self._current_id = ""
+        self._hover_id = ""
         self._span: tuple[str, int, int] | None = None
         self._edit_timer = QTimer(self, singleShot=True, interval=400)
         self._edit_timer.timeout.connect(self.flush_edits)
@@ -230,21 +231,31 @@ class MarkdownEditor(QPlainTextEdit):
                 self.setTextCursor(cursor)
                 self.centerCursor()
 
+    def set_hovered_block(self, rid: str) -> None:
+        """The pointer is over this block's region on the page: tint it faintly ("" clears)."""
+        if rid != self._hover_id:
+            self._hover_id = rid
+            self._refresh_selections()
+
+    def _tint_block(self, rid: str, alpha: int, selections: list) -> None:
+        tint = QColor(self.palette().highlight().color())
+        tint.setAlpha(alpha)
+        block = self.document().firstBlock()
+        while block.isValid():
+            if self.line_id(block) == rid:
+                sel = QTextEdit.ExtraSelection()
+                sel.format.setBackground(tint)
+                sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+                sel.cursor = QTextCursor(block)
+                selections.append(sel)
+            block = block.next()
+
     def _refresh_selections(self) -> None:
-        selections = []
-        rid = self._current_id
-        if rid:
-            tint = QColor(self.palette().highlight().color())
-            tint.setAlpha(28)
-            block = self.document().firstBlock()
-            while block.isValid():
-                if self.line_id(block) == rid:
-                    sel = QTextEdit.ExtraSelection()
-                    sel.format.setBackground(tint)
-                    sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-                    sel.cursor = QTextCursor(block)
-                    selections.append(sel)
-                block = block.next()
+        selections: list = []
+        if self._hover_id and self._hover_id != self._current_id:
+            self._tint_block(self._hover_id, 14, selections)
+        if self._current_id:
+            self._tint_block(self._current_id, 28, selections)
         if self._span:
             srid, start, end = self._span
             pos = self.block_start(srid)
