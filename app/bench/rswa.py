@@ -6,7 +6,8 @@ Generation is forced to run without EOS. Variants: R-SWA with the dynamic refere
 static one, and the same weights with every layer on full causal attention (dynamic cache). At 1k, 5k and 20k
 generated tokens the table shows the cache positions per layer (read from the live cache through the window
 observer), the KV bytes of the tiny model (positions × 2 × layers × kv_heads × head_dim × dtype bytes, checked
-against the bytes the cache tensors actually hold), the mean time per token over the last 200 steps, and the bytes
+against the bytes the cache tensors actually hold), the time per token over the last 200 steps (median wall time, and
+mean CPU time of this process, which other processes on a shared machine do not inflate), and the bytes
 the same positions would take at the released model's dimensions (12 layers × 10 KV heads × 128, bf16 = 61,440
 bytes per position).
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -40,21 +42,27 @@ def run_variant(model, cache_kind: str, prefix_embeds, checkpoints: list[int], w
 
     geo = KVGeometry.of(model)
     decoder = RswaDecoder(model, cache=cache_kind, max_new_tokens=max(checkpoints))  # no EOS ids: no early stop
-    rows, times = [], []
+    rows, wall, cpu = [], [], []
     wanted = set(checkpoints)
-    for step in decoder.steps(prefix_embeds):
+    steps = decoder.steps(prefix_embeds)
+    while True:
+        c0 = time.process_time()
+        step = next(steps, None)
+        if step is None:
+            break
         if step.index > 0:
-            times.append(step.ms)
+            wall.append(step.ms)
+            cpu.append((time.process_time() - c0) * 1000.0)
         generated = step.index + 1
         if generated in wanted:
-            recent = times[-window_ms:] or [step.ms]
             positions = step.window.cache_positions
             rows.append({
                 "generated": generated,
                 "positions": positions,
                 "bytes": positions * geo.bytes_per_position,
                 "held_bytes": _held_bytes(decoder.cache),
-                "ms_per_token": sum(recent) / len(recent),
+                "ms_per_token": statistics.median(wall[-window_ms:] or [step.ms]),
+                "cpu_ms_per_token": statistics.mean(cpu[-window_ms:] or [0.0]),
             })
     decoder.release()
     return rows
@@ -112,13 +120,14 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = run_variant(m, kind, embeds, checkpoints)
         print(f"  {name}: {time.perf_counter() - t0:.1f} s")
     print()
-    print(f"| variant | generated | cache positions / layer | KV bytes (tiny, fp32) | held by the cache tensors "
-          f"| ms / token | projected KV at real dims (bf16) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| variant | generated | cache positions / layer | KV bytes (tiny, fp32) | held by the cache tensors "
+          "| ms / token (wall, median) | CPU ms / token | projected KV at real dims (bf16) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, rows in results.items():
         for r in rows:
             print(f"| {name} | {r['generated']:,} | {r['positions']:,} | {r['bytes']:,} | {r['held_bytes']:,} "
-                  f"| {r['ms_per_token']:.2f} | {_fmt_bytes(r['positions'] * REAL_GEOMETRY.bytes_per_position)} |")
+                  f"| {r['ms_per_token']:.2f} | {r['cpu_ms_per_token']:.2f} "
+                  f"| {_fmt_bytes(r['positions'] * REAL_GEOMETRY.bytes_per_position)} |")
     last = {name: rows[-1] for name, rows in results.items()}
     full, stat = last["full attention"], last["R-SWA, static cache"]
     print()
