@@ -38,3 +38,19 @@ def test_recent_files_are_most_recent_first_and_bounded(qapp, tmp_path):
 def test_coerce_rejects_garbage():
     o = Option("n", 5, "n", minimum=1, maximum=9)
     assert o.coerce("x") == 5 and o.coerce("12") == 9 and o.coerce(None) == 5
+
+
+def test_preferences_page_is_generated_from_the_registry(qtbot, tmp_path):
+    from app.gui.dialogs import PreferencesDialog, about_html
+
+    s = Settings(str(tmp_path / "s.ini"))
+    dialog = PreferencesDialog(s)
+    qtbot.addWidget(dialog)
+    shown = set(dialog.editors)
+    assert shown == set(OPTIONS) - PreferencesDialog.HIDDEN
+    dialog.editors["theme"].setCurrentText("dark")
+    dialog.editors["show_order"].setChecked(False)
+    dialog.accept()
+    assert s.get("theme") == "dark" and s.get("show_order") is False
+    about = about_html("cuda:0", [("Open", "Ctrl+O")])
+    assert "cuda:0" in about and "PySide6" in about and "Ctrl+O" in about

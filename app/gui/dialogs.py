@@ -56,7 +56,7 @@ def show_about(parent: QWidget, device: str, shortcuts: list[tuple[str, str]] = 
 class PreferencesDialog(QDialog):
     """One row per option of the registry (except internal state), grouped by `group`."""
 
-    HIDDEN = {"recent_files", "window_geometry", "export_dir"}
+    HIDDEN = {"recent_files", "window_geometry", "window_state", "export_dir"}
 
     def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
         super().__init__(parent)

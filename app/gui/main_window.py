@@ -588,9 +588,14 @@ class MainWindow(QMainWindow):
         self.actions.cancel.setEnabled(running)
 
     def _restore_geometry(self) -> None:
-        geometry = self.settings.get("window_geometry")
+        geometry, state = self.settings.get("window_geometry"), self.settings.get("window_state")
         if geometry:
             self.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
+        if state:
+            window_state, _, panes = state.partition(";")
+            self.restoreState(QByteArray.fromBase64(window_state.encode("ascii")))
+            self.splitter.restoreState(QByteArray.fromBase64(panes.encode("ascii")))
+            self._docks_sized = True
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
@@ -610,7 +615,9 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     def closeEvent(self, event) -> None:  # noqa: N802
-        self.settings.set("window_geometry", bytes(self.saveGeometry().toBase64()).decode("ascii"))
+        b64 = lambda data: bytes(data.toBase64()).decode("ascii")  # noqa: E731
+        self.settings.set("window_geometry", b64(self.saveGeometry()))
+        self.settings.set("window_state", f"{b64(self.saveState())};{b64(self.splitter.saveState())}")
         self.decoder.shutdown()
         self.renderer.wait(2000)
         self.editor.flush_edits()

@@ -82,6 +82,7 @@ OPTIONS: dict[str, Option] = {
         Option("export_dir", "", "Last export folder", group="Files"),
         Option("record_traces", False, "Record a trace of every run", group="Decoding"),
         Option("window_geometry", "", "Window geometry", group="State"),
+        Option("window_state", "", "Toolbars, docks and panes", group="State"),
     )
 }
 
