@@ -383,6 +383,7 @@ def test_ten_thousand_tokens_stay_responsive(qtbot, views, artifacts_dir):
         lines.append(f"{name}: {len(events):,} events, feed {feed_s / len(events) * 1e6:.1f} µs/event, frame {frame_ms:.1f} ms (median of 5)")
         assert feed_s < 8.0, f"feeding 10k {name} events took {feed_s:.1f} s"
         assert frame_ms < 250, f"a {name} frame took {frame_ms:.0f} ms"
+        qtbot.wait(5)  # let the layout settle (the empty-view hint just hid) before the picture
         views.grab().save(str(artifacts_dir / f"views_{name}_10k.png"))
     # replaying through the player: the views draw at most ~60 frames a second, whatever the event rate
     views.reset()
@@ -397,3 +398,20 @@ def test_ten_thousand_tokens_stay_responsive(qtbot, views, artifacts_dir):
     assert len(views.findChildren(QWidget)) == widgets_before  # no widget per token
     (artifacts_dir / "frames_bench.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+
+
+def test_round_strip_keeps_up_with_fast_rounds(qtbot, views):
+    """Rounds arriving faster than the animation: a batch nobody saw yet collapses to its newest round; once a
+    round is on screen it finishes its sweep and the newest waiting round plays next."""
+    events = [e for e in synthetic_rounds_trace(120, block_size=4, seed=3) if isinstance(e, RoundVerified)]
+    for ev in events[:10]:  # one batch before any frame
+        views.feed(ev)
+    strip = views.rounds_view.strip
+    assert strip.record.round_index == 9 and strip.animating()
+    views.render_frame(paint_now=True)  # on screen now
+    assert strip._painted
+    for ev in events[10:15]:
+        views.feed(ev)
+    assert strip.record.round_index == 9 and strip._pending.round_index == 14 and strip.skipped == 4
+    qtbot.waitUntil(lambda: strip.record.round_index == 14, timeout=5_000)  # the frame timer moved it on
+    qtbot.waitUntil(lambda: not strip.animating(), timeout=5_000)

@@ -71,6 +71,7 @@ class RoundStrip(QWidget):
         super().__init__(parent)
         self.record: RoundRecord | None = None
         self._pending: RoundRecord | None = None
+        self._painted = False  # has the current round been on screen at least once?
         self.skipped = 0  # rounds that arrived while another was animating and were not animated
         self._t0 = 0.0
         self.slow = 1.0  # 2..20 when playback is slowed
@@ -91,12 +92,15 @@ class RoundStrip(QWidget):
     def offer_round(self, rec: RoundRecord) -> None:
         """A new round arrived live. Rounds often come faster than their animation: the one playing finishes,
         then the newest waiting round plays (the ones in between are in the history, not animated)."""
-        if self.record is not None and self.animating() and rec.region_id == self.record.region_id:
+        if self.record is not None and self._painted and self.animating() and rec.region_id == self.record.region_id:
             if self._pending is not None:
                 self.skipped += 1
             self._pending = rec
             return
+        # nothing of the current round reached the screen yet (a batch: a scrub, a fast replay): replace it
         self.record = rec
+        self._pending = None
+        self._painted = False
         self._t0 = time.monotonic()
         self.update()
 
@@ -123,6 +127,7 @@ class RoundStrip(QWidget):
             return False
         if self._pending is not None and not self.animating():
             self.record, self._pending = self._pending, None
+            self._painted = False
             self._t0 = time.monotonic()
         self.update()
         return self.animating() or self._pending is not None
@@ -130,6 +135,7 @@ class RoundStrip(QWidget):
     # painting ---------------------------------------------------------------------------------------------------
     def paintEvent(self, _event) -> None:  # noqa: N802 (Qt name)
         rec = self.record
+        self._painted = True
         if rec is None:
             _paint_hint(self, "The current round's draft cells appear here.")
             return
