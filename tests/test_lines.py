@@ -62,3 +62,28 @@ def test_normalized_line_is_model_ready():
         assert line.width >= 16
     tiny = normalize_line(Image.new("L", (5, 3), 255))
     assert tiny.size == (64, 32)  # 5×3 scaled to height 32 is 53 wide, padded to 64
+
+
+def test_lines_of_the_bundled_sample_pdf():
+    """Every text block of the sample PDF: as many lines found as the text layer has distinct baselines."""
+    import pymupdf
+
+    from app.core.paths import sample_document
+
+    checked = 0
+    with pymupdf.open(str(sample_document())) as doc:
+        page = doc[0]
+        dpi = 150
+        s = dpi / 72
+        pix = page.get_pixmap(dpi=dpi)
+        img = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
+        for block in page.get_text("dict")["blocks"]:
+            if block["type"] != 0:
+                continue
+            rows = {round(line["bbox"][1]) for line in block["lines"]
+                    if "".join(sp["text"] for sp in line["spans"]).strip()}
+            x0, y0, x1, y1 = block["bbox"]
+            crop = img.crop((int(x0 * s) - 4, int(y0 * s) - 4, int(x1 * s) + 4, int(y1 * s) + 4))
+            assert len(find_lines(crop)) == len(rows), block["lines"][0]["spans"][0]["text"]
+            checked += 1
+    assert checked >= 8
