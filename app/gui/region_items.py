@@ -31,7 +31,7 @@ class RegionItem(QGraphicsRectItem):
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setZValue(10)
-        self.setToolTip(f"{region.label} ({region.task}) · {region.id}")
+        self.setToolTip(f"{region.label} ({region.task}) · {region.id} · right-click to read it again")
 
     @property
     def region_id(self) -> str:
@@ -59,7 +59,9 @@ class RegionItem(QGraphicsRectItem):
         super().hoverLeaveEvent(event)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        color = QColor(LIVE_COLOR) if self.live else task_color(self.region.task)
+        color = QColor(LIVE_COLOR) if self.live or self.status == "failed" else task_color(self.region.task)
+        if self.status == "pending" and not self.live and self.region.task in ("text", "table", "formula"):
+            color.setAlpha(110)  # not read yet
         rect = self.rect()
         fill = QColor(color)
         fill.setAlpha(70 if self.selected else 40 if (self.hovered or self.live) else 12)
@@ -68,7 +70,7 @@ class RegionItem(QGraphicsRectItem):
         pen.setCosmetic(True)
         if self.live:
             pen.setStyle(Qt.PenStyle.DashLine)
-        elif self.region.task in ("skipped", "picture"):
+        elif self.region.task in ("skipped", "picture") or self.status == "cancelled":
             pen.setStyle(Qt.PenStyle.DotLine)
         painter.setPen(pen)
         painter.drawRect(rect)

@@ -288,7 +288,7 @@ class Session:
         block.ocr_markdown = formatted
         block.live_text = ""
         block.stats = dict(event.stats)
-        block.status = "cancelled" if event.cancelled else "done"
+        block.status = "cancelled" if event.cancelled else "failed" if event.stats.get("error") else "done"
         for key in ("cer", "text_layer_cer"):
             if isinstance(event.stats.get(key), (int, float)):
                 block.cer = float(event.stats[key])
