@@ -39,3 +39,17 @@ def test_batches_render_in_worker_processes():
     for b in batches:
         assert b.images.shape[0] == 3 and b.images.shape[1] == 32 and b.images.shape[2] % 16 == 0
         assert len(b.texts) == 3 and b.columns.shape == (3, b.images.shape[2] // 16)
+
+
+def test_one_step_under_bf16_autocast(tmp_path):
+    """The GPU run's dtype path (bf16 autocast: vision features into fp32 embeddings, bf16 logits into the losses,
+    the auxiliary head), exercised on CPU so a dtype mismatch cannot first show up on the GPU."""
+    import math
+
+    from app.core.training.synthetic import render_batch
+    from app.core.training.trainer import TrainConfig, Trainer
+
+    tr = Trainer(TrainConfig(out=str(tmp_path), device="cpu", preset="test", block_size=4, amp=True, steps=1,
+                             final_eval=False), log=lambda _m: None)
+    parts = tr.train_step(render_batch(1, 2, length_class=0), 1e-3)
+    assert all(math.isfinite(v) for v in parts.values()) and {"ar", "diff", "aux", "loss"} <= set(parts)

@@ -52,6 +52,7 @@ class TrainConfig:
     save_dtype: str = "fp32"
     final_eval: bool = True  # after training: the app's AR and self-spec engines on CPU (model-card figures)
     final_eval_lines: int = 64
+    amp: bool | None = None  # bf16 autocast; None: on CUDA only (True on CPU exercises the GPU dtype path in tests)
     fixed_lines: list | None = field(default=None, repr=False)  # overfit mode: train on these Line objects only
 
 
@@ -74,6 +75,8 @@ class Trainer:
         self.out.mkdir(parents=True, exist_ok=True)
         self.device = pick_device(cfg.device)
         self.cuda = self.device.startswith("cuda")
+        self.amp = self.cuda if cfg.amp is None else bool(cfg.amp)
+        self.amp_device = "cuda" if self.cuda else "cpu"
         if cfg.batch_size is None:
             cfg.batch_size = 256 if self.cuda else 16
         if cfg.workers is None:
@@ -169,7 +172,7 @@ class Trainer:
         targets, n = obj.response_targets(text_ids, self.eos, cfg.block_size)
         targets, n = targets.to(dev), n.to(dev)
         mask1 = obj.complementary_masks(*targets.shape, cfg.block_size).to(dev)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.cuda):
+        with torch.autocast(self.amp_device, dtype=torch.bfloat16, enabled=self.amp):
             out = obj.joint_forward(self.model, prefix, targets, mask1, mask_id=self.mask_id,
                                     block_size=cfg.block_size)
             loss, parts = obj.joint_loss(self.model, out, targets, n, mask1, block_size=cfg.block_size, lam=cfg.lam)
