@@ -258,11 +258,7 @@ class MemoryPlot(QWidget):
             return plot.bottom() - plot.height() * v / ymax
 
         if s.bound > 0:
-            yb = round(ypos(s.bound))
-            x = plot.left()
-            while x < plot.right():  # dashed
-                p.fillRect(QRectF(x, yb, min(5.0, plot.right() - x), 1), colors.REJECTED)
-                x += 9
+            p.fillRect(QRectF(plot.left(), round(ypos(s.bound)), plot.width(), 1), colors.faded(colors.REJECTED, 0.6))
             p.setPen(colors.REJECTED)
             label = f"P + W = {s.bound:,}"
             p.drawText(QPointF(plot.right() - fm.horizontalAdvance(label) - 4, ypos(s.bound) - 4), label)
