@@ -192,6 +192,18 @@ def test_cancel_stops_within_one_step(loaded):
     result2 = engine.decode_document(_pages(3), emit=emit2, cancel=token2)
     assert result2.cancelled and [e.page for e in seen if isinstance(e, ev.PageEncoded)] == [0]
     assert not any(isinstance(e, ev.WindowStepped) for e in seen)
+    # ... and during a chunked prefill, before the next chunk
+    token3, seen3 = CancelToken(), []
+
+    def emit3(event):
+        seen3.append(event)
+        if isinstance(event, ev.PrefixLaid):
+            token3.cancel()
+
+    chunked = _engine(loaded, max_new_tokens=500, prefill_chunk=4)
+    result3 = chunked.decode_document(_pages(2), emit=emit3, cancel=token3)
+    assert result3.cancelled and result3.stats["stop"] == "cancelled" and result3.stats["output_tokens"] == 0
+    assert not any(isinstance(e, ev.WindowStepped) for e in seen3)
 
 
 class _DocumentPages(list):

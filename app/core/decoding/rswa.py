@@ -20,7 +20,7 @@ import copy
 import inspect
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import torch
 
@@ -267,9 +267,12 @@ class RswaDecoder:
         self.is_rswa = REFERENCE_LAYER in (text_cfg.layer_types or [])
 
     @torch.inference_mode()
-    def steps(self, prefix_embeds: torch.Tensor, prefix_ids: Sequence[int] | None = None) -> Iterator[Step]:
+    def steps(self, prefix_embeds: torch.Tensor, prefix_ids: Sequence[int] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> Iterator[Step]:
         """`prefix_embeds`: (1, P, hidden) input embeddings of the whole prefix (image features already in place).
-        `prefix_ids`: the prefix token ids (what the n-gram blocker looks back over; image placeholders included)."""
+        `prefix_ids`: the prefix token ids (what the n-gram blocker looks back over; image placeholders included).
+        `should_stop` is asked between prefill chunks (a long chunked prefill can be cancelled, too); between decode
+        steps the caller simply stops iterating."""
         model = self.model
         device = prefix_embeds.device
         P = int(prefix_embeds.shape[1])
@@ -285,6 +288,8 @@ class RswaDecoder:
                         layer.set_prefill_length(P)
             logits = None
             for s in range(0, P, chunk):
+                if s and should_stop is not None and should_stop():
+                    return
                 e = min(P, s + chunk)
                 out = model(inputs_embeds=prefix_embeds[:, s:e], position_ids=torch.arange(s, e, device=device)[None],
                             use_cache=True, logits_to_keep=1, **{self._cache_kw: self.cache})

@@ -276,7 +276,7 @@ class UnlimitedEngine:
         pending_text, pending_ms = "", 0.0
         t_dec = time.perf_counter()
         first_ms = 0.0
-        steps = decoder.steps(embeds, ids)
+        steps = decoder.steps(embeds, ids, should_stop=lambda: cancel.cancelled)
         try:
             for step in steps:
                 tokens.append(step.token)
@@ -307,6 +307,9 @@ class UnlimitedEngine:
                 if cancel.cancelled:
                     stop = "cancelled"
                     break
+            else:
+                if not tokens and cancel.cancelled:  # stopped between prefill chunks
+                    stop = "cancelled"
         finally:
             steps.close()  # detaches the observer
         decode_s = time.perf_counter() - t_dec

@@ -5,7 +5,7 @@ files (`UnlimitedOcrImageProcessor` + `UnlimitedOcrProcessor`); `app.core.loader
 loads it through `AutoProcessor` offline. The architecture is the real one at toy sizes: a 2-layer MoE text decoder
 (4 heads × 16, every layer `reference_sliding_attention` with a small `sliding_window`, so eviction happens after a
 handful of tokens), a SAM + CLIP vision tower working on 16 px views with 2 px patches, so one base-mode page is
-2 × (2 + 1) + 1 = 7 image tokens and a gundam tile adds 2 × 3 more. The special tokens are the real checkpoint's
+2 × (2 + 1) + 1 = 7 image tokens and gundam tiles add (2·rows) × (2·columns + 1) more. The special tokens are the real checkpoint's
 (BOS, EOS, PAD, `<image>`, `<|ref|>`, `<|/ref|>`, `<|det|>`, `<|/det|>`, `<|grounding|>`), `<PAGE>` is an
 ordinary added token (as in the real vocabulary it survives `skip_special_tokens`), and the tokenizer prepends BOS.
 
