@@ -428,6 +428,9 @@ class MainWindow(QMainWindow):
     def _run_finished(self, run_id: int, output: object, error: str) -> None:
         self.progress.stop()
         self.traces.stop_recording()
+        engine = self.run_label.text().split(" · ")[0]
+        if engine and self.decoder.device and not self._replaying:
+            self.run_label.setText(f"{engine} · {self.decoder.device}")
         work = self._run_work
         if work is not None and any(d is work for d in self.session.documents):
             n = sum(1 for b in work.blocks.values() if b.status == "done")
