@@ -224,3 +224,15 @@ def test_events_name_document_pages_when_the_sequence_has_indices(loaded):
     for e in events:
         if isinstance(e, ev.LayoutDone):
             assert e.page in (4, 7) and all(r["page"] == e.page for r in e.regions)
+
+
+def test_detokenizer_streams_exactly_the_decoded_text(loaded):
+    from app.core.decoding.unlimited_engine import Detokenizer
+
+    tok = loaded.tokenizer
+    text = ("<PAGE><|det|>title [1, 2, 3, 4]<|/det|># Größe – 東京 ∑ x²\n<|det|>text [5, 6, 7, 8]<|/det|>"
+            + "naïve café, ünïcödé… " * 6 + "\nend")
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    detok = Detokenizer(tok)
+    streamed = "".join(detok.push(i) for i in ids)
+    assert streamed == detok.text == tok.decode(ids, skip_special_tokens=False) == text
