@@ -1,8 +1,8 @@
 """Exports of the reviewed work: Markdown, JSON and HTML, each written atomically (a crash mid-write leaves the
 old file, never half a new one). The texts are the person's: edited blocks are exported as edited.
 
-JSON keeps, per block, the region id, page, boxes, label, task and reading order, so another tool (or this app)
-can link every block back to the page, exactly as the pipeline's own JSON does.
+JSON has the pipeline's schema (per block: region id, page, boxes, label, task, reading order, text, Markdown,
+CER), so another tool (or this app) can link every block back to the page; the review adds `edited` and `status`.
 """
 from __future__ import annotations
 
@@ -18,34 +18,32 @@ FORMATS = ("md", "json", "html")
 
 
 def to_json_dict(work: DocumentWork) -> dict:
-    blocks = []
-    for b in work.ordered():
-        r = b.region
-        blocks.append(
-            {
-                "id": r.id,
-                "page": r.page,
-                "order": r.order,
-                "label": r.label,
-                "task": r.task,
-                "box": list(r.box),
-                "box_pt": list(r.box_pt),
-                "dpi": r.dpi,
-                "markdown": b.markdown,
-                "text": b.raw_text,
-                "edited": b.edited,
-                "status": b.status,
-                "cer": b.cer,
-            }
-        )
+    """The pipeline's JSON schema (`scriptorium convert` writes the same shape), with the review's additions per
+    block: `edited`, `status` and the Markdown as the person left it."""
+    from dataclasses import replace
+
+    from app.core.pipeline import JSON_SCHEMA, block_dict
+
+    pages = []
+    for index in range(max(work.page_count, len(work.page_sizes))):
+        w, h = work.page_sizes[index] if index < len(work.page_sizes) else (0.0, 0.0)
+        blocks = []
+        for b in work.ordered(index):
+            if b.region.extra.get("provisional"):
+                continue
+            extra = dict(b.region.extra)
+            if b.cer is not None:
+                extra["cer"] = b.cer
+            d = block_dict(replace(b.region, text=b.raw_text, extra=extra), b.markdown)
+            d.update(edited=b.edited, status=b.status)
+            blocks.append(d)
+        pages.append({"index": index, "number": index + 1, "width_pt": w, "height_pt": h, "blocks": blocks})
     return {
-        "format": "scriptorium-document",
-        "version": 1,
-        "app_version": __version__,
+        "schema": JSON_SCHEMA,
         "source": work.path,
+        "app_version": __version__,
         "page_count": work.page_count,
-        "page_sizes_pt": [list(s) for s in work.page_sizes],
-        "blocks": blocks,
+        "pages": pages,
         "markdown": work.markdown(),
     }
 
