@@ -88,6 +88,8 @@ def test_multi_page_document_in_one_generation_matches_generate(loaded):
             assert e.source == "unlimited"
             laid[e.page] = [r["id"] for r in e.regions]
     finished = [e.region_id for e in events if isinstance(e, ev.RegionFinished)]
+    assert finished[-1] == "doc" and events[-1].text == result.raw_text and events[-1].stats == result.stats
+    finished = finished[:-1]
     assert sorted(finished) == sorted(r.id for r in result.regions) and len(set(finished)) == len(finished)
     assert sorted(i for ids_ in laid.values() for i in ids_) == sorted(r.id for r in result.regions)
     assert not any(isinstance(e, ev.PageFinished) for e in events)  # the pipeline's to say

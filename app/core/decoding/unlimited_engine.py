@@ -12,10 +12,10 @@ any page is encoded, with a message that says how many pages fit.
 
 Events: PhaseChanged (encoding / decoding / assembling), PageEncoded per page, RegionStarted + PrefixLaid for the
 generation (region id "doc"), WindowStepped per step (or every `events_every` steps), NgramBanned when the n-gram
-blocker changes the greedy choice, then as blocks complete LayoutDone (the page's regions so far, source
-"unlimited") and RegionFinished per region (ids are the layout pipeline's, for the document's page numbers when
-`pages` carries `indices`, as the pipeline's lazy page sequence does). The caller (pipeline / worker) owns
-RunStarted/RunFinished and PageFinished.
+blocker changes the greedy choice, LayoutDone (the page's regions so far, source "unlimited") and RegionFinished
+per region as blocks complete, and last RegionFinished for "doc" with the raw output and the stats. Region ids are
+the layout pipeline's, for the document's page numbers when `pages` carries `indices` (as the pipeline's lazy page
+sequence does). The caller (pipeline / worker) owns RunStarted/RunFinished and PageFinished.
 
 What must never live here: Qt, file writing, PDF rendering (pages arrive as PIL images).
 """
@@ -341,6 +341,9 @@ class UnlimitedEngine:
             "run_s": time.perf_counter() - t_run,
             "malformed": sum(1 for r in regions if "malformed" in r.flags),
         }
+        # the generation itself is finished (the window view closes its stream; no block has this id)
+        emit(ev.RegionFinished(region_id=DOC_REGION, text=raw, stats=stats, cancelled=stop == "cancelled",
+                               tokens=list(tokens)))
         return DocumentResult(regions=regions, raw_text=raw, stats=stats, cancelled=stop == "cancelled")
 
     def _dpi_of(self, image, pages=None) -> float:
