@@ -250,8 +250,9 @@ class Trainer:
                     self.history.append(rec)
                     log_file.write(json.dumps(rec) + "\n")
                     log_file.flush()
-                    self.log("step {step}  lines {lines}  loss {loss:.4f}  ar {ar:.4f}  diff {diff:.4f}  "
-                             "{lines_per_s:.0f} lines/s".format(**rec))
+                    aux = f"  aux {rec['aux']:.4f}" if "aux" in rec else ""
+                    self.log("step {step}  lines {lines}  loss {loss:.4f}  ar {ar:.4f}  diff {diff:.4f}".format(**rec)
+                             + aux + f"  lr {_lr_at(cfg, self.step, progress):.2e}  {rec['lines_per_s']:.0f} lines/s")
                 if cfg.eval_every_steps and self.step % cfg.eval_every_steps == 0:
                     self.log(f"held-out CER {self.evaluate(limit=min(64, cfg.eval_lines))['cer']:.4f}")
                 if time.perf_counter() - last_save > cfg.save_every_minutes * 60:
