@@ -242,8 +242,8 @@ class RegionFinished(Event):
 @dataclass
 class TextLayerCompared(Event):
     """A page's decoded blocks against the PDF's own text layer: per block `{"region_id", "cer", "reference"}`
-    (reference = the text-layer words inside the block, for a diff) and the page's CER. Emitted by the GUI's
-    pipeline runner after each page (the pipeline stores CER in `Region.extra`)."""
+    (reference = the text-layer words inside the block, for a diff) and the page's CER. Emitted by the pipeline
+    after each decoded page (and after regions are decoded again); it also stores CER in `Region.extra`."""
 
     type: ClassVar[str] = "text_layer_compared"
     page: int
