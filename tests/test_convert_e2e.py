@@ -42,6 +42,8 @@ def _check_outputs(out, trace_file):
     decoded = {b["id"] for p in doc["pages"] for b in p["blocks"] if b["task"] in ("text", "table", "formula")}
     assert finished == decoded and decoded
     assert any(e.type == "round_verified" for e in trace.events)
+    compared = [e for e in trace.events if e.type == "text_layer_compared"]  # CER per page, from the pipeline
+    assert [e.page for e in compared] == [0, 1]
     assert trace.events[0].type == "run_started" and trace.events[-1].type == "run_finished"
     assert '<a id="page-1"></a>' in md and '<a id="page-2"></a>' in md
     return doc, md
@@ -64,6 +66,11 @@ def test_convert_pymupdf_layout_tiny_glmocr(tmp_path, report_pdf, tiny_glmocr_di
     assert (tmp_path / "run0" / pic["image"]).stat().st_size > 100
     assert "![Figure p1-r04](report_images/p1-r04.png)" in md
     assert md == md2  # greedy decoding of the same weights: the same document twice
+    compared = [e for e in load_trace(tmp_path / "run0" / "t.jsonl").events if e.type == "text_layer_compared"]
+    cer = {b["region_id"]: b["cer"] for e in compared for b in e.blocks}
+    assert set(cer) == {"p1-r01", "p1-r02", "p1-r03", "p2-r01", "p2-r02"}
+    assert cer == pytest.approx({b["id"]: b["cer"] for p in doc["pages"] for b in p["blocks"] if b["cer"] is not None},
+                                abs=1e-4)
 
 
 def test_convert_tiny_ppdoclayout(tmp_path, report_pdf, tiny_glmocr_dir, tiny_doclayout_dir):

@@ -63,6 +63,25 @@ def test_classic_text_markdown_json_and_cer(classic_run):
     assert out.stats["cer"] < 0.1
 
 
+def test_text_layer_comparison_is_an_event_before_each_page_finishes(classic_run):
+    _, out, events = classic_run
+    types = [e.type for e in events]
+    compared = [e for e in events if e.type == "text_layer_compared"]
+    assert [e.page for e in compared] == [0, 1]
+    for e in compared:  # announced just before its page is finished, for the GUI's badges and diffs
+        assert types[events.index(e) + 1] == "page_finished" and events[events.index(e) + 1].page == e.page
+        page = out.page(e.page)
+        assert e.cer == pytest.approx(page.cer)
+        expected = {r.id: r.extra["cer"] for r in page.regions if r.extra.get("cer") is not None}
+        assert {b["region_id"]: b["cer"] for b in e.blocks} == pytest.approx(expected) and expected
+    body = next(b for b in compared[0].blocks if b["region_id"] == "p1-r02")
+    assert body["reference"].startswith("Scriptorium reads documents")
+    # the comparison survives a trace file (what `convert --trace` writes and the GUI replays)
+    from app.core.events import event_from_json
+
+    assert event_from_json(compared[0].to_json()) == compared[0]
+
+
 def test_redecode_page_keeps_edited_blocks_and_chosen_regions(classic_run):
     pipe, out, events = classic_run
     out.region("p1-r02").text = "EDITED BY HAND"
@@ -75,6 +94,8 @@ def test_redecode_page_keeps_edited_blocks_and_chosen_regions(classic_run):
     n1 = len(events)
     pipe.decode_regions(["p1-r02"])
     assert [e.region_id for e in events[n1:] if e.type == "region_started"] == ["p1-r02"]
+    (compared,) = [e for e in events[n1:] if e.type == "text_layer_compared"]  # the badge follows the new text
+    assert compared.page == 0 and dict((b["region_id"], b["cer"]) for b in compared.blocks)["p1-r02"] < 0.1
     assert out.region("p1-r02").text.startswith("Scriptorium")
 
 

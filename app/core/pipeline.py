@@ -13,9 +13,10 @@ Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this co
 Events (app.core.events), in order: RunStarted, PhaseChanged(opening), DocumentOpened, PhaseChanged(loading_model),
 then per page PhaseChanged(rendering) + PageRendered, PhaseChanged(layout) + LayoutDone(regions=[Region.to_dict()]),
 PhaseChanged(decoding, current=k, total=n) + the engine's RegionStarted/…/RegionFinished per decoded region,
-PageFinished; finally PhaseChanged(assembling) and RunFinished (or RunCancelled / ErrorRaised). Pictures and
-skipped regions are not decoded (no region events). Cancel is checked between regions (and by the engine between
-forwards); a cancelled run still returns what it has, with `cancelled=True`.
+TextLayerCompared (per-block CER and the text-layer reference; PDF pages with a text layer only; also after
+`decode_regions`), PageFinished; finally PhaseChanged(assembling) and RunFinished (or RunCancelled / ErrorRaised).
+Pictures and skipped regions are not decoded (no region events). Cancel is checked between regions (and by the
+engine between forwards); a cancelled run still returns what it has, with `cancelled=True`.
 
 Engines: "auto" = gravity when its weights are found, else builtin when shipped, else classic (DESIGN §2).
 Whole-document engines (kind "document", e.g. unlimited) replace layout: their regions go straight to assembly.
@@ -37,7 +38,7 @@ from app.core.document import DEFAULT_DPI, Document, DocumentError, open_documen
 from app.core.engine import CancelToken, Cancelled, Emit, EngineUnavailable, no_emit
 from app.core.events import (
     DocumentOpened, ErrorRaised, LayoutDone, PageFinished, PageRendered, PhaseChanged, RegionFinished, RunCancelled,
-    RunFinished, RunStarted,
+    RunFinished, RunStarted, TextLayerCompared,
 )
 from app.core.regions import Region
 
@@ -523,7 +524,8 @@ class Pipeline:
             raise Cancelled()
 
     def _compare_page(self, page: PageOutput) -> None:
-        """Per block and per page CER of the OCR text against the text layer (when the page has one)."""
+        """Per block and per page CER of the OCR text against the text layer (when the page has one), stored in
+        `Region.extra` / `page.cer` and announced as one TextLayerCompared event."""
         if not self.options.compare_text_layer or self.document.kind != "pdf":
             return
         words = self._words(page.index)
@@ -544,6 +546,8 @@ class Pipeline:
                 r.extra["reference_chars"] = comp.ref_chars
                 comps.append(comp)
         page.cer = page_cer(comps)
+        blocks = [{"region_id": c.region_id, "cer": float(c.cer), "reference": c.reference} for c in comps]
+        self.emit(TextLayerCompared(page=page.index, blocks=blocks, cer=_round(page.cer, 6)))
 
     # -- whole-document engines ------------------------------------------------------------------------------
     def _run_document_engine(self, indices: list[int]) -> None:

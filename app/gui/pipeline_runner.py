@@ -2,9 +2,8 @@
 model is loaded once per engine choice, not once per document) and the last document's pipeline kept open so a
 page can be decoded again without laying it out again.
 
-Runs on the worker thread only. It adds one thing the pipeline does not emit itself: after each page a
-`TextLayerCompared` event with per-block CER and the text-layer reference (for the review pane's badge and diff).
-What must never live here: Qt, widgets.
+Runs on the worker thread only; it passes the pipeline's events through untouched (the pipeline itself announces
+each page's comparison with the text layer, `TextLayerCompared`). What must never live here: Qt, widgets.
 """
 from __future__ import annotations
 
@@ -60,13 +59,12 @@ class PipelineRunner:
             self._drop_engine()
         if layout_key != self.layout_key:
             self.layout = None
-        wrapped = self._wrap_emit(emit)
         if request.pages and self._can_redecode(request, options, engine_key):
-            return self._redecode(request, wrapped, cancel)
+            return self._redecode(request, emit, cancel)
         if self.pipe is not None:
             self.pipe.close()
             self.pipe = None
-        pipe = Pipeline(options, wrapped, cancel, engine=self.engine, layout=self.layout)
+        pipe = Pipeline(options, emit, cancel, engine=self.engine, layout=self.layout)
         self.pipe = pipe
         try:
             output = pipe.run(request.path)
@@ -104,10 +102,6 @@ class PipelineRunner:
         try:
             if request.region_ids:
                 pipe.decode_regions(request.region_ids)
-                for i in request.pages:
-                    compared = self._compared(i)
-                    if compared is not None:
-                        emit(compared)
             for i in [] if request.region_ids else request.pages:
                 cancel.check()
                 pipe.decode_page(i)
@@ -116,36 +110,6 @@ class PipelineRunner:
             return pipe.output
         emit(ev.RunFinished(stats={"pages": len(request.pages)}, ms=round((time.perf_counter() - t0) * 1000, 1)))
         return pipe.output
-
-    def _wrap_emit(self, emit):
-        def wrapped(event: ev.Event) -> None:
-            if isinstance(event, ev.PageFinished):
-                compared = self._compared(event.page)
-                if compared is not None:
-                    emit(compared)
-            emit(event)
-
-        return wrapped
-
-    def _compared(self, page_index: int) -> ev.TextLayerCompared | None:
-        pipe = self.pipe
-        if pipe is None or pipe.output is None or pipe.document is None:
-            return None
-        try:
-            page = pipe.output.page(page_index)
-        except KeyError:
-            return None
-        if not page.has_text_layer:
-            return None
-        from app.core.textlayer import reference_text
-
-        words = pipe._words(page_index)
-        blocks = []
-        for r in page.regions:
-            if r.extra.get("cer") is None:
-                continue
-            blocks.append({"region_id": r.id, "cer": float(r.extra["cer"]), "reference": reference_text(words, r.box_pt)})
-        return ev.TextLayerCompared(page=page_index, blocks=blocks, cer=page.cer)
 
     def _drop_engine(self) -> None:
         engine, self.engine, self.engine_key = self.engine, None, None
