@@ -26,12 +26,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block-size", type=int, default=16, help="diffusion block size B (default 16)")
     p.add_argument("--workers", type=int, default=None, help="line-rendering processes (default: cores - 2 on CUDA)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (CPU training: 1 is often fastest on a busy machine)")
     p.add_argument("--eval-lines", type=int, default=256, help="held-out clean lines for the final CER")
     p.add_argument("--no-final-eval", action="store_true", help="skip the CPU engine measurements at the end")
     p.add_argument("--save-dtype", default="fp32", choices=("fp32", "bf16"))
     p.add_argument("--no-install-fonts", action="store_true",
                    help="do not apt-get install missing font packages (DejaVu, Liberation, URW base35, Latin Modern)")
-    p.add_argument("--overfit", action="store_true", help="a quick CPU proof on 4 lines instead of the recipe")
+    p.add_argument("--overfit", action="store_true",
+                   help="a quick CPU proof on 4 lines instead of the recipe (default --out: a temporary folder)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,13 +42,21 @@ def run(args: argparse.Namespace) -> int:
 
     from app.core.paths import user_models_dir
 
-    out = Path(args.out) if args.out else user_models_dir() / "builtin"
-    if args.overfit:
+    if args.overfit:  # never into the user's builtin folder: this model reads only its 4 lines
+        import tempfile
+
         from app.core.training.overfit import train_overfit
+
+        out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="scriptorium-overfit-"))
 
         report = train_overfit(out, steps=args.steps or 150, seed=args.seed, log=print)
         print(f"overfit: CER {report['cer']:.4f} on {report['eval_lines']} lines; checkpoint in {out}")
         return 0 if report["cer"] == 0 else 1
+    out = Path(args.out) if args.out else user_models_dir() / "builtin"
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     from app.core.training.synthetic import ensure_fonts, missing_font_families
     from app.core.training.trainer import TrainConfig, train
 

@@ -57,13 +57,20 @@ def overfit_lines(texts=OVERFIT_TEXTS):
 
 def train_overfit(out_dir, *, steps: int = 150, seed: int = 0, log=lambda _m: None) -> dict:
     """Train the overfit model into `out_dir` (a checkpoint folder); returns the trainer's report."""
+    import torch
+
     from app.core.training.trainer import TrainConfig, train
 
     _, lines = overfit_lines()
     cfg = TrainConfig(out=str(out_dir), device="cpu", minutes=None, steps=steps, preset="test", block_size=4,
                       lr=3e-3, warmup_steps=10, aux_weight=0.3, seed=seed, log_every=50, eval_lines=len(lines),
                       fixed_lines=lines, save_every_minutes=1e9)
-    return train(cfg, log=log)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # matrices this small gain nothing from threads, and lose a lot on a busy machine
+    try:
+        return train(cfg, log=log)
+    finally:
+        torch.set_num_threads(threads)
 
 
 _CACHE: dict[str, tuple[Path, dict]] = {}
@@ -72,14 +79,6 @@ _CACHE: dict[str, tuple[Path, dict]] = {}
 def overfit_checkpoint() -> tuple[Path, dict]:
     """The overfit checkpoint, trained once per process into a temporary folder: (folder, report)."""
     if "ckpt" not in _CACHE:
-        import torch
-
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            out = Path(tempfile.mkdtemp(prefix="scriptorium-overfit-")) / "builtin"
-            report = train_overfit(out)
-        finally:
-            torch.set_num_threads(threads)
-        _CACHE["ckpt"] = (out, report)
+        out = Path(tempfile.mkdtemp(prefix="scriptorium-overfit-")) / "builtin"
+        _CACHE["ckpt"] = (out, train_overfit(out))
     return _CACHE["ckpt"]
