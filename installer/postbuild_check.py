@@ -9,7 +9,7 @@
 3. `scriptorium --sample` (the window, on Qt's offscreen platform) must come up and stay up for a few seconds:
    catches a missing Qt plugin or GUI module, which the headless commands never load.
 4. With `--tiny-model DIR` (a tiny random GlmOcr checkpoint, see app/core/tiny), also `convert --engine gravity
-   --model DIR` on page 1: proves torch and transformers load and decode inside the frozen bundle. Random weights
+   --model DIR` on page 1 (one whole-page region, 24 tokens at most): proves torch and transformers load and decode inside the frozen bundle. Random weights
    read nonsense, so only a clean exit (0, or 4: converted with warnings) and a Markdown file are required.
 
 It runs from an empty temporary folder, with a fresh SCRIPTORIUM_HOME and without PYTHONPATH/VIRTUAL_ENV, so the
@@ -144,7 +144,7 @@ def check(bundle: Path, tiny_model: Path | None = None, engine: str = "gravity")
         if tiny_model is not None:
             out = tmp / "out-model"
             cmd = [str(exe), "convert", str(sample), "-o", str(out), "--engine", engine, "--model", str(tiny_model),
-                   "--pages", "1", "--device", "cpu", "--no-compare", "-q"]
+                   "--pages", "1", "--layout", "page", "--max-new-tokens", "24", "--device", "cpu", "--no-compare", "-q"]
             t0 = time.monotonic()
             try:
                 proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
@@ -154,7 +154,7 @@ def check(bundle: Path, tiny_model: Path | None = None, engine: str = "gravity")
             md = sorted(out.rglob("*.md")) if out.exists() else []
             if proc.returncode not in (0, 4) or not md:
                 return _fail(f"convert --engine {engine}", proc, "the model engine did not run in the bundle")
-            print(f"   convert --engine {engine} --model <tiny random GlmOcr> --pages 1 -> exit {proc.returncode} "
+            print(f"   convert --engine {engine} --model <tiny random GlmOcr> --pages 1 --layout page -> exit {proc.returncode} "
                   f"in {time.monotonic() - t0:.1f} s (torch + transformers work frozen)", flush=True)
     print("== post-build check passed", flush=True)
     return 0
