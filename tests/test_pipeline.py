@@ -10,7 +10,7 @@ import pytest
 from app.core.engine import CancelToken, DocumentResult
 from app.core.events import RegionFinished
 from app.core.layout import resolve_layout_name
-from app.core.pipeline import Pipeline, PipelineOptions, parse_pages, resolve_engine_name
+from app.core.pipeline import DocumentOutput, Pipeline, PipelineOptions, parse_pages, resolve_engine_name
 from app.core.regions import Region
 from app.core.synthetic import make_sample_pdf, make_small_report
 from doc_inputs import text_image
@@ -52,7 +52,7 @@ def test_classic_text_markdown_json_and_cer(classic_run):
     md = out.to_markdown()
     assert md.startswith('<a id="page-1"></a>\n\n# Field Notes\n\n')
     assert "<table><tr><td>Quarter</td><td>Revenue</td><td>Growth</td></tr>" in md
-    assert "## 2. Method" in md or "# 2. Method" in md
+    assert "\n## 2. Method\n" in md and md.count("\n# ") == 1  # page 2's only heading is a section
     doc = json.loads(out.to_json())
     b = doc["pages"][0]["blocks"][1]
     assert b["id"] == "p1-r02" and b["engine"] == "classic" and b["text"].startswith("Scriptorium reads documents")
@@ -228,3 +228,44 @@ def test_page_where_pymupdf_finds_nothing_is_read_whole(tmp_path):
     pipe.close()
     assert page.layout == "page" and page.width_px == 1000 and page.height_px == 600
     assert [(r.id, r.flags, r.box) for r in page.regions] == [("p1-r01", ["fallback"], (0.0, 0.0, 1000.0, 600.0))]
+
+
+def test_pymupdf_headings_only_the_document_title_is_level_one():
+    """PyMuPDF ranks headers per page; DESIGN §5 wants `# ` for the document title only. The bundled sample: page 1
+    has the title and "1. Results", page 2 only "2. Results" (level 1 on its own page, yet a section)."""
+    from app.core.paths import sample_document
+    from app.core.textlayer import reference_text
+
+    pipe = Pipeline(PipelineOptions(layout="pymupdf", dpi=72))
+    pipe.open(sample_document())
+    pipe.output = DocumentOutput(str(sample_document()), "none", "pymupdf", pipe.document.page_count)
+    for i in range(2):
+        page = pipe.layout_page(i)
+        for r in page.regions:
+            r.text = reference_text(pipe.text_words(i), r.box_pt)
+        pipe.output.pages.append(page)
+    pipe.close()
+    heads = [(r.page, r.label, r.text) for r in pipe.output.regions() if r.label.endswith("title")
+             and r.extra["native_label"] == "section-header"]
+    assert heads == [(0, "doc_title", "Quarterly Report on Reading Machines"), (0, "paragraph_title", "1. Results"),
+                     (1, "paragraph_title", "2. Results")]
+    md = pipe.output.to_markdown()
+    assert "\n# Quarterly Report on Reading Machines\n" in md and "\n## 1. Results\n" in md
+    assert "\n## 2. Results\n" in md and md.count("\n# ") == 1
+
+
+def test_title_rule_needs_the_first_page_and_the_largest_type():
+    from app.core.layout.pymupdf_layout import map_boxclass, title_index
+
+    def head(level, size, cls="section-header"):
+        return {"boxclass": cls, "header_level": level, "max_fontsize": size}
+
+    body = {"boxclass": "text", "header_level": 0, "max_fontsize": None}
+    assert title_index([head(1, 20), head(2, 14), body], 0, later_max_size=14) == 0
+    assert title_index([head(1, 20), head(2, 14), body], 1, later_max_size=14) is None  # not the first page
+    assert title_index([body, head(1, 14), body], 0, later_max_size=14.0) is None  # "1. Introduction", no title
+    assert title_index([head(1, 14), head(1, 14)], 0) is None  # two equal headers: sections, not a title
+    assert title_index([body, head(1, 14)], 0) == 1  # a one-page document's only, largest heading
+    assert title_index([head(1, None)], 0) == 0  # an OCR'd scan has no sizes: PyMuPDF's ranking decides
+    assert title_index([head(2, 12), head(0, 24, "title")], 0, later_max_size=11) == 1
+    assert map_boxclass(head(1, 20)) == map_boxclass(head(0, 30, "title")) == "paragraph_title"

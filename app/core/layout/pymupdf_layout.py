@@ -4,6 +4,12 @@ Born-digital pages are analysed from their content; pages without a text layer (
 pymupdf4llm's OCR hook, which uses RapidOCR when it is installed (its wheel ships its ONNX models).
 The layout's `boxclass` is mapped onto the PP-DocLayoutV3 vocabulary so routing and assembly treat both alike;
 the original goes to `region.extra["native_label"]`.
+
+Headings: PyMuPDF ranks section headers per page (`header_level` 1 is the largest on *that* page), so a page
+without a title would promote its first section to a title. Only the document's title becomes `doc_title`
+(`# `): the first level-1 header (or `title` box) on the document's first page, and only when its font is larger
+than every other header on that page and than any text on the next pages. Every other header is a
+`paragraph_title` (`## `).
 """
 from __future__ import annotations
 
@@ -31,11 +37,39 @@ BOXCLASS_TO_LABEL = {
 }
 
 
+TITLE_LOOKAHEAD_PAGES = 3  # pages after the first whose largest text a title must exceed
+
+
 def map_boxclass(box: dict) -> str:
+    """The canonical label of one box, without document context: every heading is a section title here;
+    `title_index` picks the one that is the document's title."""
     cls = box.get("boxclass") or "text"
-    if cls == "section-header" and box.get("header_level") == 1:
-        return "doc_title"
+    if cls == "title":
+        return "paragraph_title"
     return BOXCLASS_TO_LABEL.get(cls, "text")
+
+
+def _is_heading(box: dict) -> bool:
+    return (box.get("boxclass") or "") in ("title", "section-header")
+
+
+def title_index(boxes: list[dict], page: int, later_max_size: float | None = None) -> int | None:
+    """Which box of page `page` is the document's title (None: none). Only the first page has one: its first
+    `title` box or level-1 section header, when no other heading on the page (nor any text on the following pages,
+    `later_max_size`) is as large."""
+    if page != 0:
+        return None
+    heads = [i for i, b in enumerate(boxes) if _is_heading(b)]
+    first = next((i for i in heads if boxes[i].get("boxclass") == "title" or boxes[i].get("header_level") == 1), None)
+    if first is None:
+        return None
+    size = boxes[first].get("max_fontsize")
+    if not size:  # no font sizes (an OCR'd scan): PyMuPDF's own ranking is all there is
+        return first
+    others = [boxes[i].get("max_fontsize") or 0 for i in heads if i != first]
+    if any(o >= size for o in others) or (later_max_size is not None and later_max_size >= size):
+        return None
+    return first
 
 
 @contextlib.contextmanager
@@ -71,6 +105,7 @@ class PyMuPDFLayout:
 
     def __init__(self, use_ocr: bool = True, **_ignored) -> None:
         self.use_ocr = use_ocr
+        self._later_size: tuple[tuple, float | None] | None = None  # (document key, size) of the last document
         try:
             with _quiet():
                 import pymupdf4llm  # noqa: F401
@@ -97,13 +132,34 @@ class PyMuPDFLayout:
                 tmp.close()
         s = dpi / 72.0
         dets, natives = [], []
-        for n, box in enumerate(parsed.get("boxes") or []):
+        boxes = parsed.get("boxes") or []
+        title = title_index(boxes, index, self._later_max_size(document)) if index == 0 else None
+        for n, box in enumerate(boxes):
             r = pymupdf.Rect(box["x0"], box["y0"], box["x1"], box["y1"])
             if rot is not None:
                 r = r * rot
-            dets.append(Detection(map_boxclass(box), 1.0, (r.x0 * s, r.y0 * s, r.x1 * s, r.y1 * s), n))
+            label = "doc_title" if n == title else map_boxclass(box)
+            dets.append(Detection(label, 1.0, (r.x0 * s, r.y0 * s, r.x1 * s, r.y1 * s), n))
             natives.append(box.get("boxclass") or "text")
         w, h = image.width, image.height
         kept = clamp_boxes(dets, w, h)
         natives = [natives[d.order] for d in kept]
         return make_regions(kept, index, dpi, self.name, keep_headers=keep_headers, native_labels=natives)
+
+    def _later_max_size(self, document) -> float | None:
+        """The largest font size on the pages after the first (up to TITLE_LOOKAHEAD_PAGES), from the text layer;
+        None when there is no such page or no text there. Cached for the last document."""
+        key = (id(document), str(getattr(document, "path", "")))
+        if self._later_size is not None and self._later_size[0] == key:
+            return self._later_size[1]
+        size = None
+        if document.kind == "pdf":
+            with document.lock:
+                for i in range(1, min(document.page_count, 1 + TITLE_LOOKAHEAD_PAGES)):
+                    for block in document.mupdf.load_page(i).get_text("dict").get("blocks", []):
+                        for line in block.get("lines", []):
+                            for span in line.get("spans", []):
+                                if span.get("text", "").strip():
+                                    size = max(size or 0.0, float(span.get("size") or 0.0))
+        self._later_size = (key, size)
+        return size
