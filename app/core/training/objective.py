@@ -26,6 +26,7 @@ clean token before the block (tests check both this and the clean stream against
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 
@@ -37,6 +38,10 @@ class Prefix:
     mm_token_type_ids: Any  # (b, P) int
     pixel_values: Any  # (patches, patch_dim)
     image_grid_thw: Any  # (b, 3)
+    # Optional precomputed positions (the trainer caches them per image width, so a GPU step never waits on the
+    # host): (3, b, P) text M-RoPE positions, (patches of ONE image, 2) vision rotary positions (uniform batch).
+    positions: Any = None
+    vision_positions: Any = None
 
 
 def response_targets(texts_ids: list[list[int]], eos_id: int, block_size: int, *, length: int | None = None):
@@ -87,6 +92,11 @@ def joint_attention_mask(prefix_len: int, length: int, block_size: int, device=N
     return allow
 
 
+@lru_cache(maxsize=256)
+def _cached_mask(prefix_len: int, length: int, block_size: int, device: str):
+    return joint_attention_mask(prefix_len, length, block_size, device=device)
+
+
 def joint_positions(prefix_pos, length: int):
     """(3, b, P + 3L): prefix M-RoPE positions, then N + r on all three axes for each stream."""
     import torch
@@ -97,7 +107,7 @@ def joint_positions(prefix_pos, length: int):
     return torch.cat([prefix_pos, resp, resp, resp], dim=2)
 
 
-def batched_image_features(model, pixel_values, image_grid_thw):
+def batched_image_features(model, pixel_values, image_grid_thw, vision_positions=None):
     """The vision tower for a batch of SAME-SIZE images in one batched attention call per block. The stock forward
     runs one attention call per image (without flash attention), which dominates a GPU step with hundreds of line
     images; this computes the same function (a test compares them)."""
@@ -109,7 +119,9 @@ def batched_image_features(model, pixel_values, image_grid_thw):
     visual = model.model.visual
     b = image_grid_thw.shape[0]
     n = int(image_grid_thw[0].prod())
-    pos = get_vision_position_ids(image_grid_thw[:1], visual.spatial_merge_size)
+    pos = vision_positions
+    if pos is None:
+        pos = get_vision_position_ids(image_grid_thw[:1], visual.spatial_merge_size)
     h = visual.patch_embed(pixel_values.to(visual.dtype))
     cos, sin = visual.rotary_pos_emb(h, pos)
     D = h.shape[-1]
@@ -134,6 +146,8 @@ def image_features(model, prefix: Prefix, *, batched: bool = True):
     import torch
 
     grids = prefix.image_grid_thw
+    if batched and prefix.vision_positions is not None:  # the caller vouches for a uniform batch
+        return batched_image_features(model, prefix.pixel_values, grids, prefix.vision_positions)
     if batched and bool((grids == grids[:1]).all()):
         return batched_image_features(model, prefix.pixel_values, grids)
     feats = model.model.get_image_features(prefix.pixel_values, grids).pooler_output
@@ -180,8 +194,8 @@ def joint_forward(model, prefix: Prefix, targets, mask1, *, mask_id: int, block_
     c2 = torch.where(~mask1, torch.full_like(targets, mask_id), targets)
     resp_embeds = model.get_input_embeddings()(torch.cat([targets, c1, c2], dim=1))
     embeds = torch.cat([prefix_embeds, resp_embeds], dim=1)
-    pos = joint_positions(prefix_positions(model, prefix), L)
-    allow = joint_attention_mask(P, L, block_size, device=embeds.device)
+    pos = joint_positions(prefix.positions if prefix.positions is not None else prefix_positions(model, prefix), L)
+    allow = _cached_mask(P, L, block_size, str(embeds.device))
     attn = allow[None, None].expand(b, 1, -1, -1)
     if getattr(model.config.text_config, "_attn_implementation", "sdpa") == "eager":
         attn = torch.zeros(attn.shape, dtype=embeds.dtype, device=embeds.device).masked_fill(
@@ -216,19 +230,21 @@ def loss_weights(n, length: int, block_size: int, device=None):
 
 
 def joint_loss(model, out: JointOutput, targets, n, mask1, *, block_size: int, lam: float = 1.0) -> tuple[Any, dict]:
-    """(L_AR + λ·L_diff) / (1 + λ), with the EOS rules; returns (loss, {"ar": ..., "diff": ...} floats)."""
+    """(L_AR + λ·L_diff) / (1 + λ), with the EOS rules; returns (loss, {"ar": ..., "diff": ...} detached 0-d
+    tensors). Token means are computed with weights, not boolean indexing, so a GPU step never syncs."""
     import torch
     import torch.nn.functional as F
 
     P, L = out.prefix_len, out.length
     ar_w, diff_w = loss_weights(n, L, block_size, device=targets.device)
-    ar_logits = clean_logits(model, out).float()
-    l_ar = F.cross_entropy(ar_logits[ar_w], targets[ar_w])
+    ar_w, diff_w = ar_w.float(), diff_w.float()
+    ar_ce = F.cross_entropy(clean_logits(model, out).float().transpose(1, 2), targets, reduction="none")
+    l_ar = (ar_ce * ar_w).sum() / ar_w.sum()
     # The predicting row of y_j lives in the stream where y_j is masked.
     h1 = torch.cat([out.hidden[:, P - 1:P], out.hidden[:, P + L:P + 2 * L - 1]], dim=1)
     h2 = torch.cat([out.hidden[:, P - 1:P], out.hidden[:, P + 2 * L:P + 3 * L - 1]], dim=1)
     h = torch.where(mask1[..., None], h1, h2)
-    diff_logits = model.lm_head(h[diff_w]).float()
-    l_diff = F.cross_entropy(diff_logits, targets[diff_w])
+    diff_ce = F.cross_entropy(model.lm_head(h).float().transpose(1, 2), targets, reduction="none")
+    l_diff = (diff_ce * diff_w).sum() / diff_w.sum()
     loss = (l_ar + lam * l_diff) / (1.0 + lam)
-    return loss, {"ar": float(l_ar.detach()), "diff": float(l_diff.detach())}
+    return loss, {"ar": l_ar.detach(), "diff": l_diff.detach()}

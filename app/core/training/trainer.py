@@ -95,6 +95,8 @@ class Trainer:
         params = list(self.model.parameters()) + list(self.aux_head.parameters())
         self.opt = torch.optim.AdamW(params, lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay,
                                      fused=self.cuda)
+        self._prefix_cache: dict = {}
+        self.sync_parts = not self.cuda  # on CUDA the loss values stay on the device until they are logged
         self.step = 0
         self.lines_seen = 0
         self.train_seconds = 0.0
@@ -152,26 +154,50 @@ class Trainer:
                 sums[k] = sums.get(k, 0.0) + v * share
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
         self.opt.step()
-        return sums
+        return {k: float(v) for k, v in sums.items()} if self.sync_parts else sums
+
+    def _static_prefix(self, H: int, W: int):
+        """Prompt ids, token types, text and vision positions for a line width, computed on the host once per
+        width and kept on the device."""
+        key = (H, W)
+        if key not in self._prefix_cache:
+            import torch
+            from transformers.vision_utils import get_vision_position_ids
+
+            from app.core.training.batches import prefix_ids
+
+            ids, types = prefix_ids(self.tok, H, W)
+            ids_t, types_t = torch.tensor([ids]), torch.tensor([types], dtype=torch.int)
+            grid = torch.tensor([[1, H // 8, W // 8]])
+            # the text model's get_rope_index is device-agnostic; run it on the host copy
+            pos, _ = self.model.model.get_rope_index(ids_t, mm_token_type_ids=types_t, image_grid_thw=grid)
+            vpos = get_vision_position_ids(grid, self.model.config.vision_config.spatial_merge_size)
+            dev = self.device
+            self._prefix_cache[key] = (ids_t.to(dev), types_t.to(dev), pos.to(dev), vpos.to(dev), grid.to(dev))
+        return self._prefix_cache[key]
+
+    def _to_device(self, t):
+        """Host → device without a stream sync on CUDA (pinned memory, non-blocking copy)."""
+        return t.pin_memory().to(self.device, non_blocking=True) if self.cuda else t
 
     def _forward(self, batch: LineBatch):
         import torch
         import torch.nn.functional as F
 
         from app.core.training import objective as obj
-        from app.core.training.batches import encode_texts, patchify_torch, prefix_ids
+        from app.core.training.batches import encode_texts, patchify_torch
 
-        cfg, dev = self.cfg, self.device
+        cfg = self.cfg
         b, H, W = batch.images.shape
-        images = torch.from_numpy(batch.images).to(dev, non_blocking=True)
-        ids, types = prefix_ids(self.tok, H, W)
+        images = self._to_device(torch.from_numpy(batch.images))
+        ids, types, pos, vpos, grid = self._static_prefix(H, W)
         prefix = obj.Prefix(
-            input_ids=torch.tensor([ids] * b, device=dev), mm_token_type_ids=torch.tensor([types] * b, device=dev),
-            pixel_values=patchify_torch(images), image_grid_thw=torch.tensor([[1, H // 8, W // 8]] * b, device=dev))
+            input_ids=ids.expand(b, -1), mm_token_type_ids=types.expand(b, -1), pixel_values=patchify_torch(images),
+            image_grid_thw=grid.expand(b, -1), positions=pos.expand(-1, b, -1), vision_positions=vpos)
         text_ids = encode_texts(self.tok, batch.texts)
         targets, n = obj.response_targets(text_ids, self.eos, cfg.block_size)
-        targets, n = targets.to(dev), n.to(dev)
-        mask1 = obj.complementary_masks(*targets.shape, cfg.block_size).to(dev)
+        mask1 = obj.complementary_masks(*targets.shape, cfg.block_size)
+        targets, n, mask1 = self._to_device(targets), self._to_device(n), self._to_device(mask1)
         with torch.autocast(self.amp_device, dtype=torch.bfloat16, enabled=self.amp):
             out = obj.joint_forward(self.model, prefix, targets, mask1, mask_id=self.mask_id,
                                     block_size=cfg.block_size)
@@ -187,12 +213,12 @@ class Trainer:
                 k = batch.columns
                 col_ids = np.where(k >= 0, np.take_along_axis(padded, np.clip(k, 0, width - 1), axis=1), -100)
                 if (col_ids >= 0).any():
-                    tgt = torch.from_numpy(col_ids).to(dev)[:, None, :].expand(b, H // 16, cols)
+                    tgt = self._to_device(torch.from_numpy(col_ids))[:, None, :].expand(b, H // 16, cols)
                     aux = F.cross_entropy(self.aux_head(feats).float().reshape(-1, len(self.tok)),
                                           tgt.reshape(-1), ignore_index=-100)
                     total = total + cfg.aux_weight * aux
-                    parts["aux"] = float(aux.detach())
-        parts["loss"] = float(loss.detach())
+                    parts["aux"] = aux.detach()
+        parts["loss"] = loss.detach()
         return total, parts
 
     # --- the loop ------------------------------------------------------------------------------------------------
@@ -246,7 +272,7 @@ class Trainer:
                     rate = window_lines / max(1e-9, time.perf_counter() - window_t)
                     window_lines, window_t = 0, time.perf_counter()
                     rec = {"step": self.step, "lines": self.lines_seen, "minutes": round(self.train_seconds / 60, 3),
-                           "lines_per_s": round(rate, 1), **{k: round(v, 4) for k, v in parts.items()}}
+                           "lines_per_s": round(rate, 1), **{k: round(float(v), 4) for k, v in parts.items()}}
                     self.history.append(rec)
                     log_file.write(json.dumps(rec) + "\n")
                     log_file.flush()
