@@ -6,8 +6,9 @@
 1. `scriptorium --version` must print the app's version.
 2. `scriptorium convert <the sample inside the bundle> -o OUT` (default engine: classic RapidOCR when no model
    weights are found) must exit 0 and write readable Markdown.
-3. `scriptorium --sample` (the window, on Qt's offscreen platform) must come up and stay up for a few seconds:
-   catches a missing Qt plugin or GUI module, which the headless commands never load.
+3. `scriptorium --sample` (the window: on a private Xvfb X server when Xvfb is installed, else on Qt's offscreen
+   platform) must come up and stay up for a few seconds: catches a missing Qt plugin or GUI module, which the
+   headless commands never load.
 4. With `--tiny-model DIR` (a tiny random GlmOcr checkpoint, see app/core/tiny), also `convert --engine gravity
    --model DIR` on page 1 (one whole-page region, 24 tokens at most): proves torch and transformers load and decode inside the frozen bundle. Random weights
    read nonsense, so only a clean exit (0, or 4: converted with warnings) and a Markdown file are required.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,32 +73,63 @@ def _fail(step: str, proc: subprocess.CompletedProcess | None, why: str) -> int:
     return 1
 
 
+def _start_xvfb() -> tuple[subprocess.Popen, str] | None:
+    """A private X server when Xvfb is installed (Linux), so the window runs on the real xcb platform plugin."""
+    xvfb = shutil.which("Xvfb")
+    if not xvfb or not sys.platform.startswith("linux"):
+        return None
+    read_fd, write_fd = os.pipe()
+    proc = subprocess.Popen([xvfb, "-displayfd", str(write_fd), "-screen", "0", "1440x900x24", "-nolisten", "tcp"],
+                            pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as f:
+        number = f.readline().strip()
+    if not number.isdigit():
+        proc.kill()
+        return None
+    return proc, f":{number}"
+
+
 def gui_smoke(exe: Path, cwd: Path, env: dict[str, str]) -> int:
-    """Open the window on the bundled sample; it must not exit (crash) within GUI_SECONDS."""
+    """Open the window on the bundled sample; it must not exit (crash) within GUI_SECONDS. On an X server (Xvfb)
+    when one can be started, else on Qt's offscreen platform."""
+    env = dict(env)
+    xserver = _start_xvfb()
+    if xserver is not None:
+        env.pop("QT_QPA_PLATFORM", None)
+        env["DISPLAY"] = xserver[1]
+        where = f"X server Xvfb {xserver[1]}, xcb platform"
+    else:
+        where = "offscreen platform"
     t0 = time.monotonic()
-    proc = subprocess.Popen([str(exe), "--sample"], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
     try:
-        out, err = proc.communicate(timeout=GUI_SECONDS)
-    except subprocess.TimeoutExpired:
-        proc.terminate()
+        proc = subprocess.Popen([str(exe), "--sample"], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
         try:
-            out, err = proc.communicate(timeout=10)
+            out, err = proc.communicate(timeout=GUI_SECONDS)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-        print(f"   window: `{exe.name} --sample` came up and stayed up {GUI_SECONDS} s (offscreen), then was closed",
-              flush=True)
-        return 0
+            proc.terminate()
+            try:
+                out, err = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+            print(f"   window: `{exe.name} --sample` came up and stayed up {GUI_SECONDS} s ({where}), then was closed",
+                  flush=True)
+            return 0
+    finally:
+        if xserver is not None:
+            xserver[0].terminate()
+            xserver[0].wait(timeout=10)
     done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     if proc.returncode != 0:
-        return _fail("window (--sample)", done, f"exited after {time.monotonic() - t0:.1f} s")
-    print(f"   window: `{exe.name} --sample` opened and closed by itself with exit 0", flush=True)
+        return _fail(f"window (--sample, {where})", done, f"exited after {time.monotonic() - t0:.1f} s")
+    print(f"   window: `{exe.name} --sample` opened and closed by itself with exit 0 ({where})", flush=True)
     return 0
 
 
 def check(bundle: Path, tiny_model: Path | None = None, engine: str = "gravity") -> int:
-    bundle = Path(bundle)
+    bundle = Path(bundle).resolve()
     print(f"== post-build check of {bundle}", flush=True)
     try:
         exe, sample = executable(bundle), bundled_sample(bundle)
