@@ -208,3 +208,24 @@ def test_patchify_torch_equals_numpy(tiny):
     assert np.abs(patchify_torch(torch.from_numpy(images)).numpy() - patchify(images)).max() < 1e-6
     tok = tiny[1].tokenizer
     assert encode_texts(tok, ["ab c€"]) == [tok("ab c€", add_special_tokens=False).input_ids]
+
+
+def test_precomputed_prefix_path_equals_the_general_one(tiny):
+    """The trainer's sync-free prefix (cached positions, image span, vision positions) gives the same forward."""
+    from dataclasses import replace
+
+    from transformers.vision_utils import get_vision_position_ids
+
+    model, processor = tiny
+    prefix, targets, n = _batch(processor, ["ab", "cd"], width=64)
+    types = prefix.mm_token_type_ids[0].tolist()
+    first = types.index(1)
+    pos = obj.prefix_positions(model, prefix)
+    fast = replace(prefix, positions=pos, image_span=(first, first + types.count(1)),
+                   vision_positions=get_vision_position_ids(prefix.image_grid_thw[:1], 2))
+    mask1 = obj.complementary_masks(*targets.shape, B, generator=torch.Generator().manual_seed(0))
+    mask_id = processor.tokenizer.convert_tokens_to_ids("<|mask|>")
+    with torch.no_grad():
+        a = obj.joint_forward(model, prefix, targets, mask1, mask_id=mask_id, block_size=B)
+        b = obj.joint_forward(model, fast, targets, mask1, mask_id=mask_id, block_size=B)
+    assert (a.hidden - b.hidden).abs().max().item() < 1e-5

@@ -75,10 +75,7 @@ def make_prefix(tokenizer, images: np.ndarray, device=None):
 
 def patchify_torch(images):
     """`patchify` for a uint8 tensor (b, H, W) on any device (the trainer ships uint8 images to the GPU)."""
-    import torch
-
-    mean = torch.tensor(CLIP_MEAN, device=images.device)
-    std = torch.tensor(CLIP_STD, device=images.device)
+    mean, std = _clip_stats(str(images.device))
     x = images.float().div(255.0)[..., None].expand(*images.shape, 3)
     x = (x - mean) / std
     b, H, W, C = x.shape
@@ -99,3 +96,10 @@ def encode_texts(tokenizer, texts: list[str]) -> list[list[int]]:
 @lru_cache(maxsize=8)
 def _char_vocab(_key: int, tokenizer) -> dict[str, int]:
     return {tok: i for tok, i in tokenizer.get_vocab().items() if len(tok) == 1}
+
+
+@lru_cache(maxsize=4)
+def _clip_stats(device: str):
+    import torch
+
+    return torch.tensor(CLIP_MEAN, device=device), torch.tensor(CLIP_STD, device=device)

@@ -42,6 +42,7 @@ class Prefix:
     # host): (3, b, P) text M-RoPE positions, (patches of ONE image, 2) vision rotary positions (uniform batch).
     positions: Any = None
     vision_positions: Any = None
+    image_span: tuple[int, int] | None = None  # [start, end) of the image tokens in every row (uniform batch)
 
 
 def response_targets(texts_ids: list[list[int]], eos_id: int, block_size: int, *, length: int | None = None):
@@ -156,8 +157,14 @@ def image_features(model, prefix: Prefix, *, batched: bool = True):
 
 def embed_prefix(model, prefix: Prefix, *, batched: bool = True):
     """Token embeddings of the prefix with the image features scattered in; also returns the image features."""
+    import torch
+
     embeds = model.get_input_embeddings()(prefix.input_ids)
     feats = image_features(model, prefix, batched=batched).to(embeds.dtype)
+    if prefix.image_span is not None:  # contiguous image tokens at a known place: no data-dependent scatter
+        a, z = prefix.image_span
+        b = embeds.shape[0]
+        return torch.cat([embeds[:, :a], feats.view(b, z - a, -1), embeds[:, z:]], dim=1), feats
     where = (prefix.input_ids == model.config.image_token_id).unsqueeze(-1)
     return embeds.masked_scatter(where, feats), feats
 

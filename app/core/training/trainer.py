@@ -173,7 +173,9 @@ class Trainer:
             pos, _ = self.model.model.get_rope_index(ids_t, mm_token_type_ids=types_t, image_grid_thw=grid)
             vpos = get_vision_position_ids(grid, self.model.config.vision_config.spatial_merge_size)
             dev = self.device
-            self._prefix_cache[key] = (ids_t.to(dev), types_t.to(dev), pos.to(dev), vpos.to(dev), grid.to(dev))
+            first = types.index(1)
+            span = (first, first + types.count(1))
+            self._prefix_cache[key] = (ids_t.to(dev), types_t.to(dev), pos.to(dev), vpos.to(dev), grid.to(dev), span)
         return self._prefix_cache[key]
 
     def _to_device(self, t):
@@ -190,10 +192,11 @@ class Trainer:
         cfg = self.cfg
         b, H, W = batch.images.shape
         images = self._to_device(torch.from_numpy(batch.images))
-        ids, types, pos, vpos, grid = self._static_prefix(H, W)
+        ids, types, pos, vpos, grid, span = self._static_prefix(H, W)
         prefix = obj.Prefix(
             input_ids=ids.expand(b, -1), mm_token_type_ids=types.expand(b, -1), pixel_values=patchify_torch(images),
-            image_grid_thw=grid.expand(b, -1), positions=pos.expand(-1, b, -1), vision_positions=vpos)
+            image_grid_thw=grid.expand(b, -1), positions=pos.expand(-1, b, -1), vision_positions=vpos,
+            image_span=span)
         text_ids = encode_texts(self.tok, batch.texts)
         targets, n = obj.response_targets(text_ids, self.eos, cfg.block_size)
         mask1 = obj.complementary_masks(*targets.shape, cfg.block_size)
