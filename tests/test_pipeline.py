@@ -269,3 +269,20 @@ def test_title_rule_needs_the_first_page_and_the_largest_type():
     assert title_index([head(1, None)], 0) == 0  # an OCR'd scan has no sizes: PyMuPDF's ranking decides
     assert title_index([head(2, 12), head(0, 24, "title")], 0, later_max_size=11) == 1
     assert map_boxclass(head(1, 20)) == map_boxclass(head(0, 30, "title")) == "paragraph_title"
+
+
+def test_picture_dir_saves_crops_at_layout_time_and_layout_done_names_them(tmp_path, report_pdf):
+    events = []
+    pipe = Pipeline(PipelineOptions(layout="pymupdf", picture_dir=str(tmp_path / "work")), emit=events.append)
+    pipe.open(report_pdf)
+    pipe.output = DocumentOutput(str(report_pdf), "none", "pymupdf", pipe.document.page_count)
+    pipe.output.pages.append(pipe.layout_page(0))
+    (pic,) = [r for r in pipe.output.regions() if r.task == "picture"]
+    path = tmp_path / "work" / f"{pic.id}.png"
+    assert pic.extra["picture_path"] == str(path) and path.stat().st_size > 100
+    (layout,) = [e for e in events if e.type == "layout_done"]
+    assert {r["id"]: r["extra"].get("picture_path") for r in layout.regions}[pic.id] == str(path)
+    files = pipe.write(tmp_path / "out")  # the export still links its own copy, next to the Markdown
+    pipe.close()
+    assert f"![Figure {pic.id}](report_images/{pic.id}.png)" in files["markdown"].read_text()
+    assert (tmp_path / "out" / "report_images" / f"{pic.id}.png").is_file()

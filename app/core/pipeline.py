@@ -21,28 +21,29 @@ engine between forwards); a cancelled run still returns what it has, with `cance
 Engines: "auto" = gravity when its weights are found, else builtin when shipped, else classic (DESIGN §2).
 Whole-document engines (kind "document", e.g. unlimited) replace layout: their regions go straight to assembly.
 
+Results (DocumentOutput, PageOutput, the JSON schema) live in app.core.pipeline_output and are re-exported here.
+
 Coordinates: every region's `box` is in pixels of the page rendered at `options.dpi` (images: their native DPI),
 `box_pt` in PDF points. OCR crops are rendered at the engine's `preferred_dpi` (default 200; images: native).
 """
 from __future__ import annotations
 
 import inspect
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
-from app.core.assembly import assemble_blocks, assemble_document, route
+from app.core.assembly import route
 from app.core.document import DEFAULT_DPI, Document, DocumentError, open_document
 from app.core.engine import CancelToken, Cancelled, Emit, EngineUnavailable, no_emit
 from app.core.events import (
     DocumentOpened, ErrorRaised, LayoutDone, PageFinished, PageRendered, PhaseChanged, RegionFinished, RunCancelled,
     RunFinished, RunStarted, TextLayerCompared,
 )
+from app.core.pipeline_output import JSON_SCHEMA, DocumentOutput, PageOutput, block_dict, rounded  # noqa: F401
 from app.core.regions import Region
 
-JSON_SCHEMA = "scriptorium.document/1"
 DEFAULT_OCR_DPI = 200.0
 DECODED_TASKS = ("text", "table", "formula")
 CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
@@ -73,6 +74,9 @@ class PipelineOptions:
     block_size: int | None = None
     compare_text_layer: bool = True
     engine_options: dict[str, Any] = field(default_factory=dict)
+    # save picture crops here as soon as a page is laid out (the GUI's working folder), their absolute path in
+    # region.extra["picture_path"] (so LayoutDone carries it); None: only `write` saves them, next to the export
+    picture_dir: str | None = None
 
 
 def parse_pages(spec: str | Sequence[int] | None, page_count: int) -> list[int]:
@@ -122,106 +126,6 @@ def resolve_engine_name(name: str = "auto", model_path: str | None = None) -> st
     if find_model_dir("builtin") is not None:
         return "builtin"
     return "classic"
-
-
-# --- results ------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class PageOutput:
-    index: int  # 0-based
-    width_pt: float
-    height_pt: float
-    dpi: float
-    width_px: int
-    height_px: int
-    regions: list[Region] = field(default_factory=list)
-    layout: str = ""
-    has_text_layer: bool = False
-    cer: float | None = None
-    ms: float = 0.0
-    decoded: bool = False
-
-    def to_dict(self, pictures: dict[str, str] | None = None) -> dict[str, Any]:
-        blocks_md = assemble_blocks(self.regions, pictures)
-        return {
-            "index": self.index, "number": self.index + 1, "width_pt": self.width_pt, "height_pt": self.height_pt,
-            "dpi": self.dpi, "width_px": self.width_px, "height_px": self.height_px, "layout": self.layout,
-            "has_text_layer": self.has_text_layer, "cer": _round(self.cer), "ms": round(self.ms, 1),
-            "blocks": [block_dict(r, blocks_md.get(r.id, ""), (pictures or {}).get(r.id)) for r in self.regions],
-        }
-
-
-def _round(v: float | None, nd: int = 4) -> float | None:
-    return None if v is None else round(float(v), nd)
-
-
-def block_dict(r: Region, markdown: str = "", image: str | None = None) -> dict[str, Any]:
-    d = {
-        "id": r.id, "page": r.page, "order": r.order, "label": r.label,
-        "native_label": r.extra.get("native_label", r.label), "task": r.task,
-        "box": [round(v, 2) for v in r.box], "box_pt": [round(v, 2) for v in r.box_pt], "dpi": r.dpi,
-        "score": r.score, "text": r.text, "markdown": markdown, "engine": r.extra.get("engine", ""),
-        "stats": r.extra.get("stats", {}), "cer": _round(r.extra.get("cer")), "source": r.source, "flags": list(r.flags),
-    }
-    if image:
-        d["image"] = image
-    if "reference_chars" in r.extra:
-        d["reference_chars"] = r.extra["reference_chars"]
-    return d
-
-
-@dataclass
-class DocumentOutput:
-    path: str
-    engine: str
-    layout: str
-    page_count: int
-    pages: list[PageOutput] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-    cancelled: bool = False
-    warnings: list[str] = field(default_factory=list)
-    pictures: dict[str, str] = field(default_factory=dict)  # region id → image path relative to the Markdown
-
-    def regions(self) -> Iterator[Region]:
-        for p in self.pages:
-            yield from p.regions
-
-    def region(self, region_id: str) -> Region:
-        for r in self.regions():
-            if r.id == region_id:
-                return r
-        raise KeyError(region_id)
-
-    def page(self, index: int) -> PageOutput:
-        for p in self.pages:
-            if p.index == index:
-                return p
-        raise KeyError(index)
-
-    @property
-    def cer(self) -> float | None:
-        tot = dist = 0.0
-        for r in self.regions():
-            n = r.extra.get("reference_chars")
-            if n and r.extra.get("cer") is not None:
-                tot += n
-                dist += r.extra["cer"] * n
-        return dist / tot if tot else None
-
-    def to_markdown(self, anchors: bool = True) -> str:
-        return assemble_document(((p.index, p.regions) for p in self.pages), self.pictures, anchors=anchors)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": JSON_SCHEMA, "source": self.path, "engine": self.engine, "layout": self.layout,
-            "page_count": self.page_count, "cancelled": self.cancelled, "cer": _round(self.cer),
-            "stats": self.stats, "warnings": self.warnings,
-            "pages": [p.to_dict(self.pictures) for p in self.pages],
-        }
-
-    def to_json(self, indent: int | None = 1) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
 
 # --- lazy page sequence for whole-document engines -----------------------------------------------------------------
@@ -386,7 +290,7 @@ class Pipeline:
             "decoded": len(decoded), "pictures": sum(r.task == "picture" for r in regions),
             "skipped": sum(r.task == "skipped" for r in regions), "tokens": tokens,
             "tokens_per_s": round(tokens / dec_s, 2) if tokens and dec_s > 0 else 0.0,
-            "seconds": round(seconds, 3), "cer": _round(out.cer),
+            "seconds": round(seconds, 3), "cer": rounded(out.cer),
             "errors": sum("error" in r.flags for r in regions),
         }
 
@@ -438,6 +342,7 @@ class Pipeline:
             for r in regions:
                 r.flags.append("fallback")
             source = "page"
+        self.keep_pictures(regions)
         self.emit(LayoutDone(index, [r.to_dict() for r in regions], source))
         wpt, hpt = doc.page_size_pt(index)
         return PageOutput(index, wpt, hpt, dpi, image.width, image.height, regions, source,
@@ -453,6 +358,7 @@ class Pipeline:
             if r.task not in TASKS:  # a task the person chose stays; a missing one follows the label
                 r.task = route(r.label, self.options.keep_headers)
         page.regions = sorted(regions, key=lambda r: r.order)
+        self.keep_pictures(page.regions)
         return page
 
     def decode_page(self, index: int, keep: Sequence[str] | set[str] = ()) -> PageOutput:
@@ -547,7 +453,7 @@ class Pipeline:
                 comps.append(comp)
         page.cer = page_cer(comps)
         blocks = [{"region_id": c.region_id, "cer": float(c.cer), "reference": c.reference} for c in comps]
-        self.emit(TextLayerCompared(page=page.index, blocks=blocks, cer=_round(page.cer, 6)))
+        self.emit(TextLayerCompared(page=page.index, blocks=blocks, cer=rounded(page.cer, 6)))
 
     # -- whole-document engines ------------------------------------------------------------------------------
     def _run_document_engine(self, indices: list[int]) -> None:
@@ -578,6 +484,7 @@ class Pipeline:
             ))
         for page in out.pages:
             page.regions = by_page[page.index]
+            self.keep_pictures(page.regions)
             self.emit(LayoutDone(page.index, [r.to_dict() for r in page.regions], self.engine_name))
             page.decoded = True
             self._compare_page(page)
@@ -587,22 +494,35 @@ class Pipeline:
             raise Cancelled()
 
     # -- output ------------------------------------------------------------------------------------------------
+    def _save_picture(self, r: Region, path: Path) -> bool:
+        try:
+            crop = self.document.crop(r.page, r.box_pt, self.ocr_dpi(r.page))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            crop.save(path)
+        except (DocumentError, OSError) as exc:
+            self.emit(ErrorRaised(f"picture {r.id} could not be saved ({exc})", where="pictures", region_id=r.id,
+                                  fatal=False))
+            return False
+        return True
+
+    def keep_pictures(self, regions: Sequence[Region]) -> None:
+        """With `options.picture_dir`: save the picture regions of a freshly laid-out page there and note the file in
+        `region.extra["picture_path"]` (what the GUI's editor and preview link to)."""
+        if not self.options.picture_dir:
+            return
+        for r in regions:
+            if r.task == "picture":
+                path = Path(self.options.picture_dir) / f"{r.id}.png"
+                if self._save_picture(r, path):
+                    r.extra["picture_path"] = str(path)
+
     def save_pictures(self, out_dir, image_dir: str) -> dict[str, str]:
         """Save picture regions as PNG crops under out_dir/image_dir; returns id → relative path."""
         out_dir = Path(out_dir)
         saved: dict[str, str] = {}
         for r in self.output.regions():
-            if r.task != "picture":
-                continue
-            try:
-                crop = self.document.crop(r.page, r.box_pt, self.ocr_dpi(r.page))
-            except DocumentError as exc:
-                self.emit(ErrorRaised(str(exc), where="pictures", region_id=r.id, fatal=False))
-                continue
-            rel = f"{image_dir}/{r.id}.png"
-            (out_dir / image_dir).mkdir(parents=True, exist_ok=True)
-            crop.save(out_dir / rel)
-            saved[r.id] = rel
+            if r.task == "picture" and self._save_picture(r, out_dir / image_dir / f"{r.id}.png"):
+                saved[r.id] = f"{image_dir}/{r.id}.png"
         self.output.pictures = saved
         return saved
 
