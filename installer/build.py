@@ -90,7 +90,7 @@ def setup_venv(variant: str, torch_spec: str, torch_index: str | None) -> Path:
     if variant == "cpu":
         say(f"installing {torch_spec} (CPU only)")
         index = ["--extra-index-url", torch_index] if torch_index else []
-        subprocess.run([*pip, *index, torch_spec], check=True)
+        subprocess.run([*pip, *index, *torch_spec.split()], check=True)
     say("installing the app's dependencies and PyInstaller")
     index = ["--extra-index-url", torch_index] if torch_index and variant == "default" else []
     subprocess.run([*pip, *index, *requirements(variant), *PYINSTALLER], check=True)
@@ -107,14 +107,15 @@ def setup_venv(variant: str, torch_spec: str, torch_index: str | None) -> Path:
     return py
 
 
-def run_pyinstaller(py: Path, variant: str, nice: int) -> Path:
+def run_pyinstaller(py: Path, variant: str, nice: int, cpu_torchvision: bool = False) -> Path:
     dist = DIST / variant
     work = BUILD / f"work-{variant}"
     cmd = [str(py), "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
            "--distpath", str(dist), "--workpath", str(work), str(SPEC)]
     if nice and shutil.which("nice"):
         cmd = ["nice", "-n", str(nice), *cmd]
-    env = dict(os.environ, SCRIPTORIUM_VARIANT=variant, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, SCRIPTORIUM_VARIANT=variant, PYTHONDONTWRITEBYTECODE="1",
+               SCRIPTORIUM_CPU_TORCHVISION="1" if cpu_torchvision else "0")
     say("running PyInstaller: " + " ".join(cmd))
     subprocess.run(cmd, check=True, cwd=ROOT, env=env)
     return dist / APP_NAME
@@ -164,7 +165,10 @@ def make_tarball(bundle: Path, variant: str) -> Path:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variant", choices=VARIANTS, default="default")
-    ap.add_argument("--torch", default=CPU_TORCH, help=f"the CPU variant's torch requirement (default {CPU_TORCH})")
+    ap.add_argument("--torch", default=CPU_TORCH,
+                    help=f"the CPU variant's torch requirement(s), space-separated (default {CPU_TORCH}); naming a "
+                         "matching CPU torchvision too (e.g. 'torch==2.13.0+cpu torchvision==0.28.0+cpu' from the "
+                         "PyTorch CPU index) bundles it, which PP-DocLayoutV3's image processor needs")
     ap.add_argument("--torch-index", default=os.environ.get("SCRIPTORIUM_TORCH_INDEX"),
                     help="an extra package index for torch, e.g. https://download.pytorch.org/whl/cpu for the CPU variant")
     ap.add_argument("--nice", type=int, default=10, help="run PyInstaller under `nice -n N` (0: off)")
@@ -179,7 +183,7 @@ def main(argv: list[str]) -> int:
     if not args.check_only:
         py = setup_venv(args.variant, args.torch, args.torch_index)
         t_pyi = time.monotonic()
-        bundle = run_pyinstaller(py, args.variant, args.nice)
+        bundle = run_pyinstaller(py, args.variant, args.nice, cpu_torchvision="torchvision" in args.torch)
         say(f"PyInstaller took {time.monotonic() - t_pyi:.0f} s")
     build_s = time.monotonic() - t0
     size, files = tree_size(bundle)
