@@ -75,6 +75,17 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     assert any(b.cer is not None for b in decoded), "the PDF has a text layer: blocks get a CER"
     first_trace = w.traces.path
     assert first_trace is not None and first_trace.exists()
+    # the picture region shows in the editor and the preview, from a crop in the app's own working folder
+    (picture,) = [b for b in w.work.text_blocks() if b.region.task == "picture"]
+    link = picture.markdown.split("](", 1)[1].rstrip(")")
+    assert picture.markdown.startswith(f"![Figure {picture.id}](pictures/") and link.endswith(f"/{picture.id}.png")
+    assert picture.id in w.editor.block_ids() and w.editor.block_text(picture.id) == picture.markdown
+    w.review.preview.render_now()
+    from PySide6.QtGui import QTextDocument
+
+    shown = w.review.preview.document().resource(QTextDocument.ResourceType.ImageResource.value, QUrl(link))
+    assert shown is not None and not shown.isNull() and shown.width() > 20
+    assert w.review.preview.blocked == []
     first_ocr = {b.id: b.markdown for b in decoded}
 
     # click a region on the page → the editor cursor moves to its block
@@ -137,6 +148,11 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "EDITED BY HAND" in html and f'name="{target.id}"' in html
     assert not list((tmp_path / "out").glob(".*.tmp")), "atomic writes leave no temp files"
+    # the export links its own copy of the picture, next to the exported files
+    assert f"![Figure {picture.id}](report_images/{picture.id}.png)" in md and "pictures/" not in md
+    assert (tmp_path / "out" / "report_images" / f"{picture.id}.png").stat().st_size > 100
+    assert by_id[picture.id]["image"] == f"report_images/{picture.id}.png"
+    assert f'src="report_images/{picture.id}.png"' in html
 
     # the recorded trace replays in a fresh window (no model) to the same blocks as the live run
     from app.core.trace import load_trace

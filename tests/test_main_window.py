@@ -88,6 +88,24 @@ def test_preview_blocks_remote_content_and_renders_math(qtbot):
     p.render_now()
     p.grab()
     assert p.blocked == ["https://example.com/pixel.png"]
+    # local images: from the app's own folder (picture crops) yes, scaled to the width; from elsewhere no
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QImage, QTextDocument
+
+    from app.core.paths import user_data_dir
+
+    own = user_data_dir() / "pictures" / "doc" / "p1-r04.png"
+    own.parent.mkdir(parents=True)
+    big = QImage(3000, 200, QImage.Format.Format_RGB32)
+    big.fill(0x3366CC)
+    big.save(str(own))
+    big.save(str(user_data_dir().parent / "elsewhere.png"))
+    p.set_blocks([("b1", "![Figure p1-r04](pictures/doc/p1-r04.png)"), ("b2", "![x](../elsewhere.png)"),
+                  ("b3", f"![y]({(user_data_dir().parent / 'elsewhere.png').as_uri()})")])
+    p.render_now()
+    shown = p.document().resource(QTextDocument.ResourceType.ImageResource.value, QUrl("pictures/doc/p1-r04.png"))
+    assert not shown.isNull() and shown.width() <= p.viewport().width()
+    assert p.blocked[1:] == ["../elsewhere.png", (user_data_dir().parent / "elsewhere.png").as_uri()]
     html = block_html("Inline $x_i^2$ here")
     assert "<sub><i>i</i></sub>" in html and "<sup>2</sup>" in html and "$" not in html
     from app.gui.preview import markdown_to_html

@@ -3,23 +3,52 @@ old file, never half a new one). The texts are the person's: edited blocks are e
 
 JSON has the pipeline's schema (per block: region id, page, boxes, label, task, reading order, text, Markdown,
 CER), so another tool (or this app) can link every block back to the page; the review adds `edited` and `status`.
+
+Pictures: the session's picture blocks link to crops in the app's working folder; an export copies them into
+`<stem>_images/` next to the exported files and links those instead (as `scriptorium convert` does).
 """
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from app import __version__
 from app.gui.journal import atomic_write_text
 from app.gui.preview import markdown_to_html
-from app.gui.session import DocumentWork
+from app.gui.session import Block, DocumentWork, picture_link
 
 FORMATS = ("md", "json", "html")
 
 
-def to_json_dict(work: DocumentWork) -> dict:
+def copy_pictures(work: DocumentWork, stem: Path) -> dict[str, str]:
+    """Copy the pictures of `work` to `<stem>_images/<region id>.png`; returns region id → path relative to the
+    exported files."""
+    rels: dict[str, str] = {}
+    for b in work.text_blocks():
+        src = b.region.extra.get("picture_path") if b.region.task == "picture" else None
+        if not src or not Path(src).is_file():
+            continue
+        rel = f"{stem.name}_images/{b.id}{Path(src).suffix or '.png'}"
+        target = stem.parent / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+        rels[b.id] = rel
+    return rels
+
+
+def exported_markdown(block: Block, pictures: dict[str, str]) -> str:
+    """A block's Markdown with its picture link pointing at the exported copy."""
+    rel = pictures.get(block.id)
+    if rel is None:
+        return block.markdown
+    return block.markdown.replace(f"]({picture_link(block.region.extra['picture_path'])})", f"]({rel})")
+
+
+def to_json_dict(work: DocumentWork, pictures: dict[str, str] | None = None) -> dict:
     """The pipeline's JSON schema (`scriptorium convert` writes the same shape), with the review's additions per
     block: `edited`, `status` and the Markdown as the person left it."""
+    pictures = pictures or {}
     from dataclasses import replace
 
     from app.core.pipeline import JSON_SCHEMA, block_dict
@@ -34,7 +63,8 @@ def to_json_dict(work: DocumentWork) -> dict:
             extra = dict(b.region.extra)
             if b.cer is not None:
                 extra["cer"] = b.cer
-            d = block_dict(replace(b.region, text=b.raw_text, extra=extra), b.markdown)
+            d = block_dict(replace(b.region, text=b.raw_text, extra=extra), exported_markdown(b, pictures),
+                           pictures.get(b.id))
             d.update(edited=b.edited, status=b.status)
             blocks.append(d)
         pages.append({"index": index, "number": index + 1, "width_pt": w, "height_pt": h, "blocks": blocks})
@@ -44,8 +74,13 @@ def to_json_dict(work: DocumentWork) -> dict:
         "app_version": __version__,
         "page_count": work.page_count,
         "pages": pages,
-        "markdown": work.markdown(),
+        "markdown": markdown(work, pictures),
     }
+
+
+def markdown(work: DocumentWork, pictures: dict[str, str] | None = None) -> str:
+    parts = [exported_markdown(b, pictures or {}) for b in work.text_blocks() if b.markdown.strip()]
+    return "\n\n".join(parts) + ("\n" if parts else "")
 
 
 def export(work: DocumentWork, target: str | Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
@@ -53,16 +88,18 @@ def export(work: DocumentWork, target: str | Path, formats: tuple[str, ...] = FO
     target = Path(target)
     stem = target.with_suffix("") if target.suffix.lower() in {".md", ".json", ".html", ".htm"} else target
     written = []
+    unknown = [fmt for fmt in formats if fmt not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown export format {unknown[0]!r}; choose from {', '.join(FORMATS)}")
+    pictures = copy_pictures(work, stem)
     for fmt in formats:
         path = stem.with_suffix(f".{fmt}")
         if fmt == "md":
-            text = work.markdown()
+            text = markdown(work, pictures)
         elif fmt == "json":
-            text = json.dumps(to_json_dict(work), ensure_ascii=False, indent=1) + "\n"
-        elif fmt == "html":
-            blocks = [(b.id, b.markdown) for b in work.text_blocks()]
-            text = markdown_to_html(blocks, math="mathml", title=work.name)
+            text = json.dumps(to_json_dict(work, pictures), ensure_ascii=False, indent=1) + "\n"
         else:
-            raise ValueError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
+            blocks = [(b.id, exported_markdown(b, pictures)) for b in work.text_blocks()]
+            text = markdown_to_html(blocks, math="mathml", title=work.name)
         written.append(atomic_write_text(path, text))
     return written

@@ -27,6 +27,7 @@ class PipelineRunner:
 
     def _options(self, request):
         from app.core.pipeline import PipelineOptions
+        from app.gui.session import pictures_dir
 
         o = dict(request.options)
         engine_options = dict(o.get("engine_options") or {})
@@ -46,6 +47,7 @@ class PipelineRunner:
             layout_model_path=_clean(o.get("layout_model_path")),
             block_size=_clean(o.get("block_size")),
             engine_options=engine_options,
+            picture_dir=str(pictures_dir(str(request.path))),  # so the editor and preview show the pictures
         )
 
     def run(self, request, emit, cancel):

@@ -1,6 +1,8 @@
 """The rendered preview: Markdown → HTML (python-markdown, HTML tables kept) with formulas shown as math, in a
 QTextBrowser. QTextBrowser runs no scripts; `loadResource` below refuses anything that is not local, so a document
-can never make the app reach the network. Each block gets an anchor named by its region id.
+can never make the app reach the network. Images load only from the app's own user data folder (where the pipeline
+keeps the picture crops of the open documents; relative links resolve there), scaled to the preview's width. Each
+block gets an anchor named by its region id.
 
 `markdown_to_html(blocks, math="mathml")` is also what the HTML export uses (real MathML for browsers).
 """
@@ -9,15 +11,19 @@ from __future__ import annotations
 import html
 import re
 from functools import lru_cache
+from pathlib import Path
 
-from PySide6.QtCore import QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QTextBrowser
 
 from app.gui.math_render import latex_to_mathml, latex_to_rich_text
 
 _DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
 _INLINE = re.compile(r"(?<![\\$])\$([^$\n]+?)\$(?!\$)")
-_LOCAL_SCHEMES = {"", "file", "data", "qrc"}
+_FILE_SCHEMES = {"", "file"}
+_EMBEDDED_SCHEMES = {"data", "qrc"}
+_IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource.value
 
 CSS = """
 body { line-height: 140%; }
@@ -55,6 +61,26 @@ def block_html(markdown_text: str, math: str = "rich") -> str:
     out = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists"], output_format="html")
     out = re.sub(r"<p>\s*(\u0000\d+\u0000)\s*</p>", r"\1", out)
     return re.sub(r"\u0000(\d+)\u0000", lambda m: stash[int(m.group(1))], out)
+
+
+def own_file(url: QUrl) -> Path | None:
+    """The local file `url` names when it lies inside the app's user data folder (relative links resolve there);
+    None for anything else."""
+    from app.core.paths import user_data_dir
+
+    base = user_data_dir().resolve()
+    if url.scheme().lower() == "file":
+        path = Path(url.toLocalFile())
+    elif not url.scheme() and url.path() and not url.path().startswith("/"):
+        path = base / url.path()
+    else:
+        return None
+    try:
+        path = path.resolve()
+        path.relative_to(base)
+    except (OSError, ValueError):
+        return None
+    return path if path.is_file() else None
 
 
 def markdown_to_html(blocks: list[tuple[str, str]], math: str = "rich", title: str = "") -> str:
@@ -99,9 +125,19 @@ class Preview(QTextBrowser):
         self.scrollToAnchor(rid)
 
     def loadResource(self, kind: int, url: QUrl):  # noqa: N802 - Qt API
-        if url.scheme().lower() not in _LOCAL_SCHEMES:
-            if url.toString() not in self.blocked:
-                self.blocked.append(url.toString())
+        scheme = url.scheme().lower()
+        if scheme in _EMBEDDED_SCHEMES:
+            return super().loadResource(kind, url)
+        if scheme in _FILE_SCHEMES:
+            path = own_file(url) if getattr(kind, "value", kind) == _IMAGE_RESOURCE else None
+            image = QImage(str(path)) if path is not None else QImage()
+            if not image.isNull():
+                width = max(120, self.viewport().width() - 24)
+                if image.width() > width:
+                    image = image.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
+                return image
+        if url.toString() not in self.blocked:
+            self.blocked.append(url.toString())
+        if scheme not in _FILE_SCHEMES:
             self.remote_blocked.emit(url.toString())
-            return None
-        return super().loadResource(kind, url)
+        return None

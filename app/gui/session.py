@@ -49,13 +49,37 @@ class Block:
         return cls(region=region, **{k: v for k, v in d.items() if k in known})
 
 
+def pictures_dir(document_path: str) -> Path:
+    """Where a document's picture crops are kept while it is worked on (the pipeline saves them there at layout
+    time): one folder per document under the user data folder, named by a hash of its path (no spaces, so the
+    Markdown links stay plain)."""
+    import hashlib
+
+    from app.core.paths import user_data_dir
+
+    return user_data_dir() / "pictures" / hashlib.sha1(str(document_path).encode("utf-8")).hexdigest()[:16]
+
+
+def picture_link(path: str) -> str:
+    """The link target a picture block uses in the editor: relative to the user data folder (the preview resolves
+    it there), else a file URL."""
+    from app.core.paths import user_data_dir
+
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(user_data_dir().resolve()).as_posix()
+    except ValueError:
+        return p.resolve().as_uri()
+
+
 def _default_formatter(region: Region, text: str) -> str:
-    """Markdown of one block, by the pipeline's own assembly rules (headings, tables, formulas, lists)."""
+    """Markdown of one block, by the pipeline's own assembly rules (headings, tables, formulas, lists). A picture
+    links to its saved crop (none when the file is not here, e.g. a trace replayed from another machine)."""
     from app.core.assembly import format_block
 
     if region.task == "picture":
         path = region.extra.get("picture_path") if region.extra else None
-        return format_block(region, picture_path=path) if path else ""
+        return format_block(region, picture_path=picture_link(path)) if path and Path(path).is_file() else ""
     return format_block(replace(region, text=text))
 
 
