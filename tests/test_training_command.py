@@ -53,3 +53,16 @@ def test_one_step_under_bf16_autocast(tmp_path):
                              final_eval=False), log=lambda _m: None)
     parts = tr.train_step(render_batch(1, 2, length_class=0), 1e-3)
     assert all(math.isfinite(v) for v in parts.values()) and {"ar", "diff", "aux", "loss"} <= set(parts)
+
+
+def test_the_model_card_verdict():
+    from app.core.training.trainer import bar_verdict, model_card
+
+    good = {"cer": 0.01, "cer_app_ar": 0.02, "pdf_cer": 0.05, "selfspec_equals_ar": "10/10 lines token-identical",
+            "eval_set": "held-out clean rendered lines"}
+    assert bar_verdict(good) == "met"
+    assert bar_verdict({**good, "pdf_cer": 0.2}).startswith("NOT met")
+    assert bar_verdict({**good, "selfspec_equals_ar": "9/10 lines token-identical"}).startswith("NOT met")
+    assert bar_verdict({k: v for k, v in good.items() if k != "pdf_cer"}).startswith("NOT met")
+    assert bar_verdict({**good, "eval_set": "the training lines (overfit run)"}).startswith("not applicable")
+    assert "| reading bar" in model_card(good)
