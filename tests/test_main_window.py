@@ -146,3 +146,33 @@ def test_whole_document_engine_streams_into_a_provisional_block(qtbot, tmp_path)
     w.handle_event(ev.RunFinished())
     w.redraw()
     assert w.editor.block_ids() == ["p1-r01"] and "doc" not in w.work.blocks
+
+
+def test_decoding_dock_can_be_small_and_the_views_scroll_inside(qtbot, artifacts_dir):
+    from PySide6.QtCore import Qt
+
+    from app.bench.frames import synthetic_rounds_trace, synthetic_window_trace
+    from app.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1200, 700)
+    w.show()
+    qtbot.waitExposed(w)
+    views = w.views
+    for event in synthetic_window_trace(300) + synthetic_rounds_trace(300):  # both views hold a run
+        views.feed(event)
+    views.render_frame(paint_now=True)
+    assert views.minimumSizeHint().height() <= 160  # it was ~500: the dock could not be made small
+    qtbot.wait(20)  # the window's first sizing of the dock
+    w.resizeDocks([w.views_dock], [170], Qt.Orientation.Vertical)
+    qtbot.waitUntil(lambda: w.views_dock.height() <= 200, timeout=2_000)
+    qtbot.wait(20)
+    for view in (views.rounds_view, views.window_view):  # a short dock scrolls the views; it never squeezes them
+        views.tabs.setCurrentWidget(view)
+        qtbot.wait(10)
+        assert view.height() >= view.minimumSizeHint().height()
+        assert views.scroller.verticalScrollBar().maximum() > 0
+    bar = views.playback_bar.geometry()
+    assert bar.bottom() < views.height() and bar.height() >= views.playback_bar.minimumSizeHint().height()
+    w.grab().save(str(artifacts_dir / "main_window_short_dock.png"))

@@ -18,10 +18,8 @@ from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QDockWidget,
-    QFrame,
     QLabel,
     QMainWindow,
-    QScrollArea,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -38,12 +36,13 @@ from app.gui.progress_panel import ProgressPanel
 from app.gui.prompts import Prompter
 from app.gui.render_service import DOCUMENT_SUFFIXES, PageRenderer
 from app.gui.review_pane import ReviewPane
+from app.gui.run_control import RunControl
 from app.gui.session import DocumentWork, Session
 from app.gui.settings import Settings
 from app.gui.side_panel import DocumentList, ThumbnailStrip, make_side_panel
 from app.gui.trace_control import TraceControl
 from app.gui.window_dialogs import WindowDialogs
-from app.gui.worker import DecodeClient, RunRequest
+from app.gui.worker import DecodeClient
 
 FRAME_MS = 33
 RUN_END = (ev.RunFinished, ev.RunCancelled)
@@ -63,7 +62,6 @@ class MainWindow(QMainWindow):
         self.decoder = DecodeClient(self)
         self._passwords: dict[str, str] = {}
         self._run_work: DocumentWork | None = None  # the document the events in flight belong to
-        self._run_queue: list[str] = []  # documents waiting to be read (several dropped at once)
         self._follow_live = True
         self._dirty_blocks: set[str] = set()
         self._dirty_layout = False
@@ -107,6 +105,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.engine_bar = EngineBar(self.settings)
         self.traces = TraceControl(self)
+        self.runs = RunControl(self)
         self.dialogs = WindowDialogs(self)
         self.actions = build_actions(self, self.engine_bar)
         self.actions.toggle_preview.setChecked(self.settings.get("show_preview"))
@@ -119,11 +118,7 @@ class MainWindow(QMainWindow):
         self.views = self._make_views()
         self.views_dock = QDockWidget("Decoding", self)
         self.views_dock.setObjectName("decoding_dock")
-        scroller = QScrollArea()  # the views may ask for more height than a laptop screen can spare
-        scroller.setWidgetResizable(True)
-        scroller.setFrameShape(QFrame.Shape.NoFrame)
-        scroller.setWidget(self.views)
-        self.views_dock.setWidget(scroller)
+        self.views_dock.setWidget(self.views)  # the views scroll inside when the dock is short
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.views_dock)
         self.actions.menus["&View"].addAction(self.views_dock.toggleViewAction())
         self._frame = QTimer(self, singleShot=True, interval=FRAME_MS)
@@ -148,7 +143,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.decoder.events.connect(self._live_events)
-        self.decoder.run_finished.connect(self._run_finished)
+        self.decoder.run_finished.connect(self.runs.finished)
         self.renderer.info_ready.connect(self._info_ready)
         self.renderer.page_ready.connect(self._page_ready)
         self.renderer.failed.connect(self._render_failed)
@@ -194,8 +189,7 @@ class MainWindow(QMainWindow):
         self._refresh_documents()
         self.show_document(self._index_of(opened[0]))
         if run if run is not None else self.settings.get("auto_run"):
-            self._run_queue.extend(p for p in opened if p not in self._run_queue)
-            self._next_in_queue()
+            self.runs.enqueue(opened)
         self._touch()
         return opened
 
@@ -361,92 +355,25 @@ class MainWindow(QMainWindow):
             self.page_view.set_region_state(region_id, edited=block.edited)
         self._touch()
 
-    # --- runs --------------------------------------------------------------------------------------------------------
-
-    def rerun_region(self, region_id: str) -> int:
-        """Decode one region again (its page's layout is kept)."""
-        block = self.session.find_block(region_id)
-        if block is None or block.region.task not in ("text", "table", "formula"):
-            return 0
-        return self.run_document([block.region.page], region_ids=[region_id])
+    # --- runs (RunControl: requests, the queue of dropped documents, Cancel, the wrap-up) ----------------------------
 
     def run_document(self, pages: list[int] | None = None, work: DocumentWork | None = None,
                      region_ids: list[str] | None = None) -> int:
-        """Read a document (default: the current one), or some of its pages, on the worker. Returns the run id
-        (0: nothing to do)."""
-        work = work or self.work
-        if work is None:
-            return 0
-        self.editor.flush_edits()
-        self._replaying = False
-        self.session.prepare_rerun(work, pages, region_ids)
-        request = RunRequest(
-            path=work.path,
-            engine=self.engine_bar.engine_name,
-            options=self.engine_bar.options(),
-            pages=pages,
-            region_ids=region_ids,
-            password=self._passwords.get(work.path),
-        )
-        self._run_work = work
-        self._follow_live = True
-        self._conflicts = []
-        self.banner.hide()
-        self.traces.start_recording(work)
-        run_id = self.decoder.submit(request)
-        self.progress.start()
-        self.documents.set_status(self._index_of(work.path), "reading…")
-        self._update_actions()
-        return run_id
+        """Read a document (default: the current one), some of its pages or regions. Returns the run id."""
+        return self.runs.run_document(pages, work, region_ids)
 
     def rerun_page(self) -> int:
-        """Decode the shown page again. Edited blocks keep their edits unless the person agrees to replace them."""
-        if self.work is None or self.page_view.page < 0:
-            return 0
-        return self.run_document([self.page_view.page])
+        return self.runs.rerun_page()
+
+    def rerun_region(self, region_id: str) -> int:
+        return self.runs.rerun_region(region_id)
 
     def cancel_run(self, discard: bool = False) -> None:
-        """Stop the run after the current forward pass; what was finished stays. `discard` also drops the events
-        still in flight (the document was closed, or a replay takes over)."""
-        if self.decoder.running:
-            self.decoder.cancel(discard=discard)
-            self.progress.cancelling()
-            self._run_queue.clear()
-
-    def _next_in_queue(self) -> None:
-        while self._run_queue and not self.decoder.running:
-            path = self._run_queue.pop(0)
-            work = next((d for d in self.session.documents if d.path == path), None)
-            if work is not None:
-                self.run_document(work=work)
-                return
+        self.runs.cancel(discard)
 
     def _live_events(self, events: list) -> None:
         for event in events:
             self.handle_event(event)
-
-    def _run_finished(self, run_id: int, output: object, error: str) -> None:
-        self.progress.stop()
-        self.traces.stop_recording()
-        engine = self.run_label.text().split(" · ")[0]
-        if engine and self.decoder.device and not self._replaying:
-            self.run_label.setText(f"{engine} · {self.decoder.device}")
-        work = self._run_work
-        if work is not None and any(d is work for d in self.session.documents):
-            n = sum(1 for b in work.blocks.values() if b.status == "done")
-            status = "failed" if error else f"{n} blocks"
-            self.documents.set_status(self._index_of(work.path), status)
-        if error:
-            self.banner.show_message(error)
-            self.statusBar().showMessage("The run failed; see the message above.", 8000)
-        if self.review.resolve_conflicts(self._conflicts, self.prompter):
-            self._show_regions()
-        self._conflicts = []
-        self._run_work = None
-        self._update_actions()
-        self.redraw()
-        self.save_journal()
-        self._next_in_queue()
 
     # --- the one entry point for events -------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
 from app.core.events import Event, PrefixLaid, RunStarted, WindowStepped
 from app.core.trace import write_trace
@@ -45,10 +45,17 @@ class DecodingViews(QWidget):
         self.tabs.addTab(self.window_view, "R-SWA window")
         self.player = TracePlayer(self)
         self.playback_bar = PlaybackBar(self.player)
+        # the views keep the height they need to paint; a dock shorter than that scrolls them (the playback bar
+        # stays in sight), so the whole widget asks for little height
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroller.setWidget(self.tabs)
+        self.scroller.setMinimumHeight(60)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        lay.addWidget(self.tabs, 1)
+        lay.addWidget(self.scroller, 1)
         lay.addWidget(self.playback_bar)
 
         self.recording: list[Event] = []
