@@ -238,3 +238,29 @@ def test_detokenizer_streams_exactly_the_decoded_text(loaded):
     detok = Detokenizer(tok)
     streamed = "".join(detok.push(i) for i in ids)
     assert streamed == detok.text == tok.decode(ids, skip_special_tokens=False) == text
+
+
+def test_token_plan_at_the_real_processor_settings(loaded):
+    """The released processor's defaults (1024 global view, 640 tiles, 16 px patches, 4× downsample) give the
+    authors' counts: 273 a page in base mode, 2733 for A4 at 300 dpi in gundam mode (4 × 6 tiles)."""
+    from transformers import UnlimitedOcrImageProcessor, UnlimitedOcrProcessor
+
+    from app.core.decoding.unlimited_engine import plan_page
+
+    real = UnlimitedOcrProcessor(image_processor=UnlimitedOcrImageProcessor(), tokenizer=loaded.tokenizer)
+    assert plan_page(real, 0, 2480, 3508, crop=False).tokens == 273
+    a4 = plan_page(real, 0, 2480, 3508, crop=True)
+    assert (a4.tokens, a4.grid, a4.tiles) == (2733, (4, 6), 24)
+    assert plan_page(real, 0, 2550, 3300, crop=True).tokens == 1513  # US Letter: 3 × 4 tiles
+    assert plan_page(real, 0, 600, 400, crop=True).tokens == 273  # not larger than a tile: no tiles
+    # the 32,768-token budget at these settings: 119 base-mode pages fit (with room for output), 120 do not
+    from dataclasses import replace
+
+    from app.core.decoding.unlimited_engine import DocumentTooLong, UnlimitedEngine
+
+    engine = UnlimitedEngine(replace(loaded, processor=real))
+    pages = lambda k: [plan_page(real, i, 2480, 3508, crop=False) for i in range(k)]  # noqa: E731
+    prefix, budget = engine.check_budget(pages(119))
+    assert prefix > 119 * 273 and budget == 32768 - prefix >= 256
+    with pytest.raises(DocumentTooLong, match="at most 119 pages"):
+        engine.check_budget(pages(120))

@@ -56,6 +56,22 @@ class PagePlan:
     tiles: int
 
 
+def plan_page(processor, index: int, width: int, height: int, crop: bool) -> PagePlan:
+    """A page's image-token count by the processor's own formula (tiling as its image processor would tile), without
+    preprocessing the image: the budget is checked before anything is rendered or encoded."""
+    from transformers.models.unlimited_ocr.image_processing_unlimited_ocr import get_optimal_tiled_canvas
+
+    ip = processor.image_processor
+    tile = int(ip.tile_size)
+    grid, tiles = (1, 1), 0
+    if crop and max(width, height) > tile:
+        grid = tuple(get_optimal_tiled_canvas((height, width), (tile, tile), ip.min_patches, ip.max_patches))
+        tiles = grid[0] * grid[1]
+    fake = {"patches_grid": [list(grid)], "num_local_patches": [tiles]}
+    n = len(processor.replace_image_token(fake, 0)) // len(processor.image_token)
+    return PagePlan(index, width, height, n, grid, tiles)  # type: ignore[arg-type]
+
+
 class Detokenizer:
     """Incremental decode: the text each new token adds, holding back partial UTF-8 bytes (byte-level BPE), with a
     bounded cost per token (it re-decodes only since the last committed point)."""
@@ -131,18 +147,7 @@ class UnlimitedEngine:
         return SINGLE_PROMPT if n_pages == 1 else MULTI_PROMPT
 
     def plan_page(self, index: int, width: int, height: int, crop: bool) -> PagePlan:
-        """The page's image-token count by the processor's own formula, without preprocessing the image."""
-        from transformers.models.unlimited_ocr.image_processing_unlimited_ocr import get_optimal_tiled_canvas
-
-        ip = self.processor.image_processor
-        tile = int(ip.tile_size)
-        grid, tiles = (1, 1), 0
-        if crop and max(width, height) > tile:
-            grid = tuple(get_optimal_tiled_canvas((height, width), (tile, tile), ip.min_patches, ip.max_patches))
-            tiles = grid[0] * grid[1]
-        fake = {"patches_grid": [list(grid)], "num_local_patches": [tiles]}
-        n = len(self.processor.replace_image_token(fake, 0)) // len(self.processor.image_token)
-        return PagePlan(index, width, height, n, grid, tiles)  # type: ignore[arg-type]
+        return plan_page(self.processor, index, width, height, crop)
 
     def prompt_ids(self, n_pages: int) -> list[int]:
         return list(self.tokenizer(self.prompt_for(n_pages), add_special_tokens=False)["input_ids"])
