@@ -79,6 +79,11 @@ _CACHE: dict[str, tuple[Path, dict]] = {}
 def overfit_checkpoint() -> tuple[Path, dict]:
     """The overfit checkpoint, trained once per process into a temporary folder: (folder, report)."""
     if "ckpt" not in _CACHE:
-        out = Path(tempfile.mkdtemp(prefix="scriptorium-overfit-")) / "builtin"
+        import atexit
+        import shutil
+
+        root = Path(tempfile.mkdtemp(prefix="scriptorium-overfit-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        out = root / "builtin"
         _CACHE["ckpt"] = (out, train_overfit(out))
     return _CACHE["ckpt"]
