@@ -1,3 +1,4 @@
 from app.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # guarded: spawn-based worker processes import this module
+    raise SystemExit(main())
