@@ -15,7 +15,8 @@ generation (region id "doc"), WindowStepped per step (or every `events_every` st
 blocker changes the greedy choice, LayoutDone (the page's regions so far, source "unlimited") and RegionFinished
 per region as blocks complete, and last RegionFinished for "doc" with the raw output and the stats. Region ids are
 the layout pipeline's, for the document's page numbers when `pages` carries `indices` (as the pipeline's lazy page
-sequence does). The caller (pipeline / worker) owns RunStarted/RunFinished and PageFinished.
+sequence does). The caller (pipeline / worker) owns RunStarted/RunFinished/RunCancelled and PageFinished; a
+cancelled run returns what was read so far with `cancelled=True` (the last region flagged cancelled).
 
 What must never live here: Qt, file writing, PDF rendering (pages arrive as PIL images).
 """
@@ -241,8 +242,7 @@ class UnlimitedEngine:
         # 1. pages through the vision tower, one at a time (each rendered only now, when a sequence renders lazily)
         features, sizes, dpis = [], [], []
         for plan in plans:
-            if cancel.cancelled:
-                emit(ev.RunCancelled(where=f"encoding page {numbers[plan.index] + 1}"))
+            if cancel.cancelled:  # the caller reports the cancelled run (RunCancelled); no page is half-read
                 return DocumentResult(regions=[], raw_text="", stats={"pages": n, "stop": "cancelled"},
                                       cancelled=True)
             emit(ev.PhaseChanged("encoding", f"page {plan.index + 1} of {n}", plan.index + 1, n))
@@ -331,8 +331,6 @@ class UnlimitedEngine:
                          f"output {len(out_tokens):,}) before the model finished; pages after page "
                          f"{max(1, raw.count(PAGE_MARK))} may be missing. Read the document in smaller parts."),
                 where=self.name, region_id=DOC_REGION, fatal=False))
-        if stop == "cancelled":
-            emit(ev.RunCancelled(where=f"decoding, output token {len(tokens)}"))
         n_out = len(out_tokens)
         stats = {
             "engine": self.name, "pages": n, "mode": "gundam" if crop else "base", "prefix_len": prefix_len,
