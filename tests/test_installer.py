@@ -118,7 +118,8 @@ def test_spec_payload_filter_drops_gpu_libraries_only_in_the_cpu_variant():
 def test_hooks_parse_and_collect_the_ocr_data_files():
     hooks = sorted((INSTALLER / "hooks").glob("*.py"))
     names = {h.name for h in hooks}
-    assert {"hook-app.py", "hook-rapidocr.py", "hook-pymupdf4llm.py", "hook-pymupdf.py", "rthook_scriptorium.py"} <= names
+    assert {"hook-app.py", "hook-rapidocr.py", "hook-pymupdf4llm.py", "hook-pymupdf.py", "hook-torchvision.py",
+            "rthook_scriptorium.py"} <= names
     for h in hooks:
         ast.parse(h.read_text(), filename=str(h))
     for pkg in ("rapidocr", "pymupdf4llm", "pymupdf"):
