@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="auto", help="auto | cuda | cuda:N | cpu (default: auto)")
     p.add_argument("--minutes", type=float, default=10.0, help="wall-time budget incl. evaluation (default 10)")
     p.add_argument("--steps", type=int, default=None, help="stop after this many steps (default: time only)")
-    p.add_argument("--resume", action="store_true", help="continue from DIR/.train/state.pt")
+    p.add_argument("--resume", action="store_true", help="continue from DIR/.train/state.safetensors")
     p.add_argument("--batch-size", type=int, default=None, help="lines per step (default: 256 on CUDA, 16 on CPU)")
     p.add_argument("--lr", type=float, default=5e-4, help="peak learning rate (default 5e-4; >= 1e-3 tends to "
                                                          "make the decoder ignore the image)")

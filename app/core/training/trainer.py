@@ -6,7 +6,7 @@ the character under each 16-px column from the vision features; the head is not 
 runs in bf16 autocast with data rendered by worker processes; on CPU the same code runs slowly (tests, checks).
 
 Files in the output folder: the checkpoint (config.json, model.safetensors, tokenizer, processor files,
-block_diffusion.json, MODEL_CARD.md), `train_log.jsonl`, and `.train/state.pt` (model, optimizer, step: resume).
+block_diffusion.json, MODEL_CARD.md), `train_log.jsonl`, and `.train/state.safetensors` + `.train/state.json` (model, optimizer, step: resume).
 """
 from __future__ import annotations
 
@@ -101,35 +101,64 @@ class Trainer:
         self.lines_seen = 0
         self.train_seconds = 0.0
         self.history: list[dict[str, Any]] = []
-        self.state_path = self.out / ".train" / "state.pt"
-        if cfg.resume and self.state_path.is_file():
+        self.state_path = self.out / ".train" / "state.safetensors"
+        self.meta_path = self.out / ".train" / "state.json"
+        if cfg.resume and self.state_path.is_file() and self.meta_path.is_file():
             self._load_state()
 
     # --- state ---------------------------------------------------------------------------------------------------
 
     def _save_state(self) -> None:
-        import torch
+        """Resume state as safetensors (tensors) + JSON (everything else): nothing here is ever unpickled."""
+        from safetensors.torch import save_file
 
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_path.with_suffix(".tmp")
-        torch.save({
-            "model": self.model.state_dict(), "aux_head": self.aux_head.state_dict(), "opt": self.opt.state_dict(),
+        tensors: dict = {}
+        for prefix, sd in (("model.", self.model.state_dict()), ("aux.", self.aux_head.state_dict())):
+            tensors.update({prefix + k: v.detach().clone().contiguous() for k, v in sd.items()})
+        opt = self.opt.state_dict()
+        opt_scalars: dict = {}
+        for pid, slots in opt["state"].items():
+            for name, value in slots.items():
+                if hasattr(value, "detach"):
+                    tensors[f"opt.{pid}.{name}"] = value.detach().clone().contiguous()
+                else:
+                    opt_scalars[f"{pid}.{name}"] = value
+        meta = {
+            "param_groups": opt["param_groups"], "opt_scalars": opt_scalars,
             "step": self.step, "lines_seen": self.lines_seen, "train_seconds": self.train_seconds,
             "preset": self.cfg.preset, "block_size": self.cfg.block_size, "seed": self.cfg.seed,
-        }, tmp)
+        }
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_path.with_name(self.state_path.name + ".tmp")
+        save_file(tensors, str(tmp))
+        meta_tmp = self.meta_path.with_name(self.meta_path.name + ".tmp")
+        meta_tmp.write_text(json.dumps(meta), encoding="utf-8")
         os.replace(tmp, self.state_path)
+        os.replace(meta_tmp, self.meta_path)
 
     def _load_state(self) -> None:
-        import torch
+        from safetensors.torch import load_file
 
-        st = torch.load(self.state_path, map_location=self.device, weights_only=True)
-        if st["preset"] != self.cfg.preset or st["block_size"] != self.cfg.block_size:
-            raise ValueError(f"{self.state_path} was trained with preset {st['preset']!r}, block size "
-                             f"{st['block_size']}; pass the same --preset/--block-size to resume")
-        self.model.load_state_dict(st["model"])
-        self.aux_head.load_state_dict(st["aux_head"])
-        self.opt.load_state_dict(st["opt"])
-        self.step, self.lines_seen, self.train_seconds = st["step"], st["lines_seen"], st["train_seconds"]
+        meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+        if meta["preset"] != self.cfg.preset or meta["block_size"] != self.cfg.block_size:
+            raise ValueError(f"{self.state_path} was trained with preset {meta['preset']!r}, block size "
+                             f"{meta['block_size']}; pass the same --preset/--block-size to resume")
+        tensors = load_file(str(self.state_path), device=str(self.device))
+
+        def part(prefix: str) -> dict:
+            return {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+
+        self.model.load_state_dict(part("model."))
+        self.aux_head.load_state_dict(part("aux."))
+        state: dict = {}
+        for key, value in part("opt.").items():
+            pid, name = key.split(".", 1)
+            state.setdefault(int(pid), {})[name] = value
+        for key, value in meta["opt_scalars"].items():
+            pid, name = key.split(".", 1)
+            state.setdefault(int(pid), {})[name] = value
+        self.opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+        self.step, self.lines_seen, self.train_seconds = meta["step"], meta["lines_seen"], meta["train_seconds"]
         self.log(f"resumed from {self.state_path}: step {self.step}, {self.lines_seen} lines, "
                  f"{self.train_seconds / 60:.1f} min trained")
 
