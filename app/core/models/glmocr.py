@@ -5,6 +5,23 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+# The GLM-4.1V / GLM-OCR chat template structure (a real checkpoint ships its own chat_template.jinja;
+# checkpoints we build ourselves, the tiny test kit and the trained built-in model, use this one).
+CHAT_TEMPLATE = (
+    "[gMASK]<sop>"
+    "{%- for msg in messages %}"
+    "{%- if msg.role == 'system' %}<|system|>{{ '\\n' }}{{ msg.content }}"
+    "{%- elif msg.role == 'user' %}<|user|>{{ '\\n' }}"
+    "{%- if msg.content is string %}{{ msg.content }}"
+    "{%- else %}{%- for item in msg.content %}"
+    "{%- if item.type == 'image' or 'image' in item %}<|begin_of_image|><|image|><|end_of_image|>"
+    "{%- elif item.type == 'text' %}{{ item.text }}"
+    "{%- endif %}{%- endfor %}{%- endif %}"
+    "{%- elif msg.role == 'assistant' %}<|assistant|>{{ '\\n' }}{{ msg.content }}"
+    "{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
 
 @functools.cache
 def image_only_processor_class():

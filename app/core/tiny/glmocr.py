@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from app.core.models.glmocr import CHAT_TEMPLATE
+
 # The real checkpoint's special tokens, in their real relative order, then GravityOCR's mask token.
 SPECIAL_TOKENS = (
     "<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>", "<|assistant|>",
@@ -23,21 +25,6 @@ SPECIAL_TOKENS = (
 )
 MASK_TOKEN = "<|mask|>"
 
-# The GLM-4.1V / GLM-OCR chat template structure (the real checkpoint ships its own chat_template.jinja).
-CHAT_TEMPLATE = (
-    "[gMASK]<sop>"
-    "{%- for msg in messages %}"
-    "{%- if msg.role == 'system' %}<|system|>{{ '\\n' }}{{ msg.content }}"
-    "{%- elif msg.role == 'user' %}<|user|>{{ '\\n' }}"
-    "{%- if msg.content is string %}{{ msg.content }}"
-    "{%- else %}{%- for item in msg.content %}"
-    "{%- if item.type == 'image' or 'image' in item %}<|begin_of_image|><|image|><|end_of_image|>"
-    "{%- elif item.type == 'text' %}{{ item.text }}"
-    "{%- endif %}{%- endfor %}{%- endif %}"
-    "{%- elif msg.role == 'assistant' %}<|assistant|>{{ '\\n' }}{{ msg.content }}"
-    "{%- endif %}{%- endfor %}"
-    "{%- if add_generation_prompt %}<|assistant|>\n{% endif %}"
-)
 
 DEFAULTS: dict[str, Any] = dict(
     hidden_size=64,

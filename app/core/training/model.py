@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from app.core.models.glmocr import CHAT_TEMPLATE
+
 LINE_HEIGHT = 32
 PATCH = 8
 MERGE = 2
@@ -26,21 +28,6 @@ PRESETS: dict[str, dict[str, Any]] = {
                  v_hidden=64, v_depth=2, v_heads=4, v_intermediate=128),
 }
 
-# The GLM-4.1V / GLM-OCR chat template structure (the same as the tiny test kit's).
-CHAT_TEMPLATE = (
-    "[gMASK]<sop>"
-    "{%- for msg in messages %}"
-    "{%- if msg.role == 'system' %}<|system|>{{ '\\n' }}{{ msg.content }}"
-    "{%- elif msg.role == 'user' %}<|user|>{{ '\\n' }}"
-    "{%- if msg.content is string %}{{ msg.content }}"
-    "{%- else %}{%- for item in msg.content %}"
-    "{%- if item.type == 'image' or 'image' in item %}<|begin_of_image|><|image|><|end_of_image|>"
-    "{%- elif item.type == 'text' %}{{ item.text }}"
-    "{%- endif %}{%- endfor %}{%- endif %}"
-    "{%- elif msg.role == 'assistant' %}<|assistant|>{{ '\\n' }}{{ msg.content }}"
-    "{%- endif %}{%- endfor %}"
-    "{%- if add_generation_prompt %}<|assistant|>\n{% endif %}"
-)
 
 
 def make_processor(tokenizer=None):
