@@ -1,0 +1,211 @@
+"""The current round of the acceptance-rounds view (GravityOCR self-speculative decoding, DESIGN §3).
+
+`RoundStrip`: the current round's B+1 candidate cells (a0, d1..dB) appear together (one draft forward), a verify
+sweep turns matching cells green left to right, the first mismatch turns red with the verifier's token under it,
+trailing drafts fade; a full accept shows the bonus token in blue. The animation clock lives here too, and the hint
+painter the other round panels share.
+
+Reads `RoundRecord`s (app.gui.views.models); nothing here decodes or keeps its own copy of the run.
+"""
+from __future__ import annotations
+
+import time
+
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPalette,
+    QPen,
+)
+from PySide6.QtWidgets import (
+    QSizePolicy,
+    QWidget,
+)
+
+from app.gui.views import colors
+from app.gui.views.models import RoundRecord, visible_whitespace
+
+
+# animation timeline at ×1, in seconds (slowed playback stretches it)
+APPEAR_S = 0.12
+SWEEP_CELL_S = 0.025
+RESOLVE_S = 0.18
+
+
+def _paint_hint(widget: QWidget, text: str) -> None:
+    p = QPainter(widget)
+    p.setPen(widget.palette().color(QPalette.ColorRole.PlaceholderText))
+    p.drawText(widget.rect().adjusted(12, 8, -12, -8), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+    p.end()
+
+
+class RoundStrip(QWidget):
+    """One round's cells, animated. `show_round(rec)` starts the animation; `tick()` advances it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.record: RoundRecord | None = None
+        self._pending: RoundRecord | None = None
+        self._painted = False  # has the current round been on screen at least once?
+        self.skipped = 0  # rounds that arrived while another was animating and were not animated
+        self._t0 = 0.0
+        self.slow = 1.0  # 2..20 when playback is slowed
+        self.setMinimumHeight(84)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:
+        return QSize(600, 84)
+
+    def show_round(self, rec: RoundRecord | None, *, animate: bool = True) -> None:
+        """Show a round now (a selection, a region switch); `animate=False` shows it resolved."""
+        self.record = rec
+        self._pending = None
+        self.skipped = 0
+        self._t0 = time.monotonic() if animate else -1e9
+        self.update()
+
+    def offer_round(self, rec: RoundRecord) -> None:
+        """A new round arrived live. Rounds often come faster than their animation: the one playing finishes,
+        then the newest waiting round plays (the ones in between are in the history, not animated)."""
+        if self.record is not None and self._painted and self.animating() and rec.region_id == self.record.region_id:
+            if self._pending is not None:
+                self.skipped += 1
+            self._pending = rec
+            return
+        # nothing of the current round reached the screen yet (a batch: a scrub, a fast replay): replace it
+        self.record = rec
+        self._pending = None
+        self._painted = False
+        self._t0 = time.monotonic()
+        self.update()
+
+    def duration(self) -> float:
+        rec = self.record
+        if rec is None:
+            return 0.0
+        sweep = min(rec.k + 1, rec.slots)
+        return (APPEAR_S + SWEEP_CELL_S * sweep + RESOLVE_S) * self.slow
+
+    def phase(self) -> float:
+        """0 when the round just arrived, 1 when its animation has finished."""
+        d = self.duration()
+        if d <= 0:
+            return 1.0
+        return max(0.0, min(1.0, (time.monotonic() - self._t0) / d))
+
+    def animating(self) -> bool:
+        return self.record is not None and self.phase() < 1.0
+
+    def tick(self) -> bool:
+        """Advance the animation (called once a frame); True while there is more to show."""
+        if self.record is None:
+            return False
+        if self._pending is not None and not self.animating():
+            self.record, self._pending = self._pending, None
+            self._painted = False
+            self._t0 = time.monotonic()
+        self.update()
+        return self.animating() or self._pending is not None
+
+    # painting ---------------------------------------------------------------------------------------------------
+    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt name)
+        rec = self.record
+        self._painted = True
+        if rec is None:
+            _paint_hint(self, "The current round's draft cells appear here.")
+            return
+        t = (time.monotonic() - self._t0) / max(self.slow, 1e-6)
+        n = rec.slots
+        k = rec.k
+        appear = min(1.0, t / APPEAR_S) if APPEAR_S else 1.0
+        swept = int((t - APPEAR_S) / SWEEP_CELL_S) if t > APPEAR_S else -1  # cells verified so far
+        sweep_end = APPEAR_S + SWEEP_CELL_S * min(k + 1, n)
+        resolve = max(0.0, min(1.0, (t - sweep_end) / RESOLVE_S)) if t > sweep_end else 0.0
+
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pal = self.palette()
+        fg = pal.color(QPalette.ColorRole.WindowText)
+        font = QFont(self.font())
+        fm = QFontMetrics(font)
+        header = (
+            f"{rec.region_id} · round {rec.round_index + 1} · accepted {min(k, n)}/{n} drafts"
+            f" · +{rec.accepted} token{'s' if rec.accepted != 1 else ''}"
+            f" · draft {rec.draft_ms:.1f} ms · verify {rec.verify_ms:.1f} ms · cache {rec.cache_len}"
+        )
+        small = QFont(font)
+        small.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
+        sfm = QFontMetrics(small)
+        legend = (("accepted", colors.ACCEPTED), ("rejected", colors.REJECTED), ("verifier's token", colors.CORRECTED), ("bonus", colors.BONUS), ("draft", colors.DRAFT))
+        legend_w = sum(13 + sfm.horizontalAdvance(name) + 12 for name, _ in legend)
+        show_legend = self.width() - 16 - legend_w > fm.horizontalAdvance(header) * 0.6
+        header_w = self.width() - 16 - (legend_w if show_legend else 0)
+        p.setPen(fg)
+        p.drawText(QRectF(8, 2, header_w, fm.height() + 2), Qt.AlignmentFlag.AlignLeft, fm.elidedText(header, Qt.TextElideMode.ElideRight, int(header_w)))
+        if show_legend:
+            p.setFont(small)
+            lx = self.width() - 8.0 - legend_w + 12
+            for name, c in legend:
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(c)
+                p.drawRect(QRectF(lx, 2 + (fm.height() - 9) / 2, 9, 9))
+                p.setPen(colors.faded(fg, 0.8))
+                p.drawText(QPointF(lx + 13, 2 + (fm.height() + sfm.ascent()) / 2 - 1), name)
+                lx += 13 + sfm.horizontalAdvance(name) + 12
+
+        cells = n + 1
+        gap = 3.0
+        cw = max(14.0, min(72.0, (self.width() - 16 - gap * (cells - 1)) / cells))
+        ch = 34.0
+        y = fm.height() + 8
+        for i in range(cells):
+            x = 8 + i * (cw + gap)
+            r = QRectF(x, y, cw, ch)
+            is_extra = i == n
+            if is_extra:  # correction (in the mismatch cell) or bonus: only the bonus gets its own cell
+                if not rec.full_accept or resolve <= 0:
+                    continue
+                color = colors.BONUS
+                label = rec.bonus_text()
+                alpha = resolve
+            else:
+                label = rec.candidate_texts[i] if i < len(rec.candidate_texts) else f"#{rec.candidates[i]}"
+                alpha = appear
+                if swept >= i and i < k:
+                    color = colors.ACCEPTED
+                elif swept >= i and i == k:
+                    color = colors.REJECTED
+                elif i > k and resolve > 0:
+                    color = colors.DRAFT
+                    alpha = appear * (1.0 - 0.75 * resolve)
+                else:
+                    color = colors.DRAFT
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(colors.faded(color, alpha))
+            p.drawRoundedRect(r, 4, 4)
+            p.setPen(colors.faded(colors.text_on(color), max(alpha, 0.35)))
+            p.setFont(font)
+            shown = fm.elidedText(visible_whitespace(label), Qt.TextElideMode.ElideRight, int(cw - 4))
+            p.drawText(r, Qt.AlignmentFlag.AlignCenter, shown)
+            if not is_extra and i == k and swept >= k:
+                # the verifier's token under the rejected draft, struck-through draft above
+                p.setPen(QPen(colors.faded(colors.text_on(color), 0.9), 1.2))
+                p.drawLine(QPointF(x + 3, y + ch / 2), QPointF(x + cw - 3, y + ch / 2))
+                vt = rec.verified_texts[k] if k < len(rec.verified_texts) else f"#{rec.verified[k]}"
+                vr = QRectF(x - 2, y + ch + 2, cw + 4, sfm.height() + 4)
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(colors.CORRECTED)
+                p.drawRoundedRect(vr, 3, 3)
+                p.setFont(small)
+                p.setPen(colors.text_on(colors.CORRECTED))
+                p.drawText(vr, Qt.AlignmentFlag.AlignCenter, sfm.elidedText(visible_whitespace(vt), Qt.TextElideMode.ElideRight, int(cw)))
+            if i == 0:
+                p.setFont(small)
+                p.setPen(colors.faded(fg, 0.6))
+                p.drawText(QRectF(x, y + ch + 2, cw, sfm.height() + 4), Qt.AlignmentFlag.AlignCenter, "a0" if rec.k != 0 else "")
+        p.end()
+
+
