@@ -111,3 +111,31 @@ def test_regions_feed_the_pipeline_assembly():
     regions = to_regions(parse_output(MULTI, 2), [(1000, 2000), (500, 1000)])
     page1 = assemble_page([r for r in regions if r.page == 0])
     assert page1.startswith("# ") and "Annual report" in page1 and "First paragraph." in page1
+
+
+def test_every_block_knows_its_offsets_in_the_raw_output():
+    """The R-SWA window view highlights raw-output characters; each block carries where it sits in that text
+    (`raw_span`, tag included) and where its text is (`raw_text_span`), through noise strings, legacy tags, page
+    markers and truncation, for many random outputs."""
+    import random
+
+    from app.core.unlimited_output import clean_raw
+
+    pieces = ["<PAGE>", "<|det|>title [12, 30, 980, 88]<|/det|># Annual report\n", "<|det|>text [40, 120, 960, 400]"
+              "<|/det|>The quick brown fox.\n", "<|ref|>table<|/ref|><|det|>[[50, 420, 950, 700]]<|/det|><table><tr>"
+              "<td>42</td></tr></table>\n", "<|grounding|>", "loose words ", "<|det|>equation [1, 2, 3, 4]<|/det|>"
+              "\\[ E = mc^2 \\]\n", "\n"]
+    rng = random.Random(5)
+    for trial in range(300):
+        raw = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        raw = raw[: rng.randint(0, len(raw))] if trial % 3 == 0 else raw  # cut anywhere, as Cancel/budget do
+        n_pages = rng.randint(1, 3)
+        regions = to_regions(parse_output(raw, n_pages), [(600.0, 800.0)] * n_pages)
+        last_end = 0
+        for r in regions:
+            a, b = r.extra["raw_span"]
+            ta, tb = r.extra["raw_text_span"]
+            assert last_end <= a <= ta <= tb <= b <= len(raw), (raw, r)
+            last_end = b
+            if "malformed" not in r.flags or not any(s in r.extra["malformed"] for s in ("stray", "inside the tag")):
+                assert clean_raw(raw[ta:tb]).replace("<PAGE>", "").strip() == r.text, (raw, r)

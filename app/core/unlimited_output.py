@@ -27,6 +27,7 @@ REF_OPEN = "<|ref|>"
 REF_CLOSE = "<|/ref|>"
 # Strings a decode with skip_special_tokens=False may leave around the text.
 NOISE_TOKENS = ("<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>", "<｜▁pad▁｜>", "<|grounding|>")
+_NOISE_RE = re.compile("|".join(re.escape(t) for t in NOISE_TOKENS))
 
 # Unlimited-OCR (DeepSeek-OCR family) labels → the layout vocabulary (PP-DocLayoutV3 names, DESIGN §5).
 LABEL_ALIASES = {
@@ -64,6 +65,10 @@ class ParsedBlock:
     box: tuple[int, int, int, int] | None
     text: str
     problems: list[str] = field(default_factory=list)
+    # offsets in the raw output text (special strings kept) as the model wrote it: the whole block (its tag
+    # included) and the block's text (what `text.strip()` is cut from); None when parsed without positions
+    span: tuple[int, int] | None = None
+    text_span: tuple[int, int] | None = None
 
     @property
     def malformed(self) -> bool:
@@ -87,29 +92,61 @@ def clean_raw(text: str) -> str:
     return text
 
 
+def _clean_positions(text: str) -> tuple[str, list[int]]:
+    """`clean_raw(text)` and, for each of its characters (plus one past the end), its offset in `text`."""
+    eos = "<｜end▁of▁sentence｜>"
+    if eos in text:
+        text = text[: text.index(eos)]
+    out: list[str] = []
+    pos: list[int] = []
+    last = 0
+    for m in _NOISE_RE.finditer(text):
+        out.append(text[last:m.start()])
+        pos.extend(range(last, m.start()))
+        last = m.end()
+    out.append(text[last:])
+    pos.extend(range(last, len(text)))
+    pos.append(len(text))
+    return "".join(out), pos
+
+
+def _page_pieces(text: str, n_pages: int) -> tuple[list[list[tuple[int, int]]], list[str]]:
+    """For each of `n_pages` pages, the (start, end) pieces of `text` that make its segment (see `split_pages`)."""
+    problems: list[str] = []
+    n_pages = max(1, n_pages)
+    parts: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        j = text.find(PAGE_MARK, pos)
+        if j < 0:
+            parts.append((pos, len(text)))
+            break
+        parts.append((pos, j))
+        pos = j + len(PAGE_MARK)
+    head, segments = parts[0], [[p] for p in parts[1:]]
+    if not segments:  # no marker at all: single-page output, or a multi-page run that forgot them
+        if n_pages > 1 and text[head[0]:head[1]].strip():
+            problems.append("no <PAGE> marker in a multi-page output; all blocks assigned to page 1")
+        segments = [[head]]
+    elif text[head[0]:head[1]].strip():
+        if len(segments) < n_pages:  # most likely the first page's marker is missing
+            problems.append("the first page has no <PAGE> marker")
+            segments = [[head]] + segments
+        else:
+            problems.append("text before the first <PAGE> assigned to page 1")
+            segments[0] = [head] + segments[0]
+    if len(segments) > n_pages:
+        problems.append(f"{len(segments)} <PAGE> segments for {n_pages} pages; the extra ones go to the last page")
+        segments = segments[: n_pages - 1] + [[p for seg in segments[n_pages - 1:] for p in seg]]
+    return segments + [[] for _ in range(n_pages - len(segments))], problems
+
+
 def split_pages(text: str, n_pages: int) -> tuple[list[str], list[str]]:
     """Page segments for `n_pages` pages and the repairs made. Text before the first `<PAGE>` is the first page when
     the markers then fit the page count (its marker was lost), else it joins the first page; segments beyond the
     last page are appended to it; pages the output never reached get ""."""
-    problems: list[str] = []
-    n_pages = max(1, n_pages)
-    parts = text.split(PAGE_MARK)
-    head, segments = parts[0], parts[1:]
-    if not segments:  # no marker at all: single-page output, or a multi-page run that forgot them
-        if n_pages > 1 and head.strip():
-            problems.append("no <PAGE> marker in a multi-page output; all blocks assigned to page 1")
-        segments = [head]
-    elif head.strip():
-        if len(segments) < n_pages:  # most likely the first page's marker is missing
-            problems.append("the first page has no <PAGE> marker")
-            segments = [head] + segments
-        else:
-            problems.append("text before the first <PAGE> assigned to page 1")
-            segments[0] = head + segments[0]
-    if len(segments) > n_pages:
-        problems.append(f"{len(segments)} <PAGE> segments for {n_pages} pages; the extra ones go to the last page")
-        segments = segments[: n_pages - 1] + ["".join(segments[n_pages - 1:])]
-    return segments + [""] * (n_pages - len(segments)), problems
+    pieces, problems = _page_pieces(text, n_pages)
+    return ["".join(text[a:b] for a, b in page) for page in pieces], problems
 
 
 _LABEL_RE = re.compile(r"\s*([A-Za-z_][\w-]*)?")
@@ -148,33 +185,80 @@ def _parse_header(header: str) -> tuple[str, tuple[int, int, int, int] | None, l
     return label or "text", box, problems, rest
 
 
-def _parse_page(segment: str, page: int) -> list[ParsedBlock]:
-    blocks: list[ParsedBlock] = []
+_LEGACY_RE = re.compile(
+    re.escape(REF_OPEN) + r"\s*([A-Za-z_][\w-]*)\s*" + re.escape(REF_CLOSE) + r"\s*" + re.escape(DET_OPEN))
+
+
+def _legacy_to_det(segment: str, pos: list[int]) -> tuple[str, list[int]]:
+    """The legacy form `<|ref|>label<|/ref|><|det|>` rewritten as `<|det|>label `, positions carried along (the
+    rewritten tag's characters all point at the `<|ref|>` that began the block)."""
+    out: list[str] = []
+    opos: list[int] = []
+    last = 0
+    for m in _LEGACY_RE.finditer(segment):
+        out.append(segment[last:m.start()])
+        opos.extend(pos[last:m.start()])
+        rep = DET_OPEN + m.group(1) + " "
+        out.append(rep)
+        opos.extend([pos[m.start()]] * len(rep))
+        last = m.end()
+    out.append(segment[last:])
+    opos.extend(pos[last:])
+    return "".join(out), opos
+
+
+def _parse_page(segment: str, page: int, pos: list[int] | None = None) -> list[ParsedBlock]:
+    """The blocks of one page segment. `pos[i]` is the raw-output offset of `segment[i]` (one entry past the end
+    too); without it offsets are the segment's own."""
+    if pos is None:
+        pos = list(range(len(segment) + 1))
     # The legacy form names the label in <|ref|>…<|/ref|> right before <|det|>[[…]]<|/det|>.
-    segment = re.sub(
-        re.escape(REF_OPEN) + r"\s*([A-Za-z_][\w-]*)\s*" + re.escape(REF_CLOSE) + r"\s*" + re.escape(DET_OPEN),
-        lambda mm: DET_OPEN + mm.group(1) + " ",
-        segment,
-    )
-    pieces = segment.split(DET_OPEN)
-    lead = pieces[0]
+    segment, pos = _legacy_to_det(segment, pos)
+
+    def end_of(i: int) -> int:  # raw offset just after segment[:i] (removed noise strings after it stay out)
+        return pos[i - 1] + 1 if i > 0 else pos[0]
+
+    def spans(start: int, end: int, raw: str, text: str) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Raw offsets of segment[start:end] and of `text` (stripped) inside it: the text's own slice when the
+        parser took it verbatim, else the whole content."""
+        whole = (pos[start], end_of(end))
+        t = text.strip()
+        k = raw.find(t) if t else -1
+        if k < 0:
+            return whole, (pos[start], end_of(end))
+        a = start + k
+        return whole, (pos[a], end_of(a + len(t)))
+
+    blocks: list[ParsedBlock] = []
+    opens = [m.start() for m in re.finditer(re.escape(DET_OPEN), segment)]
+    bounds = opens + [len(segment)]
+    lead_end = bounds[0]
+    lead = segment[:lead_end]
     if lead.strip():
         problems = ["text outside any <|det|> block"]
+        raw_lead = lead
         for stray in (DET_CLOSE, REF_OPEN, REF_CLOSE):
             if stray in lead:
                 problems.append(f"stray {stray}")
                 lead = lead.replace(stray, "")
-        blocks.append(ParsedBlock(page, "text", None, lead.strip("\n"), problems))
-    for piece in pieces[1:]:
+        block = ParsedBlock(page, "text", None, lead.strip("\n"), problems)
+        whole, text_span = spans(0, lead_end, raw_lead, block.text)
+        block.span, block.text_span = (whole[0], whole[1]), text_span
+        blocks.append(block)
+    for k, start in enumerate(opens):
+        end = bounds[k + 1]
+        piece = segment[start + len(DET_OPEN):end]
         close = piece.find(DET_CLOSE)
         if close >= 0:
             header, content = piece[:close], piece[close + len(DET_CLOSE):]
+            content_start = start + len(DET_OPEN) + close + len(DET_CLOSE)
             label, box, problems, extra = _parse_header(header)
             if extra.strip():
                 problems.append("text inside the tag")
                 content = extra.strip() + content
         else:  # truncated: the tag never closed; whatever follows the box is content
             label, box, problems, content = _parse_header(piece)
+            content_start = end - len(content)
             content = content.lstrip()
             problems.insert(0, "unclosed <|det|> tag")
         for stray in (DET_CLOSE, REF_OPEN, REF_CLOSE):
@@ -191,16 +275,25 @@ def _parse_page(segment: str, page: int) -> list[ParsedBlock]:
                 x1, x2 = sorted((x1, x2))
                 y1, y2 = sorted((y1, y2))
             box = (x1, y1, x2, y2)
-        blocks.append(ParsedBlock(page, label, box, content.strip("\n"), problems))
+        block = ParsedBlock(page, label, box, content.strip("\n"), problems)
+        _, text_span = spans(content_start, end, segment[content_start:end], block.text)
+        block.span, block.text_span = (pos[start], end_of(end)), text_span
+        blocks.append(block)
     return blocks
 
 
 def parse_output(text: str, n_pages: int = 1) -> ParsedOutput:
-    """Parse a whole raw output (special tokens kept) for a run over `n_pages` pages."""
-    text = clean_raw(text)
-    segments, problems = split_pages(text, n_pages)
-    blocks = [b for page, seg in enumerate(segments) for b in _parse_page(seg, page)]
-    return ParsedOutput(blocks, pages_seen=text.count(PAGE_MARK) or (1 if text.strip() else 0), problems=problems)
+    """Parse a whole raw output (special tokens kept) for a run over `n_pages` pages. Each block carries its offsets
+    in `text` (`span`, `text_span`)."""
+    clean, cpos = _clean_positions(text)
+    pieces, problems = _page_pieces(clean, n_pages)
+    blocks: list[ParsedBlock] = []
+    for page, parts in enumerate(pieces):
+        segment = "".join(clean[a:b] for a, b in parts)
+        pos = [cpos[i] for a, b in parts for i in range(a, b)]
+        pos.append(cpos[parts[-1][1]] if parts else len(text))
+        blocks += _parse_page(segment, page, pos)
+    return ParsedOutput(blocks, pages_seen=clean.count(PAGE_MARK) or (1 if clean.strip() else 0), problems=problems)
 
 
 def to_pixels(box: Sequence[int], width: float, height: float) -> tuple[float, float, float, float]:
@@ -243,6 +336,9 @@ def to_regions(
         extra = {"native_label": native}
         if block.box is not None:
             extra["box_999"] = list(block.box)
+        if block.span is not None:  # where the block is in the raw output (the R-SWA window view's text)
+            extra["raw_span"] = list(block.span)
+            extra["raw_text_span"] = list(block.text_span or block.span)
         flags: list[str] = []
         if block.malformed:
             flags.append("malformed")
