@@ -19,7 +19,8 @@ Pictures and skipped regions are not decoded (no region events). Cancel is check
 engine between forwards); a cancelled run still returns what it has, with `cancelled=True`.
 
 Engines: "auto" = gravity when its weights are found, else builtin when shipped, else classic (DESIGN §2).
-Whole-document engines (kind "document", e.g. unlimited) replace layout: their regions go straight to assembly.
+Whole-document engines (kind "document", e.g. unlimited) replace layout: their regions go straight to assembly;
+app.core.pipeline_document relays their events (which of the two emits what: its docstring).
 
 Results (DocumentOutput, PageOutput, the JSON schema) live in app.core.pipeline_output and are re-exported here.
 
@@ -165,6 +166,7 @@ class Pipeline:
         self.output: DocumentOutput | None = None
         self._page_cache_words: dict[int, list] = {}
         self._region_events: set[str] = set()
+        self.document_relay = None  # a whole-document engine's event relay (app.core.pipeline_document)
 
     # -- setup -------------------------------------------------------------------------------------------------
     def open(self, path) -> Document:
@@ -257,7 +259,9 @@ class Pipeline:
                     raise
                 except Exception as exc:  # noqa: BLE001 - the whole document is one decode: its failure is fatal
                     msg = f"{doc.name}: engine {self.engine_name!r} failed ({type(exc).__name__}: {exc})"
-                    self.emit(ErrorRaised(msg, where="decoding"))
+                    relay = self.document_relay
+                    if relay is None or not relay.engine_reported_fatal:  # one message for a person, not two
+                        self.emit(ErrorRaised(msg, where="decoding"))
                     raise PipelineError(msg, "engine") from exc
             else:
                 for n, i in enumerate(indices):
@@ -455,42 +459,11 @@ class Pipeline:
         blocks = [{"region_id": c.region_id, "cer": float(c.cer), "reference": c.reference} for c in comps]
         self.emit(TextLayerCompared(page=page.index, blocks=blocks, cer=rounded(page.cer, 6)))
 
-    # -- whole-document engines ------------------------------------------------------------------------------
+    # -- whole-document engines (app.core.pipeline_document: who emits which event, the region conversion) --------
     def _run_document_engine(self, indices: list[int]) -> None:
-        doc, out = self.document, self.output
-        dpi_engine = float(getattr(self.engine, "render_dpi", None) or 300.0)
-        for i in indices:
-            out.pages.append(PageOutput(i, *doc.page_size_pt(i), self.page_dpi(i), *doc.page_size_px(i, self.page_dpi(i)),
-                                        layout=self.engine_name, has_text_layer=bool(self._words(i))))
-        self.emit(PhaseChanged("decoding", detail=f"{len(indices)} pages", current=0, total=len(indices)))
-        pages = LazyPages(doc, indices, dpi_engine)
-        result = self.engine.decode_document(pages, emit=self.emit, cancel=self.cancel)
-        by_page: dict[int, list[Region]] = {i: [] for i in indices}
-        for r in result.regions:
-            actual = indices[r.page] if 0 <= r.page < len(indices) else indices[-1]
-            native = doc.native_dpi(actual)
-            src_dpi = float(r.dpi) if r.dpi and r.dpi != 72.0 else (native or dpi_engine)
-            dst_dpi = self.page_dpi(actual)
-            box_pt = tuple(round(v * 72.0 / src_dpi, 2) for v in r.box)
-            n = len(by_page[actual])
-            from app.core.layout import region_id
+        from app.core.pipeline_document import run_document_engine
 
-            by_page[actual].append(Region(
-                id=region_id(actual, n), page=actual, box=tuple(v * dst_dpi / 72.0 for v in box_pt), label=r.label,
-                task=r.task if r.task in ("text", "table", "formula", "picture", "skipped") else route(r.label),
-                order=n, box_pt=box_pt, dpi=dst_dpi, score=r.score, text=r.text, source=self.engine_name,
-                flags=list(r.flags), extra={**r.extra, "native_label": r.extra.get("native_label", r.label),
-                                            "engine": self.engine_name, "stats": {}, "engine_region_id": r.id},
-            ))
-        for page in out.pages:
-            page.regions = by_page[page.index]
-            self.keep_pictures(page.regions)
-            self.emit(LayoutDone(page.index, [r.to_dict() for r in page.regions], self.engine_name))
-            page.decoded = True
-            self._compare_page(page)
-            self.emit(PageFinished(page.index, len(page.regions)))
-        out.stats["engine_stats"] = dict(result.stats)
-        if result.cancelled:
+        if run_document_engine(self, indices):
             raise Cancelled()
 
     # -- output ------------------------------------------------------------------------------------------------

@@ -81,6 +81,8 @@ class PipelineRunner:
         pipe = self.pipe
         if pipe is None or pipe.output is None or pipe.document is None or self.engine is None:
             return False
+        if getattr(self.engine, "kind", "region") == "document":  # it reads pages, not regions: read them again
+            return False
         if str(pipe.document.path) != str(request.path) and pipe.output.path != str(request.path):
             return False
         laid_out = {p.index for p in pipe.output.pages}

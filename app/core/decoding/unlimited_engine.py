@@ -16,7 +16,10 @@ blocker changes the greedy choice, LayoutDone (the page's regions so far, source
 per region as blocks complete, and last RegionFinished for "doc" with the raw output and the stats. Region ids are
 the layout pipeline's, for the document's page numbers when `pages` carries `indices` (as the pipeline's lazy page
 sequence does). The caller (pipeline / worker) owns RunStarted/RunFinished/RunCancelled and PageFinished; a
-cancelled run returns what was read so far with `cancelled=True` (the last region flagged cancelled).
+cancelled run returns what was read so far with `cancelled=True` (the last region flagged cancelled). LayoutDone
+boxes are in pixels of the page images given (e.g. 300 DPI); inside the pipeline they never reach a listener as
+they are: app.core.pipeline_document converts them to the page view's coordinates. Each region carries its offsets
+in the raw output (`extra["raw_span"]`, `extra["raw_text_span"]`), the text the window events stream.
 
 What must never live here: Qt, file writing, PDF rendering (pages arrive as PIL images).
 """
