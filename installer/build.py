@@ -132,6 +132,21 @@ def build_tiny_model(py: Path) -> Path:
     return out
 
 
+def build_tiny_layout(py: Path) -> Path | None:
+    """A tiny random PP-DocLayoutV3 checkpoint when the build environment has torchvision (its image processor
+    needs it), else None: the CPU variant without torchvision cannot run that layout model."""
+    has_tv = subprocess.run([str(py), "-c", "import torchvision"], capture_output=True).returncode == 0
+    if not has_tv:
+        say("no torchvision in this variant: PP-DocLayoutV3 is not part of the post-build check")
+        return None
+    out = BUILD / "tiny-doclayout-tv"
+    if not (out / "config.json").is_file():
+        say("building a tiny PP-DocLayoutV3 checkpoint for the post-build layout check")
+        subprocess.run([str(py), "-c", f"from app.core.tiny.doclayout import build; build({str(out)!r}, seed=0)"],
+                       check=True, cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    return out
+
+
 def tree_size(path: Path) -> tuple[int, int]:
     total = files = 0
     for p in path.rglob("*"):
@@ -175,7 +190,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--check-only", action="store_true", help="only run the post-build check on an existing bundle")
     ap.add_argument("--tarball", action="store_true", help="also write a .tar.gz with the Linux install script")
     ap.add_argument("--no-model-check", action="store_true",
-                    help="skip the post-build run of a tiny GlmOcr model through torch inside the bundle")
+                    help="skip the post-build runs of tiny GlmOcr / PP-DocLayoutV3 models inside the bundle")
     args = ap.parse_args(argv)
 
     t0 = time.monotonic()
@@ -190,7 +205,8 @@ def main(argv: list[str]) -> int:
     say(f"bundle: {bundle}")
     say(f"bundle size: {size / 2**20:.0f} MiB in {files} files ({args.variant} variant)")
     tiny = None if args.no_model_check else build_tiny_model(venv_python(args.variant))
-    rc = postbuild_check.check(bundle, tiny_model=tiny)
+    layout = None if args.no_model_check else build_tiny_layout(venv_python(args.variant))
+    rc = postbuild_check.check(bundle, tiny_model=tiny, tiny_layout=layout)
     if rc != 0:
         return rc
     if args.tarball and sys.platform.startswith("linux"):

@@ -12,6 +12,8 @@
 4. With `--tiny-model DIR` (a tiny random GlmOcr checkpoint, see app/core/tiny), also `convert --engine gravity
    --model DIR` on page 1 (one whole-page region, 24 tokens at most): proves torch and transformers load and decode inside the frozen bundle. Random weights
    read nonsense, so only a clean exit (0, or 4: converted with warnings) and a Markdown file are required.
+5. With `--tiny-layout DIR` (a tiny random PP-DocLayoutV3 checkpoint), also `convert --layout ppdoclayout` on
+   page 1: torchvision and OpenCV inside the bundle (variants that carry torchvision).
 
 It runs from an empty temporary folder, with a fresh SCRIPTORIUM_HOME and without PYTHONPATH/VIRTUAL_ENV, so the
 bundle cannot lean on the source checkout or a Python installation. Standard library only.
@@ -128,7 +130,8 @@ def gui_smoke(exe: Path, cwd: Path, env: dict[str, str]) -> int:
     return 0
 
 
-def check(bundle: Path, tiny_model: Path | None = None, engine: str = "gravity") -> int:
+def check(bundle: Path, tiny_model: Path | None = None, engine: str = "gravity",
+          tiny_layout: Path | None = None) -> int:
     bundle = Path(bundle).resolve()
     print(f"== post-build check of {bundle}", flush=True)
     try:
@@ -189,6 +192,20 @@ def check(bundle: Path, tiny_model: Path | None = None, engine: str = "gravity")
                 return _fail(f"convert --engine {engine}", proc, "the model engine did not run in the bundle")
             print(f"   convert --engine {engine} --model <tiny random GlmOcr> --pages 1 --layout page -> exit {proc.returncode} "
                   f"in {time.monotonic() - t0:.1f} s (torch + transformers work frozen)", flush=True)
+        if tiny_layout is not None:
+            out = tmp / "out-layout"
+            cmd = [str(exe), "convert", str(sample), "-o", str(out), "--engine", "classic", "--layout", "ppdoclayout",
+                   "--layout-model", str(tiny_layout), "--pages", "1", "--device", "cpu", "--no-compare", "-q"]
+            t0 = time.monotonic()
+            try:
+                proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
+                                      timeout=CONVERT_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                return _fail("convert --layout ppdoclayout", None, f"no answer within {CONVERT_TIMEOUT_S} s")
+            if proc.returncode not in (0, 4) or not sorted(out.rglob("*.md")):
+                return _fail("convert --layout ppdoclayout", proc, "the PP-DocLayoutV3 layout did not run in the bundle")
+            print(f"   convert --layout ppdoclayout --layout-model <tiny random PP-DocLayoutV3> --pages 1 -> exit "
+                  f"{proc.returncode} in {time.monotonic() - t0:.1f} s (torchvision + OpenCV work frozen)", flush=True)
     print("== post-build check passed", flush=True)
     return 0
 
@@ -200,5 +217,6 @@ if __name__ == "__main__":
     ap.add_argument("bundle", type=Path, help="the bundle folder (holding the scriptorium executable)")
     ap.add_argument("--tiny-model", type=Path, default=None, help="a tiny GlmOcr checkpoint folder (app/core/tiny)")
     ap.add_argument("--engine", default="gravity", help="engine for the --tiny-model run (default gravity)")
+    ap.add_argument("--tiny-layout", type=Path, default=None, help="a tiny PP-DocLayoutV3 checkpoint folder")
     a = ap.parse_args()
-    raise SystemExit(check(a.bundle, a.tiny_model, a.engine))
+    raise SystemExit(check(a.bundle, a.tiny_model, a.engine, a.tiny_layout))
