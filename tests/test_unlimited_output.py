@@ -139,3 +139,15 @@ def test_every_block_knows_its_offsets_in_the_raw_output():
             last_end = b
             if "malformed" not in r.flags or not any(s in r.extra["malformed"] for s in ("stray", "inside the tag")):
                 assert clean_raw(raw[ta:tb]).replace("<PAGE>", "").strip() == r.text, (raw, r)
+
+
+def test_text_offset_skips_what_the_parser_drops():
+    from app.core.unlimited_output import text_offset
+
+    raw = "<|det|>text [1, 2, 3, 4]<|/det|>\n  Hello<|grounding|> world<PA"
+    (r,) = to_regions(parse_output(raw), [(100.0, 100.0)])
+    a, _ = r.extra["raw_text_span"]
+    assert r.text == "Hello world<PA" and raw[a:].startswith("Hello")
+    assert text_offset(raw, a, raw.index(" world")) == len("Hello")  # the noise string counts for nothing
+    assert text_offset(raw, a - 3, a + 2) == 2  # leading whitespace before the text counts for nothing either
+    assert text_offset(raw, a, raw.index("<|grounding|>") + 4) == len("Hello")  # nor a string cut in the middle

@@ -296,6 +296,26 @@ def parse_output(text: str, n_pages: int = 1) -> ParsedOutput:
     return ParsedOutput(blocks, pages_seen=clean.count(PAGE_MARK) or (1 if clean.strip() else 0), problems=problems)
 
 
+_DROPPED = NOISE_TOKENS + (PAGE_MARK, DET_CLOSE, REF_OPEN, REF_CLOSE)
+_DROPPED_RE = re.compile("|".join(re.escape(t) for t in _DROPPED))
+
+
+def drop_specials(raw: str) -> str:
+    """`raw` without the special strings the parser never puts in a block's text (markers, stray tags, noise)."""
+    return _DROPPED_RE.sub("", raw)
+
+
+def text_offset(raw: str, start: int, pos: int) -> int:
+    """How many characters of a block's text (as `to_regions` gives it) lie before offset `pos` of the raw output,
+    for a block whose `raw_text_span` begins at `start`: special strings the parser drops do not count (nor one cut
+    by `pos`), nor the leading whitespace its `strip` drops."""
+    piece = drop_specials(raw[start:max(start, pos)])
+    cut = piece.rfind("<", max(0, len(piece) - 24))
+    if cut >= 0 and any(t.startswith(piece[cut:]) for t in _DROPPED):
+        piece = piece[:cut]
+    return len(piece.lstrip())
+
+
 def to_pixels(box: Sequence[int], width: float, height: float) -> tuple[float, float, float, float]:
     """A 0..999 box → page pixels (v / 999 · size, as the authors' code does)."""
     x1, y1, x2, y2 = box

@@ -68,6 +68,7 @@ class MainWindow(QMainWindow):
         self._dirty_live = False
         self._conflicts: list[str] = []
         self._replaying = False
+        self._window_span: tuple[str, int, int] | None = None  # the last R-SWA window shown in the editor
         self.events_handled = 0
         self._build()
         self._connect()
@@ -138,7 +139,7 @@ class MainWindow(QMainWindow):
             return label
         views = DecodingViews()
         views.round_selected.connect(self.show_text_span)
-        views.window_span_changed.connect(self.show_text_span)
+        views.window_span_changed.connect(self.show_window_span)
         return views
 
     def _connect(self) -> None:
@@ -349,6 +350,19 @@ class MainWindow(QMainWindow):
         self.page_view.select_region(region_id)
         self.review.highlight_span(region_id, start, end)
 
+    def show_window_span(self, region_id: str, start: int, end: int) -> None:
+        """The R-SWA window moved: `region_id` names a generation (e.g. "doc", the whole document) and the span is
+        in its raw output, tags included. Highlight the text of the block(s) inside the window; kept and redone
+        when blocks arrive, so the highlight follows the layout as it grows."""
+        block = self.session.find_block(region_id)
+        if block is not None and not block.region.extra.get("provisional"):  # a region engine's own window
+            self.show_text_span(region_id, start, end)
+            return
+        self._window_span = (region_id, start, end)
+        streams = getattr(getattr(self.views, "window_model", None), "streams", {})
+        raw = streams[region_id].text if region_id in streams else None
+        self.review.highlight_spans(self.session.window_spans(region_id, start, end, raw))
+
     def _block_edited(self, region_id: str) -> None:
         block = self.session.find_block(region_id)
         if block is not None:
@@ -388,6 +402,8 @@ class MainWindow(QMainWindow):
         self.progress.feed(event)
         self.views.feed(event)
         if isinstance(event, ev.RunStarted):
+            self._window_span = None
+            self.review.highlight_spans([])
             device = event.device or self.decoder.device
             self.run_label.setText(" · ".join(x for x in (event.engine, device, "replay" if self._replaying else "") if x))
             if self._replaying:
@@ -431,6 +447,8 @@ class MainWindow(QMainWindow):
             if block is not None:
                 self.page_view.set_region_state(rid, status=block.status, edited=block.edited)
         self.review.refresh_blocks(blocks)
+        if self._window_span is not None and (blocks or layout):  # blocks arrived or moved: redo the highlight
+            self.show_window_span(*self._window_span)
 
     def _follow_live_region(self) -> None:
         rid = self.session.live_region or ""

@@ -25,6 +25,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
 REGION_PROPERTY = QTextFormat.Property.UserProperty + 17
+SPAN_PROPERTY = QTextFormat.Property.UserProperty + 18  # marks the extra selections that are highlighted spans
 
 
 def _fmt(color: str, *, bold: bool = False, italic: bool = False, mono: bool = False) -> QTextCharFormat:
@@ -83,7 +84,7 @@ class MarkdownEditor(QPlainTextEdit):
         self._dirty: set[str] = set()
         self._current_id = ""
         self._hover_id = ""
-        self._span: tuple[str, int, int] | None = None
+        self._spans: list[tuple[str, int, int]] = []  # highlighted characters: (block id, start, end) in its text
         self._edit_timer = QTimer(self, singleShot=True, interval=400)
         self._edit_timer.timeout.connect(self.flush_edits)
         self.document().contentsChange.connect(self._contents_changed)
@@ -219,17 +220,49 @@ class MarkdownEditor(QPlainTextEdit):
         return True
 
     def highlight_span(self, rid: str, start: int, end: int) -> None:
-        """Mark characters [start, end) of block `rid`'s text (a decoding round or the R-SWA window)."""
-        self._span = (rid, start, end) if end > start else None
+        """Mark characters [start, end) of block `rid`'s text (a decoding round) and bring them into view."""
+        self._spans = [(rid, start, end)] if end > start else []
         self._refresh_selections()
         pos = self.block_start(rid)
-        if pos >= 0 and self._span:
+        if pos >= 0 and self._spans:
             cursor = QTextCursor(self.document())
             cursor.setPosition(min(pos + end, self.document().characterCount() - 1))
             rect = self.cursorRect(cursor)
             if not self.viewport().rect().contains(rect.center()):
                 self.setTextCursor(cursor)
                 self.centerCursor()
+
+    def highlight_spans(self, spans: list[tuple[str, int, int]]) -> None:
+        """Mark several blocks' characters at once (the R-SWA window, which may hold the end of one block and the
+        start of the next). The view scrolls to the last span unless the person is typing here; the text cursor
+        never moves (this follows a live run, many times a second)."""
+        spans = [(rid, a, b) for rid, a, b in spans if b > a]
+        if spans == self._spans:
+            return
+        self._spans = spans
+        self._refresh_selections()
+        if not spans or self.hasFocus():
+            return
+        rid, _, end = spans[-1]
+        pos = self.block_start(rid)
+        if pos < 0:
+            return
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(min(pos + end, self.document().characterCount() - 1))
+        rect = self.cursorRect(cursor)
+        if not self.viewport().rect().contains(rect.center()):
+            sb = self.verticalScrollBar()
+            line = max(1, self.fontMetrics().lineSpacing())
+            sb.setValue(sb.value() + (rect.center().y() - self.viewport().height() // 2) // line)
+
+    @property
+    def highlighted(self) -> list[str]:
+        """The highlighted characters, span by span (tests; what the person sees marked)."""
+        out = []
+        for sel in self.extraSelections():
+            if sel.format.property(SPAN_PROPERTY):
+                out.append(sel.cursor.selectedText().replace("\u2029", "\n"))
+        return out
 
     def set_hovered_block(self, rid: str) -> None:
         """The pointer is over this block's region on the page: tint it faintly ("" clears)."""
@@ -256,13 +289,13 @@ class MarkdownEditor(QPlainTextEdit):
             self._tint_block(self._hover_id, 14, selections)
         if self._current_id:
             self._tint_block(self._current_id, 28, selections)
-        if self._span:
-            srid, start, end = self._span
+        for srid, start, end in self._spans:
             pos = self.block_start(srid)
             if pos >= 0:
                 size = self.document().characterCount() - 1
                 sel = QTextEdit.ExtraSelection()
                 sel.format.setBackground(QColor(255, 200, 0, 110))
+                sel.format.setProperty(SPAN_PROPERTY, True)
                 sel.cursor = QTextCursor(self.document())
                 sel.cursor.setPosition(min(pos + start, size))
                 sel.cursor.setPosition(min(pos + end, size), QTextCursor.MoveMode.KeepAnchor)

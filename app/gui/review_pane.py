@@ -153,11 +153,28 @@ class ReviewPane(QWidget):
             self.show_document()
         return replace
 
-    def highlight_span(self, rid: str, start: int, end: int) -> None:
-        block = self.session.find_block(rid)
-        shift = 0
+    def _shift(self, block: Block | None) -> int:
+        """Where the decoder's text begins inside the block's Markdown (a heading's `# `, a formula's `$$`)."""
         if block is not None and block.raw_text and not block.markdown.startswith(block.raw_text[:20]):
             probe = block.raw_text.strip()[:20]
             found = block.markdown.find(probe) if probe else -1
-            shift = max(0, found)
+            return max(0, found)
+        return 0
+
+    def highlight_span(self, rid: str, start: int, end: int) -> None:
+        shift = self._shift(self.session.find_block(rid))
         self.editor.highlight_span(rid, start + shift, end + shift)
+
+    def highlight_spans(self, spans: list[tuple[str, int, int]]) -> None:
+        """Mark spans given in each block's decoded text (`Session.window_spans`), in the editor's Markdown."""
+        marked = []
+        for rid, start, end in spans:
+            block = self.session.find_block(rid)
+            if block is None:
+                continue
+            shift = self._shift(block)
+            size = len(block.markdown)
+            a, b = min(start + shift, size), min(end + shift, size)
+            if b > a:
+                marked.append((rid, a, b))
+        self.editor.highlight_spans(marked)

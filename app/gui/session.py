@@ -99,6 +99,10 @@ class DocumentWork:
     blocks: dict[str, Block] = field(default_factory=dict)
     current_page: int = 0
     title: str = ""
+    # a whole-document generation's text (its id, e.g. "doc") and where each of its blocks' text sits in it
+    # (`region.extra["raw_text_span"]`): the R-SWA window view points at that text (not journaled)
+    raw_stream: str = field(default="", repr=False)
+    raw_spans: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -216,17 +220,30 @@ class Session:
                 block.status = "decoding"
                 block.live_text = ""
                 change.blocks.add(block.id)
+            elif event.task == "document":  # a new generation: offsets into an earlier one mean nothing now
+                work.raw_stream = event.region_id
+                work.raw_spans.clear()
             self.live_region = event.region_id
             change.live_region = event.region_id
         elif isinstance(event, LIVE_EVENTS):
             block = work.blocks.get(event.region_id) or self._stream_block(work, event.region_id)
             if block is not None:
+                if block.region.extra.get("provisional"):  # how far into the generation's text the stream is
+                    block.region.extra["raw_end"] = block.region.extra.get("raw_end", 0) + len(event.text)
                 block.live_text += event.text
                 block.status = "decoding"
                 if not block.edited:
                     block.markdown = block.live_text
                 change.blocks.add(block.id)
         elif isinstance(event, ev.RegionFinished):
+            stream = work.blocks.get(event.region_id)
+            if stream is not None and stream.region.extra.get("provisional"):  # the generation itself ended: its
+                del work.blocks[event.region_id]  # blocks are all laid out, the stream's text is theirs now
+                change.blocks.add(event.region_id)
+                if self.live_region == event.region_id:
+                    self.live_region = None
+                    change.live_region = ""
+                return change
             self._apply_finished(work, event, change)
             if event.region_id in work.blocks and not work.blocks[event.region_id].region.extra.get("provisional"):
                 self._restart_streams(work, change)
@@ -278,9 +295,15 @@ class Session:
         keep_ids = {r.id for r in new}
         for rid in [rid for rid, b in work.blocks.items() if b.region.page == event.page]:
             block = work.blocks[rid]
-            if rid not in keep_ids and not block.edited:
+            if rid not in keep_ids and not block.edited and not block.region.extra.get("provisional"):
                 del work.blocks[rid]
+                work.raw_spans.pop(rid, None)
         for region in new:
+            span = region.extra.get("raw_text_span") if region.extra else None
+            if isinstance(span, (list, tuple)) and len(span) == 2:
+                work.raw_spans[region.id] = (int(span[0]), int(span[1]))
+            else:
+                work.raw_spans.pop(region.id, None)
             old = work.blocks.get(region.id)
             if old is None:
                 block = Block(region=region)
@@ -329,6 +352,41 @@ class Session:
         if self.live_region == event.region_id:
             self.live_region = None
             change.live_region = ""
+
+    def window_spans(self, stream_id: str, start: int, end: int, raw: str | None = None,
+                     work: DocumentWork | None = None) -> list[tuple[str, int, int]]:
+        """The characters [start, end) of generation `stream_id`'s raw output `raw` (the R-SWA window) as spans of
+        the blocks that hold them: (block id, start, end) in each block's decoded text, in reading order. Blocks
+        still streaming count too (the provisional block, in its live text); blocks the person edited do not.
+        Without `raw`, raw offsets are taken as text offsets (exact only when the blocks hold no special strings)."""
+        from app.core.unlimited_output import text_offset
+
+        work = work or self.document
+        if work is None or end <= start:
+            return []
+        found: list[tuple[Block, int, int]] = []
+        if stream_id == work.raw_stream:
+            for rid, (a, b) in work.raw_spans.items():
+                block = work.blocks.get(rid)
+                lo, hi = max(start, a), min(end, b)
+                if block is None or block.edited or hi <= lo:
+                    continue
+                if raw is not None:
+                    size = len(block.raw_text)
+                    lo, hi = min(size, text_offset(raw, a, lo)), min(size, text_offset(raw, a, hi))
+                else:
+                    lo, hi = lo - a, hi - a
+                if hi > lo:
+                    found.append((block, lo, hi))
+        stream = work.blocks.get(stream_id)
+        if stream is not None and stream.region.extra.get("provisional") and not stream.edited:
+            b = int(stream.region.extra.get("raw_end", 0))
+            a = b - len(stream.live_text)
+            lo, hi = max(start, a), min(end, b)
+            if hi > lo:
+                found.append((stream, lo - a, hi - a))
+        found.sort(key=lambda f: (f[0].region.page, f[0].region.order, f[0].id))
+        return [(block.id, lo, hi) for block, lo, hi in found]
 
     # --- edits ----------------------------------------------------------------------------------------------
 
