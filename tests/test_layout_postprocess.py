@@ -105,3 +105,15 @@ def test_invariants_over_random_boxes():
         kept_same = [(a, b) for a in out for b in out if a is not b and a.label == b.label]
         # NMS ran on unclamped boxes; clamping only shrinks, so kept same-class pairs overlapped < 0.6 before
         assert len(out) == len({(d.label, d.box, d.order, d.score) for d in out}) or kept_same
+
+
+def test_auto_layout_skips_ppdoclayout_without_a_working_torchvision(monkeypatch, tmp_path, tiny_doclayout_dir):
+    import sys
+
+    from app.core import layout
+
+    (tmp_path / "pp-doclayoutv3").symlink_to(tiny_doclayout_dir)  # the user's model folder holds the checkpoint
+    monkeypatch.setenv("SCRIPTORIUM_MODELS", str(tmp_path))
+    assert layout.resolve_layout_name("auto") == "ppdoclayout"
+    monkeypatch.setitem(sys.modules, "torchvision", None)  # what a missing or broken torchvision looks like
+    assert layout.resolve_layout_name("auto") == "pymupdf"

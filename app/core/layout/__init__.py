@@ -18,6 +18,16 @@ from app.core.layout.base import LayoutEngine, LayoutError, PageLayout, make_reg
 LAYOUTS = ("auto", "ppdoclayout", "pymupdf", "page")
 
 
+def _torchvision_works() -> bool:
+    """PP-DocLayoutV3's image processor in transformers needs a torchvision that imports (the CPU-only bundle ships
+    none, and a torchvision from another torch build fails at import); without one, "auto" does not pick it."""
+    try:
+        import torchvision  # noqa: F401
+    except Exception:  # noqa: BLE001 - any import failure means "not usable here"
+        return False
+    return True
+
+
 def resolve_layout_name(name: str = "auto", model_path=None) -> str:
     if name != "auto":
         if name not in LAYOUTS:
@@ -27,7 +37,7 @@ def resolve_layout_name(name: str = "auto", model_path=None) -> str:
         return "ppdoclayout"
     from app.core.loader import find_model_dir
 
-    if find_model_dir("pp-doclayoutv3") is not None:
+    if find_model_dir("pp-doclayoutv3") is not None and _torchvision_works():
         return "ppdoclayout"
     try:
         import pymupdf4llm  # noqa: F401
