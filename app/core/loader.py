@@ -61,9 +61,8 @@ class Manifest:
     def download_hint(self) -> str:
         if not self.repo_id:
             return "it is produced by `scriptorium train` (see the README's Training section)"
-        files = " ".join(f"--include '{p}'" for p in self.required_files + self.optional_files)
         return (
-            f"on a machine with internet run `hf download {self.repo_id} {files}` (it lands in the Hugging Face "
+            f"on a machine with internet run `hf download {self.repo_id}` (it lands in the Hugging Face "
             f"cache, where Scriptorium finds it), or download https://huggingface.co/{self.repo_id} into a folder "
             f"and pass it with --model FOLDER (or put it in {user_models_dir() / self.name})"
         )
