@@ -110,3 +110,16 @@ def test_missing_model_weights_exit_3_with_what_to_download(capsys, tmp_path, sm
     assert rc == 3 and "Traceback" not in out + err
     assert "engine 'glm' cannot be used" in err and "weights were not found" in err and "zai-org/GLM-OCR" in err
     assert out.count("failed (engine)") == 1  # the second input is not tried: it would fail the same way
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("--dpi", "0", "must be above 0"), ("--ocr-dpi", "-5", "must be above 0"), ("--dpi", "99999", "at most 1200"),
+    ("--block-size", "0", "must be above 0"), ("--max-new-tokens", "x", "not a whole number"),
+])
+def test_bad_numbers_are_usage_errors(capsys, tmp_path, small_pdf, option, value, says):
+    with pytest.raises(SystemExit) as exit_info:
+        convert(capsys, tmp_path, small_pdf, option, value)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}: '{value}'" in err and says in err
+    assert "Traceback" not in err
