@@ -123,3 +123,11 @@ def test_bad_numbers_are_usage_errors(capsys, tmp_path, small_pdf, option, value
     err = capsys.readouterr().err
     assert f"argument {option}: '{value}'" in err and says in err
     assert "Traceback" not in err
+
+
+def test_unwritable_trace_file_is_named(capsys, tmp_path, small_pdf):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    rc, out, err = convert(capsys, tmp_path, small_pdf, "--trace", blocker / "run.jsonl")
+    assert rc == 2
+    assert f"cannot write the trace file {blocker / 'run.jsonl'}" in err

@@ -129,18 +129,9 @@ def _trace_path(trace: str, inp: Path, several: bool) -> Path:
 
 
 def _open_trace(path: Path, meta: dict):
-    try:
-        from app.core.trace import TraceWriter
+    from app.core.trace import TraceWriter
 
-        return TraceWriter(path, meta=meta)
-    except ImportError:  # pragma: no cover - the trace module ships with the app
-        fh = path.open("w", encoding="utf-8")
-
-        def write(event) -> None:
-            fh.write(event.to_json() + "\n")
-
-        write.close = fh.close  # type: ignore[attr-defined]
-        return write
+    return TraceWriter(path, meta=meta)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,7 +161,14 @@ def run(args: argparse.Namespace) -> int:
     for raw in args.inputs:
         inp = Path(raw)
         progress = Progress(inp.name, show)
-        trace = _open_trace(_trace_path(args.trace, inp, several), {"input": str(inp)}) if args.trace else None
+        trace = None
+        if args.trace:
+            trace_path = _trace_path(args.trace, inp, several)
+            try:
+                trace = _open_trace(trace_path, {"input": str(inp)})
+            except OSError as exc:
+                print(f"error: cannot write the trace file {trace_path}: {exc.strerror or exc}", file=sys.stderr)
+                return EXIT_USAGE
         warnings: list[str] = []
 
         def emit(event, progress=progress, trace=trace, warnings=warnings) -> None:
@@ -206,10 +204,7 @@ def run(args: argparse.Namespace) -> int:
             cancel.cancel()
             progress.clear()
             print(f"{inp.name}: interrupted", file=sys.stderr)
-            pipe.close()
-            if trace is not None:
-                trace.close()
-            return EXIT_INTERRUPTED
+            return EXIT_INTERRUPTED  # `finally` closes the document and the trace
         else:
             progress.clear()
             engine, layout = pipe.engine, pipe.layout  # reuse the loaded models for the next input
