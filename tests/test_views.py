@@ -147,8 +147,9 @@ def test_rounds_view_after_replay_of_a_tiny_gravity_run(qtbot, views, gravity_tr
         assert tinted.strip() == res.text
         reg = views.rounds_model.regions[res.region_id]
         n_tokens = sum(len(e.new_tokens) for e in rounds)
-        assert reg.live_tpf == pytest.approx(n_tokens / (2 * len(rounds)))
+        assert reg.output_tokens == n_tokens and reg.tokens == res.stats["tokens"]
         assert reg.tpf == pytest.approx(res.stats["tpf"])  # finished: the engine's figure (stop token excluded)
+        assert reg.live_tpf == pytest.approx(reg.tpf)  # and the live figure agrees with it
         assert sum(reg.histogram.values()) == len(rounds)
         assert "TPF" in views.rounds_view.stats.summary()
 

@@ -104,3 +104,48 @@ def test_hints_and_visible_whitespace():
     assert "Unlimited-OCR" in engine_hint("gravity", "window")
     assert engine_hint("", "rounds") is None
     assert visible_whitespace("a b\n\t\x1e") == "a·b↵→␞" and visible_whitespace("") == "∅"
+
+
+def _round(i, k, cands, vers, new, texts, region="r", bonus=None):
+    return RoundVerified(region, i, k, cands, vers, new, "x" * len(new), 1.0, 1.0, 10 + i,
+                         candidate_texts=[texts.get(c, str(c)) for c in cands],
+                         verified_texts=[texts.get(v, str(v)) for v in vers], bonus=bonus, block_size=len(cands) - 1)
+
+
+def _finish(model, region, events, stop):
+    out = sum(len(e.new_tokens) for e in events)
+    tokens = out - (1 if stop else 0)
+    stats = {"tokens": tokens, "output_tokens": out, "forwards": 2 * len(events), "tpf": tokens / (2 * len(events))}
+    model.feed(RegionFinished(region_id=region, text="x", stats=stats, tokens=[t for e in events for t in e.new_tokens]))
+    return stats["tpf"]
+
+
+@pytest.mark.parametrize("case", ["cut_mid_block", "stop_is_the_correction", "learned_id", "budget_cut"])
+def test_live_tpf_excludes_the_stop_token_like_the_engine(case):
+    """The live figure while a region runs and the engine's figure once it finished must agree: the engine leaves
+    a committed stop token out of its TPF, and so must the live view (else the number jumps at the region's end)."""
+    model = RoundsModel()
+    model.feed(RegionStarted(region_id="r", page=1, task="text", engine="gravity", max_new_tokens=9 if case == "budget_cut" else 100))
+    names = {90: "<|user|>", 77: "END"}
+    first = _round(0, 4, [1, 2, 3, 4, 5], [1, 2, 3, 4, 6], [1, 2, 3, 4, 6], names)  # k=4: 5 natural tokens
+    if case == "cut_mid_block":  # all accepted but the stop id was a draft: cut after it
+        last = _round(1, 5, [7, 90, 8, 9, 10], [7, 90, 8, 9, 10], [7, 90], names, bonus=11)
+    elif case == "stop_is_the_correction":  # natural length, only the token's text says it is a stop
+        last = _round(1, 1, [7, 8, 9, 10, 11], [7, 90, 9, 10, 11], [7, 90], names)
+    elif case == "budget_cut":  # the budget (9) cut the round: its last token is a plain token
+        last = _round(1, 5, [7, 8, 9, 10, 11], [7, 8, 9, 10, 11], [7, 8, 9, 10], names, bonus=12)
+    else:  # a stop id whose text looks ordinary, learned from an earlier region
+        model.feed(RegionStarted(region_id="r0", page=1, task="text", engine="gravity", max_new_tokens=100))
+        prior = [_round(0, 1, [3, 4, 5], [3, 77, 5], [3, 77], names, region="r0")]
+        model.feed(prior[0])
+        _finish(model, "r0", prior, stop=True)
+        assert 77 in model.stop_ids
+        last = _round(1, 1, [7, 8, 9, 10, 11], [7, 77, 9, 10, 11], [7, 77], names)
+    for ev in (first, last):
+        model.feed(ev)
+    reg = model.regions["r"]
+    live = reg.tpf
+    assert not reg.finished and live == reg.live_tpf
+    final = _finish(model, "r", [first, last], stop=case != "budget_cut")
+    assert reg.finished and reg.tpf == pytest.approx(final) and live == pytest.approx(final)
+    assert reg.tokens == round(final * 2 * len(reg.rounds)) and reg.mean_accepted == pytest.approx(2 * final)

@@ -11,6 +11,7 @@ What must never live here: painting, widgets, timers.
 from __future__ import annotations
 
 import bisect
+import re
 from array import array
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,8 @@ def visible_whitespace(text: str) -> str:
 
 
 _CONTROL_PICTURES = {i: 0x2400 + i for i in range(32)} | {0x7F: 0x2421}
+# how stop tokens read when decoded alone (GLM's <|user|>, <|endoftext|>; </s>, <eos>, <end_of_turn> elsewhere)
+_SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z_][\w.-]*\|>|</s>|<eos>|<end_of_turn>|<\|im_end\|>")
 
 
 class _Text:
@@ -166,7 +169,9 @@ class RegionRounds:
     final_text: str | None = None
     stats: dict[str, Any] = field(default_factory=dict)
     # running statistics
-    tokens: int = 0
+    tokens: int = 0  # response tokens, a committed stop token excluded (the engine's `tokens`)
+    output_tokens: int = 0  # every committed token, a stop token included
+    stop_tokens: int = 0  # 0 or 1: the final round committed a stop token
     draft_ms: float = 0.0
     verify_ms: float = 0.0
     histogram: dict[int, int] = field(default_factory=dict)  # accepted length -> rounds
@@ -183,7 +188,7 @@ class RegionRounds:
     def text_len(self) -> int:
         return len(self._text)
 
-    def add(self, ev: RoundVerified) -> RoundRecord:
+    def add(self, ev: RoundVerified, *, ends_with_stop: bool = False) -> RoundRecord:
         start, end = self._text.append(ev.text)
         rec = RoundRecord(
             region_id=ev.region_id,
@@ -206,7 +211,10 @@ class RegionRounds:
         )
         self.rounds.append(rec)
         self._starts.append(start)
-        self.tokens += len(ev.new_tokens)
+        self.output_tokens += len(ev.new_tokens)
+        if ends_with_stop and ev.new_tokens:
+            self.stop_tokens = 1
+        self.tokens = max(0, self.output_tokens - self.stop_tokens)
         self.draft_ms += rec.draft_ms
         self.verify_ms += rec.verify_ms
         self.histogram[rec.accepted] = self.histogram.get(rec.accepted, 0) + 1
@@ -233,7 +241,7 @@ class RegionRounds:
     # statistics (DESIGN §3: TPF counts the draft and the verify forward of every round)
     @property
     def live_tpf(self) -> float:
-        """Tokens committed per forward so far (a stop token, if committed, counts until the region ends)."""
+        """Response tokens per forward so far; like the engine's figure, a committed stop token does not count."""
         return self.tokens / (2 * len(self.rounds)) if self.rounds else 0.0
 
     @property
@@ -267,6 +275,8 @@ class RoundsModel:
         self.baseline_tps: float | None = None
         self.engine: str = ""  # the engine of the latest run/region (the views explain what it can show)
         self._meta: dict[str, tuple[str, str, int]] = {}  # region id -> (task, engine, page) from RegionStarted
+        self._budget: dict[str, int] = {}  # region id -> max_new_tokens from RegionStarted (0 = unknown)
+        self.stop_ids: set[int] = set()  # learned from finished regions whose stats left their last token out
         self._ar_tokens = 0
         self._ar_ms = 0.0
         self.version = 0  # bumped on every change (views compare it to skip work)
@@ -278,18 +288,39 @@ class RoundsModel:
             reg.task, reg.engine, reg.page = self._meta.get(region_id, ("", "", 0))
         return reg
 
+    def ends_with_stop(self, reg: RegionRounds, ev: RoundVerified) -> bool:
+        """Whether this round's last token is a stop token. The events carry no stop ids, so: an id seen ending an
+        earlier region whose stats excluded it, a round cut short before its natural length (the engine truncates
+        at a stop id or at the token budget; the budget is known from RegionStarted), or a special-token text."""
+        new = ev.new_tokens
+        if not new:
+            return False
+        last = new[-1]
+        if last in self.stop_ids:
+            return True
+        slots = len(ev.candidates)
+        natural = ev.k + 1 if ev.k < slots else slots + 1
+        produced = reg.output_tokens + len(new)
+        budget = self._budget.get(ev.region_id, 0)
+        if slots and len(new) < natural and not (budget and produced >= budget):
+            return True
+        texts = dict(zip(ev.candidates, ev.candidate_texts))
+        texts.update(zip(ev.verified, ev.verified_texts))
+        return bool(_SPECIAL_TOKEN.fullmatch(texts.get(last, "")))
+
     def feed(self, ev: Event) -> RoundRecord | None | bool:
         """Apply one event. Returns the new RoundRecord for a round, True for another change, False if ignored."""
         if isinstance(ev, RoundVerified):
             reg = self.region(ev.region_id)
             self.current = ev.region_id
             self.version += 1
-            return reg.add(ev)
+            return reg.add(ev, ends_with_stop=self.ends_with_stop(reg, ev))
         if isinstance(ev, RegionStarted):
             if ev.engine and ev.engine != self.engine:
                 self.engine = ev.engine
                 self.version += 1
             self._meta[ev.region_id] = (ev.task, ev.engine, ev.page)
+            self._budget[ev.region_id] = int(ev.max_new_tokens or 0)
             if ev.region_id in self.regions:
                 reg = self.regions[ev.region_id]
                 reg.task, reg.engine, reg.page = ev.task, ev.engine, ev.page
@@ -303,6 +334,7 @@ class RoundsModel:
             reg.finished = True
             reg.final_text = ev.text
             reg.stats = dict(ev.stats)
+            self._settle_stop(reg, ev)
             self._take_baseline(ev.stats)
             self.version += 1
             return True
@@ -320,6 +352,17 @@ class RoundsModel:
             self._take_baseline(ev.stats)
             return False
         return False
+
+    def _settle_stop(self, reg: RegionRounds, ev: RegionFinished) -> None:
+        """The engine's stats say whether a stop token was committed (output_tokens - tokens): trust them over the
+        live guess, and remember the stop id for the regions that follow."""
+        out, kept = ev.stats.get("output_tokens"), ev.stats.get("tokens")
+        if not (isinstance(out, int) and isinstance(kept, int)) or out != reg.output_tokens:
+            return
+        reg.stop_tokens = max(0, min(1, out - kept))
+        reg.tokens = reg.output_tokens - reg.stop_tokens
+        if reg.stop_tokens and ev.tokens:
+            self.stop_ids.add(int(ev.tokens[-1]))
 
     def _take_baseline(self, stats: dict[str, Any]) -> None:
         if isinstance(stats, dict) and stats.get("mode") == "ar":  # an AR region of the same session
