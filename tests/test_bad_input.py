@@ -131,3 +131,11 @@ def test_unwritable_trace_file_is_named(capsys, tmp_path, small_pdf):
     rc, out, err = convert(capsys, tmp_path, small_pdf, "--trace", blocker / "run.jsonl")
     assert rc == 2
     assert f"cannot write the trace file {blocker / 'run.jsonl'}" in err
+
+
+def test_unwritable_output_file_is_named(capsys, tmp_path, small_pdf):
+    (tmp_path / "out" / "small.md").mkdir(parents=True)  # a folder where the Markdown file should go
+    rc, out, err = convert(capsys, tmp_path, small_pdf)
+    assert rc == 1
+    assert f"cannot write {tmp_path / 'out' / 'small.md'}: " in err
+    assert "small.pdf: failed (output)" in out

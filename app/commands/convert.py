@@ -5,7 +5,7 @@ line on a terminal (pages, regions, tokens/s) and prints one summary line. `--tr
 as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<input stem>".
 
 Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
-bad --pages); 2 bad command line; 3 the engine or layout could not be loaded; 4 converted, but with warnings (a
+bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded; 4 converted, but with warnings (a
 repaired file, a region that failed); 130 interrupted (Ctrl+C). The worst outcome over all inputs wins (1 and 3
 over 4).
 """

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from app.core.assembly import route
+from app.core.atomic import atomic_save_image, atomic_write_text
 from app.core.document import DEFAULT_DPI, Document, DocumentError, open_document
 from app.core.engine import CancelToken, Cancelled, Emit, EngineUnavailable, no_emit
 from app.core.events import (
@@ -52,7 +53,7 @@ CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
 
 class PipelineError(RuntimeError):
     """A run could not proceed; the message is written for a person. `kind` is document | engine | layout |
-    options."""
+    options | output."""
 
     def __init__(self, message: str, kind: str = "document") -> None:
         super().__init__(message)
@@ -470,8 +471,7 @@ class Pipeline:
     def _save_picture(self, r: Region, path: Path) -> bool:
         try:
             crop = self.document.crop(r.page, r.box_pt, self.ocr_dpi(r.page))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            crop.save(path)
+            atomic_save_image(crop, path)
         except (DocumentError, OSError) as exc:
             self.emit(ErrorRaised(f"picture {r.id} could not be saved ({exc})", where="pictures", region_id=r.id,
                                   fatal=False))
@@ -506,8 +506,11 @@ class Pipeline:
         stem = stem or Path(self.output.path).stem
         self.save_pictures(out_dir, f"{stem}_images")
         md, js = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
-        md.write_text(self.output.to_markdown(), encoding="utf-8")
-        js.write_text(self.output.to_json(), encoding="utf-8")
+        for path, text in ((md, self.output.to_markdown()), (js, self.output.to_json())):
+            try:
+                atomic_write_text(path, text)
+            except OSError as exc:
+                raise PipelineError(f"cannot write {path}: {exc.strerror or exc}", kind="output") from None
         return {"markdown": md, "json": js, "images": out_dir / f"{stem}_images"}
 
     def close(self) -> None:
