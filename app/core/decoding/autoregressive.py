@@ -9,6 +9,7 @@ What must never live here: prompts, tokenizers' text handling, events or Qt (see
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from dataclasses import dataclass, field
@@ -46,9 +47,15 @@ class Decoded:
         return self.stopped == "cancelled"
 
 
-def _cache_kwarg(model) -> str:
-    """transformers ≥ 5.24 renamed `past_key_values` to `cache` (the old name still works with a warning)."""
-    params = inspect.signature(type(model).forward).parameters
+def cache_kwarg(model) -> str:
+    """The keyword the model's forward takes the cache under: transformers ≥ 5.24 renamed `past_key_values` to
+    `cache` (the old name still works with a warning). Read once per model class, not at every forward."""
+    return _cache_kwarg_of(type(model))
+
+
+@functools.cache
+def _cache_kwarg_of(model_class: type) -> str:
+    params = inspect.signature(model_class.forward).parameters
     return "cache" if "cache" in params else "past_key_values"
 
 
@@ -74,7 +81,7 @@ def forward_logits(model, input_ids, positions, cache, attention_mask=None, keep
         attention_mask=attention_mask,
         use_cache=True,
         logits_to_keep=keep,
-        **{_cache_kwarg(model): cache},
+        **{cache_kwarg(model): cache},
     )
     return out.logits[0]
 
@@ -102,7 +109,7 @@ def prefill(model, inputs: dict) -> Prefix:
             mm_token_type_ids=inputs.get("mm_token_type_ids"),
             use_cache=True,
             logits_to_keep=1,
-            **{_cache_kwarg(model): cache},
+            **{cache_kwarg(model): cache},
         )
     seed = out.logits[0, -1]
     _sync(seed)

@@ -17,12 +17,13 @@ What must never live here: events, Qt, page images (see unlimited_engine.py for 
 from __future__ import annotations
 
 import copy
-import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
 
 import torch
+
+from app.core.decoding.autoregressive import cache_kwarg
 
 REFERENCE_LAYER = "reference_sliding_attention"
 
@@ -188,13 +189,6 @@ class NgramBlocker:
 
 
 # --- decoding ----------------------------------------------------------------------------------------------------
-
-
-def cache_kwarg(model) -> str:
-    """The keyword the model's forward takes the cache under (`cache` in transformers ≥ 5.24, else
-    `past_key_values`)."""
-    params = inspect.signature(model.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
 
 
 def make_cache(model, kind: str, max_len: int):
