@@ -172,6 +172,11 @@ def test_selecting_a_round_highlights_its_text_span(qtbot, views, gravity_trace)
     assert (region_id, start, end) == (rid, rec.start, rec.end)
     assert reg.text[start:end] == rec.text
     assert views.rounds_view.strip.record is rec
+    # a selected round animates (drafts, verify sweep, resolution) to its end, not frozen as grey drafts
+    qtbot.waitUntil(lambda: not views._frame_timer.isActive(), timeout=3000)
+    views.rounds_view.select_round(max(0, target - 1))
+    qtbot.waitUntil(lambda: views.rounds_view.strip.painted_phase >= 1.0, timeout=3000)
+    views.rounds_view.select_round(target)
     sel = views.rounds_view.text.extraSelections()
     assert len(sel) == 1 and sel[0].cursor.selectedText() == rec.text.replace("\n", "\u2029")
     # clicking a character of the tinted text selects the round that confirmed it

@@ -76,6 +76,7 @@ class DecodingViews(QWidget):
         self._frame_timer.setInterval(FRAME_MS)
         self._frame_timer.timeout.connect(self._on_frame)
         self.rounds_view.round_selected.connect(self.round_selected)
+        self.rounds_view.round_selected.connect(self._wake)  # the strip animates the selected round: keep ticking
         self.tabs.currentChanged.connect(lambda _i: self._mark_dirty())
         self.player.state_changed.connect(self._player_state)
         self.player.speed_changed.connect(self._player_speed)
@@ -131,6 +132,11 @@ class DecodingViews(QWidget):
         if kind != self._auto_kind:
             self._auto_kind = kind
             self.tabs.setCurrentWidget(self.rounds_view if kind == "rounds" else self.window_view)
+
+    def _wake(self, *_args) -> None:
+        """Run the frame timer without new state (an animation started outside a feed: a selected round)."""
+        if not self._frame_timer.isActive():
+            self._frame_timer.start()
 
     def _mark_dirty(self) -> None:
         self._dirty = True

@@ -50,6 +50,7 @@ class RoundStrip(QWidget):
         self.record: RoundRecord | None = None
         self._pending: RoundRecord | None = None
         self._painted = False  # has the current round been on screen at least once?
+        self.painted_phase = 0.0  # animation phase of the latest paint
         self.skipped = 0  # rounds that arrived while another was animating and were not animated
         self._t0 = 0.0
         self.slow = 1.0  # 2..20 when playback is slowed
@@ -65,6 +66,7 @@ class RoundStrip(QWidget):
         self._pending = None
         self.skipped = 0
         self._t0 = time.monotonic() if animate else -1e9
+        self.painted_phase = 0.0
         self.update()
 
     def offer_round(self, rec: RoundRecord) -> None:
@@ -114,6 +116,7 @@ class RoundStrip(QWidget):
     def paintEvent(self, _event) -> None:  # noqa: N802 (Qt name)
         rec = self.record
         self._painted = True
+        self.painted_phase = self.phase()  # tests: did the animation reach the screen to its end?
         if rec is None:
             _paint_hint(self, "The current round's draft cells appear here.")
             return
