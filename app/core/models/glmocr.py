@@ -22,6 +22,33 @@ CHAT_TEMPLATE = (
     "{%- if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 
+# The real checkpoint's special tokens, in their real relative order, then GravityOCR's mask token. Checkpoints we
+# build (the tiny test kit, the built-in model) add them in this order after their own vocabulary.
+SPECIAL_TOKENS = (
+    "<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>", "<|assistant|>",
+    "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>", "<|begin_of_video|>", "<|end_of_video|>",
+    "<|image|>", "<|video|>", "<|mask|>",
+)
+EOS_TOKEN = "<|endoftext|>"
+MASK_TOKEN = "<|mask|>"
+STOP_TOKENS = (EOS_TOKEN, "<|user|>")  # the real generation config's eos_token_id list
+
+
+def mrope_section(head_dim: int) -> list[int]:
+    """M-RoPE (temporal, height, width) split of the rotary half of a head, in GLM-4.1V's 2:3:3 proportions
+    (sum == head_dim / 2 at partial_rotary_factor 1)."""
+    half = head_dim // 2
+    return [half - 2 * (half * 3 // 8), half * 3 // 8, half * 3 // 8]
+
+
+def config_token_ids(ids: dict[str, int]) -> dict[str, int]:
+    """The `GlmOcrConfig` keywords that name special tokens, from a token → id map of SPECIAL_TOKENS."""
+    return dict(
+        image_token_id=ids["<|image|>"], video_token_id=ids["<|video|>"],
+        image_start_token_id=ids["<|begin_of_image|>"], image_end_token_id=ids["<|end_of_image|>"],
+        video_start_token_id=ids["<|begin_of_video|>"], video_end_token_id=ids["<|end_of_video|>"],
+    )
+
 
 @functools.cache
 def image_only_processor_class():

@@ -15,15 +15,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.core.models.glmocr import CHAT_TEMPLATE
-
-# The real checkpoint's special tokens, in their real relative order, then GravityOCR's mask token.
-SPECIAL_TOKENS = (
-    "<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>", "<|assistant|>",
-    "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>", "<|begin_of_video|>", "<|end_of_video|>",
-    "<|image|>", "<|video|>", "<|mask|>",
+from app.core.models.glmocr import (
+    CHAT_TEMPLATE, EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section,
 )
-MASK_TOKEN = "<|mask|>"
+from app.core.tiny.random_init import randomise
 
 
 DEFAULTS: dict[str, Any] = dict(
@@ -69,7 +64,7 @@ def build(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
 
-    tokenizer = build_bpe_tokenizer(SPECIAL_TOKENS, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    tokenizer = build_bpe_tokenizer(SPECIAL_TOKENS, eos_token=EOS_TOKEN, pad_token=EOS_TOKEN)
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
     mask_id = ids[MASK_TOKEN]
     # in_vocab: the mask row lies inside the padded vocabulary; resized: the model first has exactly the rows up to
@@ -77,9 +72,7 @@ def build(
     vocab = mask_id + 1 + opt["extra_vocab_rows"] if mask_row == "in_vocab" else mask_id
 
     hidden, heads = opt["hidden_size"], opt["num_attention_heads"]
-    head_dim = hidden // heads
-    half = head_dim // 2  # sum(mrope_section) == head_dim * partial_rotary_factor / 2
-    section = [half - 2 * (half * 3 // 8), half * 3 // 8, half * 3 // 8]
+    section = mrope_section(hidden // heads)
     config = GlmOcrConfig(
         text_config=dict(
             vocab_size=vocab,
@@ -92,7 +85,7 @@ def build(
             initializer_range=opt["init_std"],
             rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": section,
                              "partial_rotary_factor": 1.0},
-            pad_token_id=ids["<|endoftext|>"],
+            pad_token_id=ids[EOS_TOKEN],
         ),
         vision_config=dict(
             depth=opt["vision_depth"],
@@ -106,23 +99,15 @@ def build(
             image_size=112,
             initializer_range=opt["init_std"],
         ),
-        image_token_id=ids["<|image|>"],
-        video_token_id=ids["<|video|>"],
-        image_start_token_id=ids["<|begin_of_image|>"],
-        image_end_token_id=ids["<|end_of_image|>"],
-        video_start_token_id=ids["<|begin_of_video|>"],
-        video_end_token_id=ids["<|end_of_video|>"],
+        **config_token_ids(ids),
     )
 
     torch.manual_seed(seed)
     model = GlmOcrForConditionalGeneration(config).eval()
-    gen = torch.Generator().manual_seed(seed)
+    gen = randomise(model, seed, opt["init_std"])
+    stops = [ids[t] for t in STOP_TOKENS]
     with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "norm" in name and param.dim() == 1:
-                continue  # RMSNorm weights stay at 1
-            param.copy_(torch.randn(param.shape, generator=gen) * opt["init_std"])
-        _prefer_printable(model, tokenizer, keep={ids["<|endoftext|>"], ids["<|user|>"]})
+        _prefer_printable(model, tokenizer, keep=set(stops))
         if mask_row == "resized":
             model.resize_token_embeddings(mask_id + 1, mean_resizing=False)
             emb = model.get_input_embeddings().weight
@@ -131,8 +116,7 @@ def build(
             if head.data_ptr() != emb.data_ptr():
                 head[mask_id] = torch.randn(head.shape[1], generator=gen) * opt["init_std"]
 
-    eos = [ids["<|endoftext|>"], ids["<|user|>"]]
-    model.generation_config = GenerationConfig(eos_token_id=eos, pad_token_id=ids["<|endoftext|>"], do_sample=False)
+    model.generation_config = GenerationConfig(eos_token_id=stops, pad_token_id=ids[EOS_TOKEN], do_sample=False)
     model.save_pretrained(out)
 
     image_processor = Glm46VImageProcessorPil(

@@ -17,6 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from app.core.tiny.random_init import randomise
+
 BOS = "<｜begin▁of▁sentence｜>"
 EOS = "<｜end▁of▁sentence｜>"
 PAD = "<｜▁pad▁｜>"
@@ -60,15 +62,10 @@ def build_tokenizer(vocab_size: int = DEFAULTS["vocab_size"]):
     """The tiny tokenizer: byte-level BPE + the real special tokens + `<PAGE>`; its post-processor prepends BOS."""
     from tokenizers.processors import TemplateProcessing
 
-    try:
-        from app.core.tiny.tokenizer import build_bpe_tokenizer
-    except ImportError:  # pragma: no cover - the shared builder ships with the kit
-        build_bpe_tokenizer = None
-    if build_bpe_tokenizer is not None:
-        tok = build_bpe_tokenizer(SPECIAL_TOKENS, vocab_size=vocab_size, corpus=CORPUS, eos_token=EOS,
-                                  pad_token=PAD, bos_token=BOS, model_max_length=32768)
-    else:  # pragma: no cover
-        raise ImportError("app.core.tiny.tokenizer is missing")
+    from app.core.tiny.tokenizer import build_bpe_tokenizer
+
+    tok = build_bpe_tokenizer(SPECIAL_TOKENS, vocab_size=vocab_size, corpus=CORPUS, eos_token=EOS, pad_token=PAD,
+                              bos_token=BOS, model_max_length=32768)
     tok.add_tokens([PAGE])
     bos_id = tok.convert_tokens_to_ids(BOS)
     tok.backend_tokenizer.post_processor = TemplateProcessing(
@@ -147,12 +144,7 @@ def build(out_dir: str | Path, *, seed: int = 0, sliding_window: int = 8, **kw: 
 
     torch.manual_seed(seed)
     model = UnlimitedOcrForConditionalGeneration(config).eval()
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "norm" in name and param.dim() == 1:
-                continue  # norm weights stay at 1
-            param.copy_(torch.randn(param.shape, generator=gen) * opt["init_std"])
+    randomise(model, seed, opt["init_std"])
     model.generation_config = GenerationConfig(
         bos_token_id=ids[BOS], eos_token_id=ids[EOS], pad_token_id=ids[PAD], do_sample=False
     )

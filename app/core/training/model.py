@@ -11,7 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.core.models.glmocr import CHAT_TEMPLATE
+from app.core.models.glmocr import (
+    CHAT_TEMPLATE, EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section,
+)
 
 LINE_HEIGHT = 32
 PATCH = 8
@@ -34,21 +36,18 @@ def make_processor(tokenizer=None):
     """The GLM-OCR processor (image-only variant) for line images: patch 8, merge 2, height kept at 32 px."""
     from transformers.models.glm46v.image_processing_pil_glm46v import Glm46VImageProcessorPil
 
-    from app.core.models import glmocr as glm
+    from app.core.models.glmocr import image_only_processor_class
     from app.core.training.vocab import build_char_tokenizer
 
-    cls = getattr(glm, "image_only_processor_class", None) or glm._image_only_processor_class
     image_processor = Glm46VImageProcessorPil(
         size={"shortest_edge": TEMPORAL_PATCH * 16 * 16, "longest_edge": TEMPORAL_PATCH * LINE_HEIGHT * MAX_LINE_WIDTH},
         patch_size=PATCH, temporal_patch_size=TEMPORAL_PATCH, merge_size=MERGE,
     )
-    return cls()(image_processor=image_processor, tokenizer=tokenizer or build_char_tokenizer(),
+    return image_only_processor_class()(image_processor=image_processor, tokenizer=tokenizer or build_char_tokenizer(),
                  chat_template=CHAT_TEMPLATE)
 
 
 def special_ids(tokenizer) -> dict[str, int]:
-    from app.core.training.vocab import SPECIAL_TOKENS
-
     return {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
 
 
@@ -65,9 +64,7 @@ def build_model(preset: str = "small", *, tokenizer=None, seed: int = 0):
     tok = processor.tokenizer
     ids = special_ids(tok)
     vocab = len(tok)
-    head_dim = p["hidden"] // p["heads"]
-    half = head_dim // 2
-    section = [half - 2 * (half * 3 // 8), half * 3 // 8, half * 3 // 8]
+    section = mrope_section(p["hidden"] // p["heads"])
     config = GlmOcrConfig(
         text_config=dict(
             vocab_size=vocab, hidden_size=p["hidden"], intermediate_size=p["intermediate"],
@@ -75,7 +72,7 @@ def build_model(preset: str = "small", *, tokenizer=None, seed: int = 0):
             max_position_embeddings=4096, initializer_range=0.02,
             rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": section,
                              "partial_rotary_factor": 1.0},
-            pad_token_id=ids["<|endoftext|>"],
+            pad_token_id=ids[EOS_TOKEN],
         ),
         vision_config=dict(
             depth=p["v_depth"], hidden_size=p["v_hidden"], num_heads=p["v_heads"],
@@ -83,19 +80,17 @@ def build_model(preset: str = "small", *, tokenizer=None, seed: int = 0):
             temporal_patch_size=TEMPORAL_PATCH, spatial_merge_size=MERGE, image_size=LINE_HEIGHT,
             initializer_range=0.02,
         ),
-        image_token_id=ids["<|image|>"], video_token_id=ids["<|video|>"],
-        image_start_token_id=ids["<|begin_of_image|>"], image_end_token_id=ids["<|end_of_image|>"],
-        video_start_token_id=ids["<|begin_of_video|>"], video_end_token_id=ids["<|end_of_video|>"],
+        **config_token_ids(ids),
         tie_word_embeddings=True,
     )
     torch.manual_seed(seed)
     model = GlmOcrForConditionalGeneration(config)
     with torch.no_grad():  # GravityOCR: the mask row is drawn from a normal fitted to the existing rows
         emb = model.get_input_embeddings().weight
-        others = torch.cat([emb[: ids["<|mask|>"]], emb[ids["<|mask|>"] + 1:]])
-        emb[ids["<|mask|>"]] = torch.randn(emb.shape[1]) * others.std() + others.mean()
+        others = torch.cat([emb[: ids[MASK_TOKEN]], emb[ids[MASK_TOKEN] + 1:]])
+        emb[ids[MASK_TOKEN]] = torch.randn(emb.shape[1]) * others.std() + others.mean()
     model.generation_config = GenerationConfig(
-        eos_token_id=[ids["<|endoftext|>"], ids["<|user|>"]], pad_token_id=ids["<|endoftext|>"], do_sample=False)
+        eos_token_id=[ids[t] for t in STOP_TOKENS], pad_token_id=ids[EOS_TOKEN], do_sample=False)
     return model, processor
 
 
@@ -122,7 +117,7 @@ def save_checkpoint(model, processor, out_dir: str | Path, *, block_size: int, e
         data = json.loads(pc.read_text(encoding="utf-8"))
         data["processor_class"] = "Glm46VProcessor"
         pc.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    mask_id = processor.tokenizer.convert_tokens_to_ids("<|mask|>")
+    mask_id = processor.tokenizer.convert_tokens_to_ids(MASK_TOKEN)
     bd = {"bd_size": int(block_size), "mask_id": int(mask_id), "ar_loss_weight": 1.0, "mask_schedule": "uniform",
           "line_height": LINE_HEIGHT, **(extra or {})}
     (out / "block_diffusion.json").write_text(json.dumps(bd, indent=2), encoding="utf-8")

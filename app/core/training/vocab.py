@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import string
 
+from app.core.models.glmocr import EOS_TOKEN, SPECIAL_TOKENS
+
 # Characters the synthetic lines use. ASCII printable first (space included), then a few common typographic extras.
 ASCII_CHARS = "".join(ch for ch in string.printable if ch not in "\t\r\x0b\x0c")  # includes "\n" and " "
 EXTRA_CHARS = "€£¥°§±×÷–—‘’“”…•·©®µ½äöüÄÖÜßéèêëàâáçñíóúô"
 CHARSET = ASCII_CHARS + EXTRA_CHARS
 
 UNK_TOKEN = "<|unk|>"
-# The real checkpoint's special tokens in their real relative order, then GravityOCR's mask token.
-SPECIAL_TOKENS = (
-    "<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>", "<|assistant|>",
-    "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>", "<|begin_of_video|>", "<|end_of_video|>",
-    "<|image|>", "<|video|>", "<|mask|>",
-)
-EOS_TOKEN = "<|endoftext|>"
-MASK_TOKEN = "<|mask|>"
 
 
 def build_char_tokenizer(charset: str = CHARSET):
