@@ -415,6 +415,10 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(event.message, 8000)
         if isinstance(event, RUN_END) and self._replaying:
             self.progress.stop()
+        if isinstance(event, RUN_END) and not self._replaying and work is not None:
+            from app.gui.session import prune_pictures
+
+            prune_pictures(work)  # crops of regions a re-run no longer has
         if change and work is self.work:
             self._dirty_blocks |= change.blocks
             self._dirty_layout |= bool(change.layout_pages)

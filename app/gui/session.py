@@ -60,6 +60,29 @@ def pictures_dir(document_path: str) -> Path:
     return user_data_dir() / "pictures" / hashlib.sha1(str(document_path).encode("utf-8")).hexdigest()[:16]
 
 
+def prune_pictures(work: "DocumentWork") -> list[Path]:
+    """Delete the crops in `work`'s picture folder that no block links to any more (a re-run laid the page out
+    again and the region is gone, or is no longer a picture). Called when a run of the document ends, so the
+    worker has saved every crop it meant to. Returns the deleted files."""
+    folder = pictures_dir(work.path)
+    if not folder.is_dir():
+        return []
+    keep = set()
+    for block in work.blocks.values():
+        path = block.region.extra.get("picture_path") if block.region.extra else None
+        if isinstance(path, str) and path:
+            keep.add(Path(path).name if Path(path).parent.resolve() == folder.resolve() else None)
+    removed = []
+    for f in folder.glob("*.png"):
+        if f.name not in keep:
+            try:
+                f.unlink()
+                removed.append(f)
+            except OSError:
+                pass
+    return removed
+
+
 def picture_link(path: str) -> str:
     """The link target a picture block uses in the editor: relative to the user data folder (the preview resolves
     it there), else a file URL."""
