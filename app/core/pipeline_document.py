@@ -27,13 +27,12 @@ from app.core.assembly import route
 from app.core.events import (
     DocumentOpened, ErrorRaised, Event, LayoutDone, PageFinished, PhaseChanged, RunCancelled, RunFinished, RunStarted,
 )
-from app.core.regions import Region
+from app.core.regions import TASKS, Region
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.core.pipeline import Pipeline
 
 PIPELINE_OWNED = (RunStarted, RunFinished, RunCancelled, PageFinished, DocumentOpened)
-TASKS = ("text", "table", "formula", "picture", "skipped")
 
 
 class DocumentRelay:
