@@ -29,3 +29,11 @@ def test_help_and_window_module_import_no_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_unknown_benchmark_is_named(capsys):
+    from app.cli import main
+
+    assert main(["bench", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "there is no benchmark 'nope'" in err and "selfspec" in err

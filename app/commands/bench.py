@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import sys
 
 
 def _names() -> list[str]:
@@ -20,7 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     names = _names()
     if not args.name or args.name not in names:
-        print(f"choose a benchmark: {', '.join(names)}")
+        unknown = f"there is no benchmark {args.name!r}; " if args.name else ""
+        print(f"scriptorium bench: {unknown}choose one of: {', '.join(names)}", file=sys.stderr)
         return 2
     module = importlib.import_module(f"app.bench.{args.name}")
     return int(module.main(list(args.args)) or 0)
