@@ -85,3 +85,31 @@ def test_declined_restore_discards_and_broken_journal_is_set_aside(tmp_path):
     atomic_write_text(journal.path, "{not json")
     assert journal.load() is None
     assert journal.path.with_suffix(".broken").exists()
+
+
+def test_journal_keeps_a_whole_document_runs_raw_offsets(tmp_path):
+    """Unlimited-OCR blocks carry their place in the generation's raw output (extra["raw_span"] /
+    ["raw_text_span"]); after a restore the R-SWA window can still be pointed at their text."""
+    from app.gui.session import Session
+
+    regions = _regions(n=2)
+    for r, span in zip(regions, [(3, 10), (20, 40)]):
+        r["extra"] = {"raw_span": [span[0] - 2, span[1] + 2], "raw_text_span": list(span)}
+    session = Session()
+    work = session.add_document("doc.pdf")
+    session.current = 0
+    for e in (ev.RunStarted(engine="unlimited", document="doc.pdf"),
+              ev.RegionStarted(region_id="doc", page=0, task="document", engine="unlimited"),
+              ev.LayoutDone(page=0, regions=regions), ev.RegionFinished(region_id="p1-r01", text="Title"),
+              ev.RegionFinished(region_id="p1-r02", text="A paragraph of text here."), ev.RunFinished()):
+        session.apply(e, work)
+    before = session.window_spans("doc", 5, 25)
+    assert before and work.raw_stream == "doc"
+    journal = Journal(tmp_path / "work.json")
+    journal.save(json.loads(json.dumps(session.to_dict())))
+    restored = Session()
+    restored.load_dict(journal.load()["state"])
+    again = restored.document
+    assert again.raw_stream == "doc" and again.raw_spans == work.raw_spans
+    assert again.blocks["p1-r02"].region.extra["raw_span"] == [18, 42]
+    assert restored.window_spans("doc", 5, 25) == before

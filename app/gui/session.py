@@ -123,7 +123,7 @@ class DocumentWork:
     current_page: int = 0
     title: str = ""
     # a whole-document generation's text (its id, e.g. "doc") and where each of its blocks' text sits in it
-    # (`region.extra["raw_text_span"]`): the R-SWA window view points at that text (not journaled)
+    # (`region.extra["raw_text_span"]`): the R-SWA window view points at that text (journaled with the blocks)
     raw_stream: str = field(default="", repr=False)
     raw_spans: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
 
@@ -161,6 +161,7 @@ class DocumentWork:
             "current_page": self.current_page,
             "title": self.title,
             "blocks": [b.to_dict() for b in self.ordered()],
+            "raw_stream": self.raw_stream,  # the spans themselves travel in each region's extra["raw_text_span"]
         }
 
     @classmethod
@@ -175,6 +176,10 @@ class DocumentWork:
         for bd in d.get("blocks", []):
             block = Block.from_dict(bd)
             work.blocks[block.id] = block
+            span = block.region.extra.get("raw_text_span") if block.region.extra else None
+            if isinstance(span, (list, tuple)) and len(span) == 2:
+                work.raw_spans[block.id] = (int(span[0]), int(span[1]))
+        work.raw_stream = str(d.get("raw_stream") or "")
         return work
 
 
