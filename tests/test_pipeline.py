@@ -286,3 +286,14 @@ def test_picture_dir_saves_crops_at_layout_time_and_layout_done_names_them(tmp_p
     pipe.close()
     assert f"![Figure {pic.id}](report_images/{pic.id}.png)" in files["markdown"].read_text()
     assert (tmp_path / "out" / "report_images" / f"{pic.id}.png").is_file()
+
+
+@pytest.mark.parametrize("opts, says", [(dict(dpi=0), "rendering DPI must be above 0, not 0"),
+                                        (dict(ocr_dpi=-3), "OCR DPI must be above 0, not -3")])
+def test_non_positive_dpi_is_an_options_error(tmp_path, opts, says):
+    from app.core.pipeline import PipelineError
+
+    pdf = make_sample_pdf(tmp_path / "d.pdf")
+    with pytest.raises(PipelineError) as info:
+        Pipeline(PipelineOptions(engine="classic", layout="page", **opts)).run(pdf)
+    assert info.value.kind == "options" and says in str(info.value) and "d.pdf" in str(info.value)

@@ -242,6 +242,9 @@ class Pipeline:
                              device=o.device or "", dtype=o.dtype or "", block_size=int(o.block_size or 0)))
         doc = self.open(path)
         try:
+            for what, value in (("rendering DPI", o.dpi), ("OCR DPI", o.ocr_dpi if o.ocr_dpi else 1.0)):
+                if not value > 0:  # an OCR DPI of 0/None means the engine's own
+                    raise ValueError(f"the {what} must be above 0, not {value:g}")
             indices = parse_pages(o.pages, doc.page_count)
         except ValueError as exc:
             msg = f"{doc.name}: {exc}"
