@@ -120,10 +120,8 @@ class BuiltinEngine:
 
 def merge_stats(per_line: list[dict[str, Any]], block_size: int) -> dict[str, Any]:
     """The region's decoding stats from its lines' (summed counters, derived figures recomputed)."""
-    try:
-        from app.core.decoding.stats import summarize
-    except ImportError:  # pragma: no cover - decoders not part of this build
-        summarize = None
+    from app.core.decoding.stats import summarize  # pure Python: no torch
+
     keys = ("prefill_ms", "draft_ms", "verify_ms", "step_ms", "forwards", "rounds", "tokens", "output_tokens",
             "decode_ms")
     raw: dict[str, Any] = {k: sum(float(s.get(k, 0) or 0) for s in per_line) for k in keys}
@@ -133,7 +131,7 @@ def merge_stats(per_line: list[dict[str, Any]], block_size: int) -> dict[str, An
     raw["mode"] = per_line[0].get("mode", "") if per_line else ""
     raw["block_size"] = block_size
     raw["regions"] = 1
-    return summarize(raw) if summarize else raw
+    return summarize(raw)
 
 
 def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | None = None, mode: str = "selfspec",
