@@ -139,3 +139,15 @@ def test_unwritable_output_file_is_named(capsys, tmp_path, small_pdf):
     assert rc == 1
     assert f"cannot write {tmp_path / 'out' / 'small.md'}: " in err
     assert "small.pdf: failed (output)" in out
+
+
+def test_inputs_with_the_same_name_do_not_overwrite_each_other(capsys, tmp_path, small_pdf):
+    import shutil
+
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        shutil.copy(small_pdf, tmp_path / sub / "small.pdf")
+    rc, out, err = convert(capsys, tmp_path, tmp_path / "a" / "small.pdf", tmp_path / "b" / "small.pdf")
+    assert rc == 0, err
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.md")) == ["small-2.md", "small.md"]
+    assert "→ " + str(tmp_path / "out" / "small-2.md") in out

@@ -1,13 +1,14 @@
 """`scriptorium convert INPUT... -o OUTDIR`: PDFs/images → Markdown + JSON (+ picture crops), headless.
 
-For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json and OUTDIR/<stem>_images/*.png, shows a progress
-line on a terminal (pages, regions, tokens/s) and prints one summary line. `--trace FILE` records the event stream
-as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<input stem>".
+For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json and OUTDIR/<stem>_images/*.png (a later input whose
+stem an earlier one took gets "<stem>-2", "-3"...), shows a progress line on a terminal (pages, regions, tokens/s)
+and prints one summary line. `--trace FILE` records the event stream as JSON lines (app.core.trace); with several
+inputs each gets its own file, FILE's stem + "-<output stem>".
 
 Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
-bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded; 4 converted, but with warnings (a
-repaired file, a region that failed); 130 interrupted (Ctrl+C). The worst outcome over all inputs wins (1 and 3
-over 4).
+bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded;
+4 converted, but with warnings (a repaired file, a region that failed); 130 interrupted (Ctrl+C). The worst outcome
+over all inputs wins (1 and 3 over 4).
 """
 from __future__ import annotations
 
@@ -123,9 +124,25 @@ class Progress:
             sys.stderr.flush()
 
 
-def _trace_path(trace: str, inp: Path, several: bool) -> Path:
+def _trace_path(trace: str, stem: str, several: bool) -> Path:
     t = Path(trace)
-    return t.with_name(f"{t.stem}-{inp.stem}{t.suffix or '.jsonl'}") if several else t
+    return t.with_name(f"{t.stem}-{stem}{t.suffix or '.jsonl'}") if several else t
+
+
+def output_stems(inputs: list[str]) -> list[str]:
+    """One output stem per input: the file's stem, with "-2", "-3"... for a later input whose stem an earlier one
+    took (a/report.pdf and b/report.pdf must not overwrite each other's report.md)."""
+    taken: set[str] = set()
+    stems = []
+    for raw in inputs:
+        base = Path(raw).stem or "document"
+        stem, n = base, 1
+        while stem.lower() in taken:  # case-insensitive file systems would collide too
+            n += 1
+            stem = f"{base}-{n}"
+        taken.add(stem.lower())
+        stems.append(stem)
+    return stems
 
 
 def _open_trace(path: Path, meta: dict):
@@ -158,12 +175,12 @@ def run(args: argparse.Namespace) -> int:
     worst = EXIT_OK
     several = len(args.inputs) > 1
     show = not args.quiet and sys.stderr.isatty()
-    for raw in args.inputs:
+    for raw, stem in zip(args.inputs, output_stems(args.inputs)):
         inp = Path(raw)
         progress = Progress(inp.name, show)
         trace = None
         if args.trace:
-            trace_path = _trace_path(args.trace, inp, several)
+            trace_path = _trace_path(args.trace, stem, several)
             try:
                 trace = _open_trace(trace_path, {"input": str(inp)})
             except OSError as exc:
@@ -186,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         code = EXIT_OK
         try:
             out = pipe.run(inp)
-            files = pipe.write(out_dir)
+            files = pipe.write(out_dir, stem)
         except PipelineError as exc:
             progress.clear()
             print(f"error: {exc}", file=sys.stderr)
