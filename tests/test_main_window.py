@@ -176,3 +176,49 @@ def test_decoding_dock_can_be_small_and_the_views_scroll_inside(qtbot, artifacts
     bar = views.playback_bar.geometry()
     assert bar.bottom() < views.height() and bar.height() >= views.playback_bar.minimumSizeHint().height()
     w.grab().save(str(artifacts_dir / "main_window_short_dock.png"))
+
+
+def test_editor_follows_the_block_being_decoded(qtbot, tmp_path):
+    """A live run streams into a block far below the fold: the editor scrolls to it (the text cursor stays put),
+    but not while the person works in the editor."""
+    from PySide6.QtGui import QTextCursor
+
+    from app.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    path = str(tmp_path / "doc.pdf")
+    regions = [Region(id=f"p1-r{i:02d}", page=0, box=(100, 40 * i, 900, 40 * i + 30), label="text", task="text",
+                      order=i, box_pt=(50, 20 * i, 450, 20 * i + 15), dpi=144).to_dict() for i in range(40)]
+    events = [ev.RunStarted(engine="gravity", document=path), ev.DocumentOpened(path=path, page_count=1),
+              ev.LayoutDone(page=0, regions=regions)]
+    for i in range(39):
+        rid = f"p1-r{i:02d}"
+        events += [ev.RegionStarted(region_id=rid, page=0, task="text", engine="gravity"),
+                   ev.RegionFinished(region_id=rid, text=f"Paragraph {i} " + "words " * 30)]
+    events += [ev.RegionStarted(region_id="p1-r39", page=0, task="text", engine="gravity"),
+               ev.TokensCommitted(region_id="p1-r39", step=0, tokens=[1], text="The last one streams", ms=1.0)]
+    for e in events:
+        w.handle_event(e)
+    w.redraw()
+    editor = w.editor
+    cursor_at = editor.textCursor().position()
+
+    def end_visible(rid):
+        _, last = editor._block_range(rid)
+        cur = QTextCursor(last)
+        cur.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+        return editor.viewport().rect().contains(editor.cursorRect(cur).center())
+
+    assert end_visible("p1-r39") and not end_visible("p1-r00")
+    assert editor.textCursor().position() == cursor_at  # scrolled, the text cursor did not move
+    # the person clicks into the editor and scrolls up: more text arrives, the view stays where they are
+    editor.setFocus()
+    qtbot.waitUntil(editor.hasFocus)
+    editor.verticalScrollBar().setValue(0)
+    w.handle_event(ev.TokensCommitted(region_id="p1-r39", step=1, tokens=[2], text=", and grows.", ms=1.0))
+    w.redraw()
+    assert editor.verticalScrollBar().value() == 0

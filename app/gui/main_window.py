@@ -451,6 +451,9 @@ class MainWindow(QMainWindow):
             if block is not None:
                 self.page_view.set_region_state(rid, status=block.status, edited=block.edited)
         self.review.refresh_blocks(blocks)
+        live_id = self.session.live_region or ""
+        if live_id in blocks and self._follow_live and getattr(self.views.rounds_view, "following", True):
+            self.editor.reveal_block(live_id)  # the streaming block stays in view (unless the person looks elsewhere)
         if self._window_span is not None and (blocks or layout):  # blocks arrived or moved: redo the highlight
             self.show_window_span(*self._window_span)
 

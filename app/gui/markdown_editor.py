@@ -247,13 +247,39 @@ class MarkdownEditor(QPlainTextEdit):
         pos = self.block_start(rid)
         if pos < 0:
             return
+        self._scroll_to(pos + end)
+
+    def _scroll_to(self, position: int) -> bool:
+        """Bring character `position` into view (centred) without moving the text cursor."""
         cursor = QTextCursor(self.document())
-        cursor.setPosition(min(pos + end, self.document().characterCount() - 1))
+        cursor.setPosition(max(0, min(position, self.document().characterCount() - 1)))
         rect = self.cursorRect(cursor)
-        if not self.viewport().rect().contains(rect.center()):
-            sb = self.verticalScrollBar()
-            line = max(1, self.fontMetrics().lineSpacing())
-            sb.setValue(sb.value() + (rect.center().y() - self.viewport().height() // 2) // line)
+        if self.viewport().rect().contains(rect.center()):
+            return False
+        # blocks far below the fold are not laid out yet, so their rectangles cannot be trusted: let Qt centre a
+        # cursor there (it lays out what it needs), then put the person's cursor back without scrolling again
+        saved, sb, hb = self.textCursor(), self.verticalScrollBar(), self.horizontalScrollBar()
+        self.blockSignals(True)
+        try:
+            self.setTextCursor(cursor)
+            self.centerCursor()
+            top, left = sb.value(), hb.value()
+            self.setTextCursor(saved)
+            sb.setValue(top)
+            hb.setValue(left)
+        finally:
+            self.blockSignals(False)
+        return True
+
+    def reveal_block(self, rid: str) -> bool:
+        """Follow a live run: scroll so the end of block `rid` (where its text is streaming) is in view. Never
+        while the person works here (focus), and the text cursor never moves. Returns whether it scrolled."""
+        if self.hasFocus():
+            return False
+        _, last = self._block_range(rid)
+        if last is None:
+            return False
+        return self._scroll_to(last.position() + max(0, last.length() - 1))
 
     @property
     def highlighted(self) -> list[str]:
