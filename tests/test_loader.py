@@ -73,3 +73,19 @@ def test_device_and_dtype_choice():
     assert loader.pick_dtype("cpu", "bf16") == torch.bfloat16
     with pytest.raises(loader.ModelError):
         loader.pick_dtype("cpu", "int3")
+
+
+@pytest.mark.parametrize("damaged, says", [
+    ("model.safetensors", "could not load the weights in"),
+    ("tokenizer.json", "could not read the tokenizer or processor files in"),
+    ("block_diffusion.json", "block_diffusion.json cannot be read as JSON"),
+])
+def test_a_damaged_checkpoint_file_is_a_model_error_naming_it(tmp_path, tiny_glmocr_dir, damaged, says):
+    import shutil
+
+    folder = tmp_path / "ckpt"
+    shutil.copytree(tiny_glmocr_dir, folder)
+    (folder / damaged).write_text("{damaged", encoding="utf-8")
+    with pytest.raises(loader.ModelError) as info:
+        loader.load_model("gravityocr", folder, device="cpu")
+    assert says in str(info.value) and str(folder) in str(info.value)

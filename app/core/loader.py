@@ -193,7 +193,10 @@ def read_special(manifest: Manifest, folder: Path) -> tuple[dict[str, Any], dict
         fname = spec["from"]
         if fname not in cache:
             f = folder / fname
-            cache[fname] = json.loads(f.read_text(encoding="utf-8")) if f.is_file() else None
+            try:
+                cache[fname] = json.loads(f.read_text(encoding="utf-8")) if f.is_file() else None
+            except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
+                raise ModelError(f"{manifest.title}: {f} cannot be read as JSON ({exc})") from exc
         value = _dig(cache[fname], spec["key"]) if cache[fname] is not None else None
         if value is not None:
             values[key], sources[key] = value, f"{fname}:{spec['key']}"
@@ -304,9 +307,13 @@ def load_model(
         kwargs["attn_implementation"] = attn_implementation
     try:
         model = cls.from_pretrained(folder, **kwargs)
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - OSError, ValueError, SafetensorError (a damaged file), ...: all for a person
         raise ModelError(f"{manifest.title}: could not load the weights in {folder}: {exc}") from exc
     model.to(device).eval()
-    processor = load_processor(manifest, folder)
+    try:
+        processor = load_processor(manifest, folder)
+    except Exception as exc:  # noqa: BLE001 - a damaged tokenizer.json / processor file
+        raise ModelError(f"{manifest.title}: could not read the tokenizer or processor files in {folder}: "
+                         f"{type(exc).__name__}: {exc}") from exc
     special, sources = read_special(manifest, folder)
     return LoadedModel(manifest, folder, model, processor, device, torch_dtype, special, sources)
