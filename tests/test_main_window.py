@@ -222,3 +222,15 @@ def test_editor_follows_the_block_being_decoded(qtbot, tmp_path):
     w.handle_event(ev.TokensCommitted(region_id="p1-r39", step=1, tokens=[2], text=", and grows.", ms=1.0))
     w.redraw()
     assert editor.verticalScrollBar().value() == 0
+
+
+def test_every_main_window_is_themed(qtbot):
+    """`replay` (and anything else that builds the window without `run_app`) gets the same look as the app."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    app = QApplication.instance()
+    assert getattr(app, "theme_follower", None) is not None and app.styleSheet()

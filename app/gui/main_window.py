@@ -55,6 +55,11 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1440, 900)
         self.settings = settings or Settings()
+        from PySide6.QtWidgets import QApplication
+
+        from app.gui.application import apply_settings_theme
+
+        apply_settings_theme(QApplication.instance(), self.settings)  # once per app: `replay` and tests look the same
         self.prompter = prompter or Prompter(self)
         self.session = Session()
         self.journal = Journal()
