@@ -73,6 +73,8 @@ def test_device_and_dtype_choice():
     assert loader.pick_dtype("cpu", "bf16") == torch.bfloat16
     with pytest.raises(loader.ModelError):
         loader.pick_dtype("cpu", "int3")
+    with pytest.raises(loader.ModelError, match="unknown device 'nope'"):
+        loader.pick_device("nope")
 
 
 @pytest.mark.parametrize("damaged, says", [

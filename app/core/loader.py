@@ -215,8 +215,15 @@ def pick_device(preference: str | None = None) -> str:
     import torch
 
     if preference and preference != "auto":
+        try:
+            asked = torch.device(preference)
+        except (RuntimeError, ValueError):
+            raise ModelError(f"unknown device {preference!r}; choose one of auto, cuda, cuda:N, mps, cpu") from None
         if preference.startswith("cuda") and not torch.cuda.is_available():
             raise ModelError(f"device {preference!r} was asked for, but this torch build sees no CUDA GPU")
+        if asked.type == "cuda" and asked.index is not None and asked.index >= torch.cuda.device_count():
+            raise ModelError(f"device {preference!r} was asked for, but only {torch.cuda.device_count()} CUDA GPU(s) "
+                             "are visible")
         if preference == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
             raise ModelError("device 'mps' was asked for, but it is not available")
         return preference
