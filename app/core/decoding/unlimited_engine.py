@@ -86,7 +86,16 @@ class Detokenizer:
         self._start = 0  # first token of the uncommitted chunk
         self._chunk = ""  # text already emitted for tokens[_start:]
         self._held = 0  # token count at the last emission
-        self.text = ""
+        # the deltas so far, joined when `text` is read: `self.text += delta` would copy the whole text at every
+        # token (CPython's in-place concatenation does not apply to attributes), quadratic over a 32K-token output
+        self._pieces: list[str] = []
+
+    @property
+    def text(self) -> str:
+        """All the text emitted so far."""
+        if len(self._pieces) > 1:
+            self._pieces[:] = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
 
     def push(self, token: int) -> str:
         self.tokens.append(int(token))
@@ -97,7 +106,8 @@ class Detokenizer:
         common = len(os.path.commonprefix([s, self._chunk]))
         delta = s[max(common, len(self._chunk)):] if common == len(self._chunk) else s[common:]
         self._chunk = s
-        self.text += delta
+        if delta:
+            self._pieces.append(delta)
         if "\n" in delta or len(self.tokens) - self._start >= 32:
             self._start, self._chunk = len(self.tokens), ""
         return delta
