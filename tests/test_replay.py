@@ -32,6 +32,16 @@ def test_replay_command_rejects_a_bad_file_with_one_line(tmp_path, capsys):
     assert "no such trace file" in capsys.readouterr().err
 
 
+def test_replay_command_names_a_missing_document(tmp_path, capsys):
+    from app.cli import main
+    from app.core.events import RunStarted
+    from app.core.trace import write_trace
+
+    path = write_trace(tmp_path / "run.jsonl", [RunStarted(engine="gravity", document="a.pdf")])
+    assert main(["replay", str(path), "--document", str(tmp_path / "gone.pdf")]) == 2
+    assert "gone.pdf: no such document" in capsys.readouterr().err
+
+
 def test_open_replay_plays_into_the_main_window(qtbot, tmp_path):
     from app.commands.replay import open_replay
     from app.gui.views import DecodingViews

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 SPEEDS = {"fast": 0.0, "1": 1.0, "2": 2.0, "5": 5.0, "10": 10.0, "20": 20.0}
 
@@ -23,7 +24,6 @@ def with_document(trace, document: str):
     """The trace with its document path(s) pointing at `document` (the same file, on this machine), so the window
     shows the real pages. Returns (trace, whether any event named a document)."""
     import dataclasses
-    from pathlib import Path
 
     from app.core.events import DocumentOpened, RunStarted
 
@@ -45,17 +45,18 @@ def with_document(trace, document: str):
     return dataclasses.replace(trace, events=events), bool(targets)
 
 
-def open_replay(path: str, *, document: str | None = None, speed: float = 1.0, paused: bool = False):
+def open_replay(path: str, *, document: str | None = None, speed: float = 1.0, paused: bool = False, trace=None):
     """Create the main window, show it and start the replay. Returns (window, player). Needs a QApplication.
-    With `document`, the trace's document path is pointed at that file so its pages are shown."""
+    With `document`, the trace's document path is pointed at that file so its pages are shown. `trace`: the file,
+    already read by `load_trace` (else it is read here)."""
     import tempfile
-    from pathlib import Path
 
     from app.core.trace import load_trace, write_trace
     from app.gui.main_window import MainWindow
     from app.gui.views import DecodingViews
 
-    trace = load_trace(path)
+    if trace is None:
+        trace = load_trace(path)
     window = MainWindow()
     window.show()
     if document:
@@ -102,10 +103,15 @@ def run(args: argparse.Namespace) -> int:
     if not trace.events:
         print(f"scriptorium replay: {args.file} holds no events", file=sys.stderr)
         return 2
+    if args.document and not Path(args.document).is_file():
+        print(f"scriptorium replay: {args.document}: no such document (--document names the PDF or image the run "
+              "read)", file=sys.stderr)
+        return 2
     from app.gui.application import create_application
 
     app = create_application()
-    window, player = open_replay(args.file, document=args.document, speed=SPEEDS[args.speed], paused=args.paused)
+    window, player = open_replay(args.file, document=args.document, speed=SPEEDS[args.speed], paused=args.paused,
+                                 trace=trace)
     if args.exit_when_done:
         player.state_changed.connect(lambda state: app.quit() if state == "finished" else None)
     return app.exec()
