@@ -17,9 +17,12 @@ import sys
 import time
 from pathlib import Path
 
+from app.core.engine import ENGINES  # names only: neither module imports torch
+from app.core.layout import LAYOUTS
+
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_ENGINE, EXIT_WARNINGS, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
-ENGINE_CHOICES = ("auto", "gravity", "gravity-ar", "glm", "unlimited", "classic", "builtin")
-LAYOUT_CHOICES = ("auto", "ppdoclayout", "pymupdf", "page")
+ENGINE_CHOICES = ("auto", *ENGINES)
+LAYOUT_CHOICES = LAYOUTS
 MAX_DPI = 1200.0  # a page at 1200 DPI is already ~10k px a side
 
 

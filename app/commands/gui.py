@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import argparse
 
+from app.core.engine import ENGINES  # names only: no torch
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="*", help="PDFs or images to open")
     p.add_argument("--sample", action="store_true", help="open the bundled sample document")
-    p.add_argument("--engine", default=None, help="decoding engine to preselect (gravity, gravity-ar, glm, unlimited, builtin, classic, auto)")
+    p.add_argument("--engine", default=None, choices=("auto", *ENGINES), help="decoding engine to preselect")
     p.add_argument("--model", default=None, metavar="FOLDER", help="model folder for the engine (otherwise found automatically)")
     p.add_argument("--run", action="store_true", help="start reading the opened documents at once")
 
