@@ -370,6 +370,8 @@ class Session:
         for key in ("reference", "text_layer"):
             if isinstance(event.stats.get(key), str):
                 block.reference = event.stats[key]
+        if block.edited and block.reference:  # the badge measures the text shown: the person's edit, kept
+            block.cer = _cer(block.markdown, block.reference, block.cer)
         if block.edited:
             if formatted != block.markdown:
                 block.pending_ocr = formatted
