@@ -78,9 +78,10 @@ class TraceWriter:
         self._file.write(line + "\n")
         self._file.flush()
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: Event, t: float | None = None) -> None:
+        """Append `event`, stamped `t` seconds from the start (default: the time since the writer was opened)."""
         data = event.to_dict()
-        data[TIME_KEY] = round(time.perf_counter() - self._t0, 6)
+        data[TIME_KEY] = round(time.perf_counter() - self._t0 if t is None else float(t), 6)
         line = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         with self._lock:
             if self._file is None:  # late events of a run whose recording was stopped
@@ -175,12 +176,5 @@ def write_trace(path: str | Path, events: Iterable[Event], times: Iterable[float
     times_list = list(times) if times is not None else None
     with TraceWriter(path) as writer:
         for i, event in enumerate(events):
-            if times_list is None:
-                writer(event)
-            else:
-                data = event.to_dict()
-                data[TIME_KEY] = round(float(times_list[i]), 6)
-                with writer._lock:
-                    writer._write_line(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-                    writer.count += 1
+            writer(event, None if times_list is None else times_list[i])
     return path
