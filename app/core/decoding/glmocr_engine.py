@@ -103,11 +103,9 @@ class GlmOcrEngine:
                                                  {"type": "text", "text": TASK_PROMPTS[task]}]}]
         inputs = self.processor.apply_chat_template(messages, tokenize=True, add_generation_prompt=True,
                                                     return_dict=True, return_tensors="pt")
-        out = {}
-        for key, value in inputs.items():
-            value = value.to(self.model.device)
-            out[key] = value.to(self.model.dtype) if value.is_floating_point() else value
-        return out
+        device, dtype = self.model.device, self.model.dtype
+        return {key: value.to(device, dtype) if value.is_floating_point() else value.to(device)  # one copy each
+                for key, value in inputs.items()}
 
     def budget(self, task: str, override: int | None = None) -> int:
         return int(override or self.max_new_tokens or MAX_NEW_TOKENS.get(task, 512))
