@@ -66,3 +66,15 @@ def test_the_model_card_verdict():
     assert bar_verdict({k: v for k, v in good.items() if k != "pdf_cer"}).startswith("NOT met")
     assert bar_verdict({**good, "eval_set": "the training lines (overfit run)"}).startswith("not applicable")
     assert "| reading bar" in model_card(good)
+
+
+def test_bad_device_and_numbers_are_one_line_errors(tmp_path, capsys):
+    from app.cli import main
+
+    args = ["train", "--out", str(tmp_path / "ckpt"), "--preset", "test", "--no-install-fonts", "--no-final-eval"]
+    assert main(args + ["--device", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "scriptorium train: unknown device 'nope'" in err and "Traceback" not in err
+    with pytest.raises(SystemExit) as info:
+        main(args + ["--batch-size", "0"])
+    assert info.value.code == 2 and "argument --batch-size: '0' must be above 0" in capsys.readouterr().err

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from app.commands.arguments import positive
 from app.core.engine import ENGINES  # names only: neither module imports torch
 from app.core.layout import LAYOUTS
 
@@ -24,24 +25,6 @@ EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_ENGINE, EXIT_WARNINGS, EXIT_INTERRUPTED = 
 ENGINE_CHOICES = ("auto", *ENGINES)
 LAYOUT_CHOICES = LAYOUTS
 MAX_DPI = 1200.0  # a page at 1200 DPI is already ~10k px a side
-
-
-def _positive(kind: type, upper: float | None = None):
-    """An argparse type: a number of `kind` above 0 (and at most `upper`), else a usage error that says so."""
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            what = "a whole number" if kind is int else "a number"
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-        if not value > 0 or (upper is not None and value > upper):
-            bound = f" and at most {upper:g}" if upper is not None else ""
-            raise argparse.ArgumentTypeError(f"{text!r} must be above 0{bound}")
-        return value
-
-    parse.__name__ = kind.__name__  # argparse names the type in its messages
-    return parse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -53,18 +36,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", default="auto", choices=LAYOUT_CHOICES,
                    help="layout (auto: PP-DocLayoutV3 when its weights are found, else PyMuPDF)")
     p.add_argument("--layout-model", default=None, metavar="PATH", help="PP-DocLayoutV3 model folder")
-    p.add_argument("--dpi", type=_positive(float, MAX_DPI), default=144.0,
+    p.add_argument("--dpi", type=positive(float, MAX_DPI), default=144.0,
                    help="page rendering DPI for layout and boxes (default 144)")
-    p.add_argument("--ocr-dpi", type=_positive(float, MAX_DPI), default=None,
+    p.add_argument("--ocr-dpi", type=positive(float, MAX_DPI), default=None,
                    help="DPI of the crops sent to the engine (default 200)")
     p.add_argument("--pages", default=None, metavar="RANGE", help="pages to convert, 1-based: e.g. 1-5,8")
     p.add_argument("--password", default=None, help="password of encrypted PDFs")
     p.add_argument("--keep-headers", action="store_true", help="keep headers, footers, footnotes and page numbers")
     p.add_argument("--device", default=None, help="cuda, mps or cpu (default: best available)")
     p.add_argument("--dtype", default=None, help="fp32, bf16, fp16 (default: bf16 on GPU, fp32 on CPU)")
-    p.add_argument("--block-size", type=_positive(int), default=None,
+    p.add_argument("--block-size", type=positive(int), default=None,
                    help="self-speculative block size (default: checkpoint)")
-    p.add_argument("--max-new-tokens", type=_positive(int), default=None, help="cap on generated tokens per region")
+    p.add_argument("--max-new-tokens", type=positive(int), default=None, help="cap on generated tokens per region")
     p.add_argument("--trace", default=None, metavar="FILE", help="write the event stream as JSON lines")
     p.add_argument("--no-compare", action="store_true", help="skip the comparison with the PDF text layer")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")

@@ -10,23 +10,27 @@ the measured figures. Nothing heavy is imported until the command runs.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+
+from app.commands.arguments import positive
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None,
                    help="checkpoint folder (default: <user data>/models/builtin, where the builtin engine looks)")
     p.add_argument("--device", default="auto", help="auto | cuda | cuda:N | cpu (default: auto)")
-    p.add_argument("--minutes", type=float, default=10.0, help="wall-time budget incl. evaluation (default 10)")
-    p.add_argument("--steps", type=int, default=None, help="stop after this many steps (default: time only)")
+    p.add_argument("--minutes", type=positive(float), default=10.0, help="wall-time budget incl. evaluation (default 10)")
+    p.add_argument("--steps", type=positive(int), default=None, help="stop after this many steps (default: time only)")
     p.add_argument("--resume", action="store_true", help="continue from DIR/.train/state.safetensors")
-    p.add_argument("--batch-size", type=int, default=None, help="lines per step (default: 256 on CUDA, 16 on CPU)")
-    p.add_argument("--lr", type=float, default=5e-4, help="peak learning rate (default 5e-4; >= 1e-3 tends to "
+    p.add_argument("--batch-size", type=positive(int), default=None, help="lines per step (default: 256 on CUDA, 16 on CPU)")
+    p.add_argument("--lr", type=positive(float), default=5e-4, help="peak learning rate (default 5e-4; >= 1e-3 tends to "
                                                          "make the decoder ignore the image)")
     p.add_argument("--preset", default="small", choices=("small", "test"), help="model size (small: ~5M params)")
-    p.add_argument("--block-size", type=int, default=16, help="diffusion block size B (default 16)")
+    p.add_argument("--block-size", type=positive(int), default=16, help="diffusion block size B (default 16)")
     p.add_argument("--workers", type=int, default=None, help="line-rendering processes (default: cores - 2 on CUDA)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=None,
+    p.add_argument("--threads", type=positive(int), default=None,
                    help="torch CPU threads (CPU training: 1 is often fastest on a busy machine)")
     p.add_argument("--eval-lines", type=int, default=256, help="held-out clean lines for the final CER")
     p.add_argument("--no-final-eval", action="store_true", help="skip the CPU engine measurements at the end")
@@ -75,7 +79,19 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume, eval_lines=args.eval_lines, final_eval=not args.no_final_eval,
         save_dtype=args.save_dtype,
     )
-    report = train(cfg, log=print)
+    from app.core.loader import ModelError
+
+    try:
+        report = train(cfg, log=print)
+    except (ModelError, ValueError) as exc:  # a device that is not there, a state that does not match the options
+        print(f"scriptorium train: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a bug must still end in a message, not a traceback
+        if os.environ.get("SCRIPTORIUM_DEBUG"):
+            raise
+        print(f"scriptorium train: unexpected {type(exc).__name__}: {exc} (set SCRIPTORIUM_DEBUG=1 for the "
+              "traceback, and please report it)", file=sys.stderr)
+        return 1
     print(f"done: {report.get('steps')} steps, {report.get('lines_seen')} lines, held-out CER {report.get('cer')}, "
           f"model card: {out / 'MODEL_CARD.md'}")
     return 0

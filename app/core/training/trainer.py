@@ -105,6 +105,9 @@ class Trainer:
         self.meta_path = self.out / ".train" / "state.json"
         if cfg.resume and self.state_path.is_file() and self.meta_path.is_file():
             self._load_state()
+        elif cfg.resume:
+            self.log(f"nothing to resume in {self.out} (no {self.state_path.parent.name}/{self.state_path.name}); "
+                     "starting a new run")
 
     # --- state ---------------------------------------------------------------------------------------------------
 
