@@ -143,6 +143,7 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     data = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     by_id = {b["id"]: b for page in data["pages"] for b in page["blocks"]}
     assert by_id[target.id]["edited"] is True and "EDITED BY HAND" in by_id[target.id]["markdown"]
+    assert by_id[other.id]["engine"] and by_id[other.id]["stats"], "each decoded block keeps its engine and stats"
     assert by_id[target.id]["box_pt"] == [round(v, 2) for v in w.work.blocks[target.id].region.box_pt]
     assert data["schema"].startswith("scriptorium.document") and data["pages"][0]["width_pt"] == 595
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")

@@ -63,6 +63,9 @@ def to_json_dict(work: DocumentWork, pictures: dict[str, str] | None = None) -> 
             extra = dict(b.region.extra)
             if b.cer is not None:
                 extra["cer"] = b.cer
+            if b.stats:  # the decoding stats and engine of the block, as `convert` writes them
+                extra.setdefault("stats", dict(b.stats))
+                extra.setdefault("engine", b.stats.get("engine", ""))
             d = block_dict(replace(b.region, text=b.raw_text, extra=extra), exported_markdown(b, pictures),
                            pictures.get(b.id))
             d.update(edited=b.edited, status=b.status)
