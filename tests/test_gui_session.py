@@ -25,3 +25,16 @@ def test_rerun_keeps_the_cer_of_the_edit_not_of_the_new_ocr():
     block = work.blocks["p1-r01"]
     assert change.conflicts == ["p1-r01"] and block.markdown.endswith("EDITED BY HAND")
     assert block.cer == pytest.approx(edited_cer)
+
+
+def test_exported_json_keeps_each_blocks_engine_and_stats():
+    from app.gui.export import to_json_dict
+    from app.gui.session import Session
+
+    session = Session()
+    work = session.add_document("doc.pdf")
+    region = Region(id="p1-r01", page=0, box=(0, 0, 10, 10), label="text", task="text", order=0).to_dict()
+    session.apply(ev.LayoutDone(page=0, regions=[region]), work)
+    session.apply(ev.RegionFinished(region_id="p1-r01", text="Hi", stats={"engine": "classic", "ms": 3.0}), work)
+    block = to_json_dict(work)["pages"][0]["blocks"][0]
+    assert block["engine"] == "classic" and block["stats"]["ms"] == 3.0
