@@ -45,3 +45,18 @@ def test_a_rerun_prunes_crops_of_regions_that_are_gone(qtbot):
         w.handle_event(event)
     assert sorted(f.name for f in folder.glob("*.png")) == ["p1-r04.png", "p2-r01.png"]
     assert w.work.blocks["p2-r01"].region.extra["picture_path"] == str(folder / "p2-r01.png")
+
+
+def test_closing_a_document_drops_its_crops(qtbot):
+    from app.core.paths import sample_document
+    from app.gui.main_window import MainWindow
+    from app.gui.session import pictures_dir
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.open_files([str(sample_document())], run=False)
+    folder = pictures_dir(w.work.path)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "p1-r02.png").write_bytes(b"crop")
+    w.close_document(0)
+    assert w.work is None and not folder.exists()

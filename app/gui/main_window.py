@@ -229,9 +229,16 @@ class MainWindow(QMainWindow):
         if not 0 <= index < len(self.session.documents):
             return
         work = self.session.documents[index]
-        if self._run_work is work:
+        running = self._run_work is work
+        if running:
             self.cancel_run(discard=True)
             self._run_work = None
+        else:  # its picture crops were only kept for the editor and preview (a running worker may still write one)
+            import shutil
+
+            from app.gui.session import pictures_dir
+
+            shutil.rmtree(pictures_dir(work.path), ignore_errors=True)
         self.renderer.forget(work.path)
         self.session.remove_document(index)
         self._refresh_documents()
