@@ -64,16 +64,19 @@ class PreferencesDialog(QDialog):
         self.settings = settings
         layout = QVBoxLayout(self)
         self.editors: dict[str, QWidget] = {}
-        groups: dict[str, QFormLayout] = {}
+        # one form for every group (a title row per group), so the fields of all groups line up in one column
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        layout.addLayout(form)
+        seen: set[str] = set()
         for option in OPTIONS.values():
             if option.key in self.HIDDEN:
                 continue
-            form = groups.get(option.group)
-            if form is None:
+            if option.group not in seen:
+                seen.add(option.group)
                 title = QLabel(f"<b>{option.group}</b>")
-                layout.addWidget(title)
-                form = groups[option.group] = QFormLayout()
-                layout.addLayout(form)
+                title.setContentsMargins(0, 6 if len(seen) > 1 else 0, 0, 0)
+                form.addRow(title)
             editor = self._editor(option, settings.get(option.key))
             self.editors[option.key] = editor
             form.addRow(option.title, editor)
@@ -84,6 +87,20 @@ class PreferencesDialog(QDialog):
 
     @staticmethod
     def _editor(option, value) -> QWidget:
+        if option.key == "engine":  # the registry's engines by title (the setting keeps the name)
+            from app.core.engine import ENGINES
+            from app.gui.engine_bar import AUTO_TITLE
+
+            w = QComboBox()
+            w.addItem(AUTO_TITLE, "auto")
+            for spec in ENGINES.values():
+                w.addItem(spec.title, spec.name)
+            i = w.findData(str(value))
+            if i < 0:  # a name this build does not know: keep it, do not silently change it
+                w.addItem(str(value), str(value))
+                i = w.count() - 1
+            w.setCurrentIndex(i)
+            return w
         if option.choices:
             w = QComboBox()
             w.addItems(list(option.choices))
@@ -107,7 +124,8 @@ class PreferencesDialog(QDialog):
         out = {}
         for key, w in self.editors.items():
             if isinstance(w, QComboBox):
-                out[key] = w.currentText()
+                data = w.currentData()
+                out[key] = data if isinstance(data, str) else w.currentText()
             elif isinstance(w, QCheckBox):
                 out[key] = w.isChecked()
             elif isinstance(w, (QSpinBox, QDoubleSpinBox)):

@@ -1,0 +1,28 @@
+"""Preferences: the engine is chosen from the registry (by title, stored by name), and every group's fields line
+up in one column."""
+from __future__ import annotations
+
+
+def test_preferences_engine_choice_and_aligned_fields(qtbot):
+    from PySide6.QtWidgets import QComboBox
+
+    from app.core.engine import ENGINES
+    from app.gui.dialogs import PreferencesDialog
+    from app.gui.settings import Settings
+
+    s = Settings()
+    s.set("engine", "classic")
+    dialog = PreferencesDialog(s)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    engine = dialog.editors["engine"]
+    assert isinstance(engine, QComboBox) and engine.currentText() == ENGINES["classic"].title
+    assert [engine.itemData(i) for i in range(engine.count())] == ["auto", *ENGINES]
+    engine.setCurrentIndex(engine.findData("gravity"))
+    values = dialog.values()
+    assert values["engine"] == "gravity" and values["theme"] == s.get("theme")
+    lefts = {w.mapTo(dialog, w.rect().topLeft()).x() for w in dialog.editors.values()}
+    assert len(lefts) == 1, f"fields start at different x: {sorted(lefts)}"
+    dialog.accept()
+    assert s.get("engine") == "gravity"
