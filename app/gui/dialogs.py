@@ -69,7 +69,8 @@ class PreferencesDialog(QDialog):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         layout.addLayout(form)
         seen: set[str] = set()
-        for option in OPTIONS.values():
+        order = list(dict.fromkeys(o.group for o in OPTIONS.values()))  # groups in order of first appearance
+        for option in sorted(OPTIONS.values(), key=lambda o: order.index(o.group)):  # stable: registry order inside
             if option.key in self.HIDDEN:
                 continue
             if option.group not in seen:
