@@ -67,6 +67,7 @@ def test_journal_restore_after_crash(qtbot, tmp_path):
     assert second.work.blocks["p1-r02"].edited
     assert second.editor.toPlainText() == first.editor.toPlainText()
     assert second.documents.count() == 1
+    assert second.documents.item(0).text().endswith("·  3 blocks")  # the list says how far the work got
 
     # a clean close marks the journal: the next start asks nothing
     second.close()

@@ -202,16 +202,18 @@ class MainWindow(QMainWindow):
     def _index_of(self, path: str) -> int:
         return next(i for i, d in enumerate(self.session.documents) if d.path == path)
 
-    def _refresh_documents(self) -> None:
+    def _refresh_documents(self, current: int | None = None) -> None:
         names = [(d.name, d.path) for d in self.session.documents]
-        self.documents.set_documents(names, self.session.current)
+        self.documents.set_documents(names, self.session.current if current is None else current)
+        for row, work in enumerate(self.session.documents):  # the list is rebuilt: put each one's status back
+            self.documents.set_status(row, "reading…" if work is self._run_work else work.summary())
 
     def show_document(self, index: int) -> None:
         if not 0 <= index < len(self.session.documents):
             return
         self.session.current = index
         work = self.work
-        self.documents.set_documents([(d.name, d.path) for d in self.session.documents], index)
+        self._refresh_documents(index)
         self.setWindowTitle(f"{work.name} — Scriptorium")
         self.middle.setCurrentIndex(1)
         self.page_view.clear()

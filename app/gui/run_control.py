@@ -94,9 +94,7 @@ class RunControl:
             w.run_label.setText(f"{engine} · {w.decoder.device}")
         work = w._run_work
         if work is not None and any(d is work for d in w.session.documents):
-            n = sum(1 for b in work.blocks.values() if b.status == "done")
-            stopped = sum(1 for b in work.blocks.values() if b.status == "cancelled")
-            status = "failed" if error else f"{n} block{'' if n == 1 else 's'}" + (f", {stopped} cancelled" if stopped else "")
+            status = "failed" if error else work.summary() or "0 blocks"
             w.documents.set_status(w._index_of(work.path), status)
         if error:
             w.banner.show_message(error)

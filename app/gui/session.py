@@ -131,6 +131,14 @@ class DocumentWork:
     def name(self) -> str:
         return self.title or Path(self.path).name
 
+    def summary(self) -> str:
+        """What the document list shows beside the name: "15 blocks", "3 blocks, 2 cancelled", "" before a run."""
+        done = sum(1 for b in self.blocks.values() if b.status == "done")
+        stopped = sum(1 for b in self.blocks.values() if b.status == "cancelled")
+        if not done and not stopped:
+            return ""
+        return f"{done} block{'' if done == 1 else 's'}" + (f", {stopped} cancelled" if stopped else "")
+
     def ordered(self, page: int | None = None) -> list[Block]:
         blocks = [b for b in self.blocks.values() if page is None or b.region.page == page]
         return sorted(blocks, key=lambda b: (b.region.page, b.region.order, b.id))
