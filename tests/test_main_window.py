@@ -215,13 +215,18 @@ def test_editor_follows_the_block_being_decoded(qtbot, tmp_path):
 
     assert end_visible("p1-r39") and not end_visible("p1-r00")
     assert editor.textCursor().position() == cursor_at  # scrolled, the text cursor did not move
+    preview = w.review.preview
+    preview.render_now()
+    assert preview.verticalScrollBar().value() > 0  # the preview shows the streaming block too
     # the person clicks into the editor and scrolls up: more text arrives, the view stays where they are
     editor.setFocus()
     qtbot.waitUntil(editor.hasFocus)
     editor.verticalScrollBar().setValue(0)
+    preview.verticalScrollBar().setValue(0)
     w.handle_event(ev.TokensCommitted(region_id="p1-r39", step=1, tokens=[2], text=", and grows.", ms=1.0))
     w.redraw()
-    assert editor.verticalScrollBar().value() == 0
+    preview.render_now()
+    assert editor.verticalScrollBar().value() == 0 and preview.verticalScrollBar().value() == 0
 
 
 def test_every_main_window_is_themed(qtbot):

@@ -466,8 +466,11 @@ class MainWindow(QMainWindow):
                 self.page_view.set_region_state(rid, status=block.status, edited=block.edited)
         self.review.refresh_blocks(blocks)
         live_id = self.session.live_region or ""
-        if live_id in blocks and self._follow_live and getattr(self.views.rounds_view, "following", True):
-            self.editor.reveal_block(live_id)  # the streaming block stays in view (unless the person looks elsewhere)
+        following = bool(live_id) and self._follow_live and getattr(self.views.rounds_view, "following", True)
+        # the streaming block stays in view in the editor and the preview, unless the person looks elsewhere
+        self.review.preview.follow_id = live_id if following and not self.editor.hasFocus() else ""
+        if following and live_id in blocks:
+            self.editor.reveal_block(live_id)
         if self._window_span is not None and (blocks or layout):  # blocks arrived or moved: redo the highlight
             self.show_window_span(*self._window_span)
 

@@ -105,6 +105,7 @@ class Preview(QTextBrowser):
         self._timer.timeout.connect(self.render_now)
         self.blocked: list[str] = []
         self.renders = 0
+        self.follow_id = ""  # a block to keep in view at each redraw (the one being decoded); "" keeps the scroll
 
     def set_blocks(self, blocks: list[tuple[str, str]]) -> None:
         self._blocks = list(blocks)
@@ -117,6 +118,8 @@ class Preview(QTextBrowser):
         value = bar.value()
         self.setHtml(markdown_to_html(self._blocks))
         bar.setValue(value)
+        if self.follow_id:
+            self.scrollToAnchor(self.follow_id)
         self.renders += 1
 
     def show_block(self, rid: str) -> None:
