@@ -119,7 +119,11 @@ class Preview(QTextBrowser):
         self.setHtml(markdown_to_html(self._blocks))
         bar.setValue(value)
         if self.follow_id:
-            self.scrollToAnchor(self.follow_id)
+            shown = [rid for rid, md in self._blocks if md.strip()]
+            if shown and shown[-1] == self.follow_id:  # the last block (the usual case): show where it grows
+                bar.setValue(bar.maximum())
+            else:
+                self.scrollToAnchor(self.follow_id)
         self.renders += 1
 
     def show_block(self, rid: str) -> None:
