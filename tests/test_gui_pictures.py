@@ -60,3 +60,21 @@ def test_closing_a_document_drops_its_crops(qtbot):
     (folder / "p1-r02.png").write_bytes(b"crop")
     w.close_document(0)
     assert w.work is None and not folder.exists()
+
+
+def test_closing_a_document_while_it_is_read_drops_its_crops_when_the_run_ends(qtbot):
+    from app.core.paths import sample_document
+    from app.gui.main_window import MainWindow
+    from app.gui.session import pictures_dir
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.open_files([str(sample_document())], run=False)
+    folder = pictures_dir(w.work.path)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "p1-r02.png").write_bytes(b"crop")
+    w._run_work = w.work  # as if its run were in flight: the worker may still write a crop
+    w.close_document(0)
+    assert folder.exists()
+    w.runs.finished(1, None, "")  # the worker says the (cancelled, discarded) run ended
+    assert not folder.exists() and not w.stale_pictures

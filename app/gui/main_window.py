@@ -67,6 +67,7 @@ class MainWindow(QMainWindow):
         self.decoder = DecodeClient(self)
         self._passwords: dict[str, str] = {}
         self._run_work: DocumentWork | None = None  # the document the events in flight belong to
+        self.stale_pictures: set[Path] = set()  # picture folders of documents closed while their run was stopping
         self._follow_live = True
         self._dirty_blocks: set[str] = set()
         self._dirty_layout = False
@@ -231,14 +232,16 @@ class MainWindow(QMainWindow):
         if not 0 <= index < len(self.session.documents):
             return
         work = self.session.documents[index]
-        running = self._run_work is work
-        if running:
+        # its picture crops were only kept for the editor and preview: gone now, or once its run has stopped (the
+        # worker may still write one)
+        from app.gui.session import pictures_dir
+
+        if self._run_work is work:
             self.cancel_run(discard=True)
             self._run_work = None
-        else:  # its picture crops were only kept for the editor and preview (a running worker may still write one)
+            self.stale_pictures.add(pictures_dir(work.path))
+        else:
             import shutil
-
-            from app.gui.session import pictures_dir
 
             shutil.rmtree(pictures_dir(work.path), ignore_errors=True)
         self.renderer.forget(work.path)

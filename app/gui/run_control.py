@@ -7,7 +7,9 @@ never live here: decoding, drawing, file formats.
 """
 from __future__ import annotations
 
-from app.gui.session import DocumentWork
+import shutil
+
+from app.gui.session import DocumentWork, pictures_dir
 from app.gui.worker import RunRequest
 
 DECODED_TASKS = ("text", "table", "formula")
@@ -103,6 +105,11 @@ class RunControl:
             w._show_regions()
         w._conflicts = []
         w._run_work = None
+        if w.stale_pictures:  # crops of documents closed while this run was stopping (unless opened again since)
+            open_now = {pictures_dir(d.path) for d in w.session.documents}
+            for folder in w.stale_pictures - open_now:
+                shutil.rmtree(folder, ignore_errors=True)
+            w.stale_pictures = set()
         w._update_actions()
         w.redraw()
         w.save_journal()
