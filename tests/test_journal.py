@@ -114,3 +114,18 @@ def test_journal_keeps_a_whole_document_runs_raw_offsets(tmp_path):
     assert again.raw_stream == "doc" and again.raw_spans == work.raw_spans
     assert again.blocks["p1-r02"].region.extra["raw_span"] == [18, 42]
     assert restored.window_spans("doc", 5, 25) == before
+
+
+def test_exports_are_readable_by_the_persons_other_programs(tmp_path):
+    """Atomic writes go through mkstemp (0600); exported files must get the permissions a plain open gives."""
+    import os
+    import stat
+
+    from app.gui.export import atomic_write_text
+
+    old = os.umask(0o022)
+    try:
+        path = atomic_write_text(tmp_path / "out.md", "# hi\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644

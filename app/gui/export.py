@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from app import __version__
-from app.gui.journal import atomic_write_text
+from app.core.atomic import atomic_write_text
 from app.gui.preview import markdown_to_html
 from app.gui.session import Block, DocumentWork, picture_link
 
