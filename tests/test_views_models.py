@@ -149,3 +149,17 @@ def test_live_tpf_excludes_the_stop_token_like_the_engine(case):
     final = _finish(model, "r", [first, last], stop=case != "budget_cut")
     assert reg.finished and reg.tpf == pytest.approx(final) and live == pytest.approx(final)
     assert reg.tokens == round(final * 2 * len(reg.rounds)) and reg.mean_accepted == pytest.approx(2 * final)
+
+
+def test_declared_stop_ids_are_exact_where_guessing_would_be_wrong():
+    """With the stop ids on RegionStarted the view needs no guess: a stop id with an ordinary text and a natural
+    round length counts as a stop, and a round cut short for another reason is not taken for one."""
+    model = RoundsModel()
+    model.feed(RegionStarted(region_id="r", page=1, task="text", engine="gravity", max_new_tokens=100, stop_ids=[77]))
+    names = {77: "END"}
+    first = _round(0, 1, [1, 2, 3], [1, 5, 3], [1, 5], names)  # a correction token that is no stop id
+    last = _round(1, 1, [7, 8, 9], [7, 77, 9], [7, 77], names)  # natural length, 77 is declared
+    model.feed(first)
+    model.feed(last)
+    reg = model.regions["r"]
+    assert reg.output_tokens == 4 and reg.tokens == 3

@@ -122,6 +122,7 @@ class RegionStarted(Event):
     engine: str
     prompt_tokens: int = 0
     max_new_tokens: int = 0
+    stop_ids: list[int] = field(default_factory=list)  # the checkpoint's stop ids (a view tells a stop token from text)
 
 
 # --- decoding ----------------------------------------------------------------------------------------------------

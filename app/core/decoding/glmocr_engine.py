@@ -129,7 +129,8 @@ class GlmOcrEngine:
         t0 = time.perf_counter()
         inputs = self.build_inputs(image, task)
         budget = self.budget(task, max_new_tokens)
-        emit(RegionStarted(region_id, page, task, self.name, int(inputs["input_ids"].shape[1]), budget))
+        emit(RegionStarted(region_id, page, task, self.name, int(inputs["input_ids"].shape[1]), budget,
+                           stop_ids=[int(t) for t in self.stop_ids]))
         stream = TextStream(self.tokenizer)
         if cancel is not None and cancel.cancelled:
             return self._finish(region_id, [], None, "cancelled", emit, t0)

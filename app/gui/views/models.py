@@ -277,6 +277,7 @@ class RoundsModel:
         self._meta: dict[str, tuple[str, str, int]] = {}  # region id -> (task, engine, page) from RegionStarted
         self._budget: dict[str, int] = {}  # region id -> max_new_tokens from RegionStarted (0 = unknown)
         self.stop_ids: set[int] = set()  # learned from finished regions whose stats left their last token out
+        self._region_stops: dict[str, set[int]] = {}  # region id -> stop ids its RegionStarted declared
         self._ar_tokens = 0
         self._ar_ms = 0.0
         self.version = 0  # bumped on every change (views compare it to skip work)
@@ -289,13 +290,17 @@ class RoundsModel:
         return reg
 
     def ends_with_stop(self, reg: RegionRounds, ev: RoundVerified) -> bool:
-        """Whether this round's last token is a stop token. The events carry no stop ids, so: an id seen ending an
-        earlier region whose stats excluded it, a round cut short before its natural length (the engine truncates
-        at a stop id or at the token budget; the budget is known from RegionStarted), or a special-token text."""
+        """Whether this round's last token is a stop token: exact when RegionStarted declared the stop ids. Older
+        traces carry none, so then: an id seen ending an earlier region whose stats excluded it, a round cut short
+        before its natural length (the engine truncates at a stop id or at the token budget; the budget is known
+        from RegionStarted), or a special-token text."""
         new = ev.new_tokens
         if not new:
             return False
         last = new[-1]
+        declared = self._region_stops.get(ev.region_id)
+        if declared:
+            return last in declared
         if last in self.stop_ids:
             return True
         slots = len(ev.candidates)
@@ -321,6 +326,7 @@ class RoundsModel:
                 self.version += 1
             self._meta[ev.region_id] = (ev.task, ev.engine, ev.page)
             self._budget[ev.region_id] = int(ev.max_new_tokens or 0)
+            self._region_stops[ev.region_id] = {int(t) for t in (ev.stop_ids or ())}
             if ev.region_id in self.regions:
                 reg = self.regions[ev.region_id]
                 reg.task, reg.engine, reg.page = ev.task, ev.engine, ev.page
