@@ -38,3 +38,17 @@ def test_exported_json_keeps_each_blocks_engine_and_stats():
     session.apply(ev.RegionFinished(region_id="p1-r01", text="Hi", stats={"engine": "classic", "ms": 3.0}), work)
     block = to_json_dict(work)["pages"][0]["blocks"][0]
     assert block["engine"] == "classic" and block["stats"]["ms"] == 3.0
+
+
+def test_cer_badge_reads_sensibly_for_garbage_output(qtbot):
+    from app.core.regions import Region
+    from app.gui.block_bar import BlockBar
+    from app.gui.session import Block
+
+    bar = BlockBar()
+    qtbot.addWidget(bar)
+    region = Region(id="p1-r01", page=0, box=(0, 0, 10, 10), label="text", task="text", order=0)
+    bar.show_block(Block(region, cer=0.034, reference="abc"))
+    assert bar.badge.text() == "CER 3.4%"
+    bar.show_block(Block(region, cer=32.833, reference="abc"))
+    assert bar.badge.text() == "CER > 100%" and "3283.3%" in bar.badge.toolTip()

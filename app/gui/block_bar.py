@@ -101,7 +101,10 @@ class BlockBar(QWidget):
         has_ref = bool(block.reference) or block.cer is not None
         self.badge.setVisible(block.cer is not None)
         if block.cer is not None:
-            self.badge.setText(f"CER {block.cer * 100:.1f}%")
+            # CER counts insertions too, so garbage output can score thousands of percent: say "> 100%" then
+            self.badge.setText(f"CER {block.cer * 100:.1f}%" if block.cer <= 1 else "CER > 100%")
+            self.badge.setToolTip(f"character error rate against the PDF's own text: {block.cer * 100:.1f}% "
+                                  "(edits needed per character of the text layer)")
             self.badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self.badge.setStyleSheet(f"background: {cer_color(block.cer)}; color: white; border-radius: 8px; padding: 1px 8px;")
             self.badge.setFixedWidth(self.badge.fontMetrics().horizontalAdvance(self.badge.text()) + 22)
