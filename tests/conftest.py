@@ -25,6 +25,17 @@ def _isolated_user_data(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SCRIPTORIUM_MODELS", str(home / "models"))
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Decoder tests on one thread: steadier on the shared 2-core machines, and the same numbers every run."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def artifacts_dir() -> Path:
     """Screenshots and other files a person may want to look at after a test run."""

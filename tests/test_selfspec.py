@@ -16,12 +16,7 @@ BLOCKS = (4, 8, 32)
 NEW = 40  # tokens per invariant case: long enough for several rounds, short enough for CI
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
