@@ -13,7 +13,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 @pytest.fixture(scope="module")
 def engine(tiny_glmocr_dir):
-    from app.core.decoding.glmocr_engine import open_ar
+    from app.core.engines.glmocr import open_ar
 
     torch.set_num_threads(1)
     return open_ar(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32")

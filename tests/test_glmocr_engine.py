@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from app.core.engine import CancelToken, EngineUnavailable, open_engine  # noqa: E402
+from app.core.engines import CancelToken, EngineUnavailable, open_engine  # noqa: E402
 from app.core.events import (  # noqa: E402
     RegionFinished, RegionStarted, RoundVerified, TokensCommitted, event_from_json,
 )
@@ -128,7 +128,7 @@ def test_missing_weights_are_reported(tmp_path):
 
 
 def test_block_size_option_and_text_cleanup(tiny_glmocr_dir):
-    from app.core.decoding.glmocr_engine import clean_text, open_selfspec
+    from app.core.engines.glmocr import clean_text, open_selfspec
 
     engine = open_selfspec(model_path=tiny_glmocr_dir, device="cpu", block_size=8, unknown_option=True)
     assert engine.block_size == 8 and engine.name == "gravity"

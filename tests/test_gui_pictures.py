@@ -24,7 +24,7 @@ def _layout(page: int, folder, ids_tasks):
 def test_a_rerun_prunes_crops_of_regions_that_are_gone(qtbot):
     from app.core.paths import sample_document
     from app.gui.main_window import MainWindow
-    from app.gui.session import pictures_dir
+    from app.core.pipeline.pictures import pictures_dir
 
     w = MainWindow()
     qtbot.addWidget(w)
@@ -50,7 +50,7 @@ def test_a_rerun_prunes_crops_of_regions_that_are_gone(qtbot):
 def test_closing_a_document_drops_its_crops(qtbot):
     from app.core.paths import sample_document
     from app.gui.main_window import MainWindow
-    from app.gui.session import pictures_dir
+    from app.core.pipeline.pictures import pictures_dir
 
     w = MainWindow()
     qtbot.addWidget(w)
@@ -65,7 +65,7 @@ def test_closing_a_document_drops_its_crops(qtbot):
 def test_closing_a_document_while_it_is_read_drops_its_crops_when_the_run_ends(qtbot):
     from app.core.paths import sample_document
     from app.gui.main_window import MainWindow
-    from app.gui.session import pictures_dir
+    from app.core.pipeline.pictures import pictures_dir
 
     w = MainWindow()
     qtbot.addWidget(w)
@@ -73,8 +73,8 @@ def test_closing_a_document_while_it_is_read_drops_its_crops_when_the_run_ends(q
     folder = pictures_dir(w.work.path)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "p1-r02.png").write_bytes(b"crop")
-    w._run_work = w.work  # as if its run were in flight: the worker may still write a crop
+    w.runs.work = w.work  # as if its run were in flight: the worker may still write a crop
     w.close_document(0)
     assert folder.exists()
-    w.runs.finished(1, None, "")  # the worker says the (cancelled, discarded) run ended
-    assert not folder.exists() and not w.stale_pictures
+    w._run_finished(1, None, "")  # the worker says the (cancelled, discarded) run ended
+    assert not folder.exists() and not w.runs.stale_pictures

@@ -6,7 +6,7 @@ from __future__ import annotations
 def test_preferences_engine_choice_and_aligned_fields(qtbot):
     from PySide6.QtWidgets import QComboBox
 
-    from app.core.engine import ENGINES
+    from app.core.engines import ENGINES
     from app.gui.dialogs import PreferencesDialog
     from app.gui.settings import Settings
 

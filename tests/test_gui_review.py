@@ -116,15 +116,15 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     assert w.page_view.region_items[target.id].edited
     w.grab().save(str(artifacts_dir / "main_window_reviewing.png"))
 
-    # re-run OCR on the page: the edit survives (the prompt's non-interactive answer is "keep my edit")
+    # re-run OCR on the page: the edit survives; the model reads what it read before, so nothing asks the person
     w.prompter.asked.clear()
     w.rerun_page()
     wait_run(qtbot, w)
     block = w.work.blocks[target.id]
     assert "EDITED BY HAND" in block.markdown and block.edited
     assert "EDITED BY HAND" in w.editor.block_text(target.id)
-    assert [k for k, _ in w.prompter.asked] == ["overwrite_edited"]
-    assert block.pending_ocr is not None and block.status == "done"
+    assert w.prompter.asked == []  # the same OCR again is no conflict
+    assert block.pending_ocr is None and block.status == "done"
     assert all(w.work.blocks[b.id].status == "done" for b in decoded)
 
     # one region again (page context menu → "Read this region again"): only that region is decoded

@@ -89,7 +89,7 @@ def test_typing_into_a_block_that_is_still_streaming_keeps_the_typing(qtbot):
     from app.core import events as ev
     from app.core.regions import Region
     from app.gui.review_pane import ReviewPane
-    from app.gui.session import Session
+    from app.core.review.session import Session
 
     session = Session()
     work = session.add_document("/tmp/x.pdf")

@@ -8,7 +8,7 @@ import pytest
 
 from app.core import events as ev
 from app.core.trace import load_trace
-from app.core.unlimited_output import drop_specials
+from app.core.engines.unlimited_output import drop_specials
 from tests.test_gui_review import drop_files, wait_run
 
 torch = pytest.importorskip("torch")

@@ -91,7 +91,7 @@ def test_declined_restore_discards_and_broken_journal_is_set_aside(tmp_path):
 def test_journal_keeps_a_whole_document_runs_raw_offsets(tmp_path):
     """Unlimited-OCR blocks carry their place in the generation's raw output (extra["raw_span"] /
     ["raw_text_span"]); after a restore the R-SWA window can still be pointed at their text."""
-    from app.gui.session import Session
+    from app.core.review.session import Session
 
     regions = _regions(n=2)
     for r, span in zip(regions, [(3, 10), (20, 40)]):

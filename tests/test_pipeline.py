@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from app.core.engine import CancelToken, DocumentResult
+from app.core.engines import CancelToken, DocumentResult
 from app.core.events import RegionFinished
 from app.core.layout import resolve_layout_name
-from app.core.pipeline import DocumentOutput, Pipeline, PipelineOptions, parse_pages, resolve_engine_name
+from app.core.engines import resolve_engine_name
+from app.core.pipeline import DocumentOutput, Pipeline, PipelineOptions, parse_pages
 from app.core.regions import Region
 from app.core.synthetic import make_sample_pdf, make_small_report
 from doc_inputs import text_image
@@ -144,9 +145,13 @@ class WholeDocument:
 
     name = "wholedoc"
     kind = "document"
-    render_dpi = 100.0
+    device = "cpu"
+    input_dpi = 100.0
 
-    def decode_document(self, pages, *, emit, cancel=None):
+    def close(self) -> None:
+        pass
+
+    def decode_document(self, pages, *, emit, cancel=None, on_blocks=None):
         regions = []
         for n in range(len(pages)):
             img = pages[n]
@@ -273,7 +278,8 @@ def test_title_rule_needs_the_first_page_and_the_largest_type():
 
 def test_picture_dir_saves_crops_at_layout_time_and_layout_done_names_them(tmp_path, report_pdf):
     events = []
-    pipe = Pipeline(PipelineOptions(layout="pymupdf", picture_dir=str(tmp_path / "work")), emit=events.append)
+    pipe = Pipeline(PipelineOptions(layout="pymupdf", ocr_dpi=200, picture_dir=str(tmp_path / "work")),
+                    emit=events.append)
     pipe.open(report_pdf)
     pipe.output = DocumentOutput(str(report_pdf), "none", "pymupdf", pipe.document.page_count)
     pipe.output.pages.append(pipe.layout_page(0))

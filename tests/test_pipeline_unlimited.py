@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from app.core import events as ev
-from app.core.engine import CancelToken
+from app.core.engines import CancelToken
 from app.core.pipeline import Pipeline, PipelineError, PipelineOptions
-from app.core.unlimited_output import clean_raw
+from app.core.engines.unlimited_output import clean_raw
 
 torch = pytest.importorskip("torch")
 

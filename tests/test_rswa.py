@@ -37,7 +37,7 @@ def _pages():
 
 @pytest.mark.parametrize("cache", ["dynamic", "static"])
 def test_cached_rswa_logits_equal_explicit_mask_recompute(small_window_model, cache):
-    from app.core.decoding.unlimited_engine import UnlimitedEngine
+    from app.core.engines.unlimited import UnlimitedEngine
     from app.core.tiny.unlimited import IMAGE
 
     lm = small_window_model

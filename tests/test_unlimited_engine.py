@@ -10,7 +10,7 @@ import torch
 from PIL import Image
 
 from app.core import events as ev
-from app.core.engine import CancelToken
+from app.core.engines import CancelToken
 
 torch.set_num_threads(1)
 
@@ -23,7 +23,7 @@ def loaded(tiny_unlimited_dir):
 
 
 def _engine(loaded, **options):
-    from app.core.decoding.unlimited_engine import open_engine
+    from app.core.engines.unlimited import open_engine
 
     return open_engine(loaded=loaded, **options)
 
@@ -47,7 +47,7 @@ def _generate(loaded, pages, text, crop, ngram_window, max_new, ngram_size=35):
 
 
 def test_registry_opens_the_engine(tiny_unlimited_dir):
-    from app.core.engine import open_engine
+    from app.core.engines import open_engine
 
     engine = open_engine("unlimited", model_path=tiny_unlimited_dir, device="cpu", block_size=4, unknown_option=1)
     assert engine.kind == "document" and engine.name == "unlimited" and engine.window == 8
@@ -57,7 +57,9 @@ def test_multi_page_document_in_one_generation_matches_generate(loaded):
     pages = _pages(3)
     events: list[ev.Event] = []
     engine = _engine(loaded, max_new_tokens=120, dpi=150)
-    result = engine.decode_document(pages, emit=events.append)
+    laid = {}  # blocks are handed over as they complete, page by page (the pipeline announces them)
+    result = engine.decode_document(pages, emit=events.append,
+                                    on_blocks=lambda page, regions: laid.__setitem__(page, [r.id for r in regions]))
     ids, expected = _generate(loaded, pages, "<image>" * 3 + "Multi page parsing.", False, 1024, 120)
     tokens = [e.token for e in events if isinstance(e, ev.WindowStepped)]
     assert tokens == expected  # same tokens as transformers' generate over the processor's inputs
@@ -82,11 +84,7 @@ def test_multi_page_document_in_one_generation_matches_generate(loaded):
     assert steps[-1].cache_bytes == (P + W) * 2 * 2 * 4 * 16 * 4
     assert "".join(s.text for s in steps).replace("\ufffd", "") == result.raw_text.replace("\ufffd", "")
     # region events: every region of the result was announced on its page and finished once
-    laid = {}
-    for e in events:
-        if isinstance(e, ev.LayoutDone):
-            assert e.source == "unlimited"
-            laid[e.page] = [r["id"] for r in e.regions]
+    assert not any(isinstance(e, ev.LayoutDone) for e in events)  # the pipeline's to say
     finished = [e.region_id for e in events if isinstance(e, ev.RegionFinished)]
     assert finished[-1] == "doc" and events[-1].text == result.raw_text and events[-1].stats == result.stats
     finished = finished[:-1]
@@ -112,7 +110,7 @@ def test_single_page_gundam_matches_generate(loaded):
 
 
 def test_document_that_does_not_fit_the_budget_is_refused_before_encoding(loaded):
-    from app.core.decoding.unlimited_engine import DocumentTooLong
+    from app.core.engines.unlimited import DocumentTooLong
 
     engine = _engine(loaded, max_total_tokens=400, min_output_tokens=256)
     events: list[ev.Event] = []
@@ -126,7 +124,7 @@ def test_document_that_does_not_fit_the_budget_is_refused_before_encoding(loaded
     with pytest.raises(DocumentTooLong):
         engine.check_budget(plan(fit + 1))
     assert not any(isinstance(e, ev.PageEncoded) for e in events)
-    assert isinstance(events[-1], ev.ErrorRaised) and events[-1].fatal
+    assert not any(isinstance(e, ev.ErrorRaised) for e in events)  # the pipeline reports a refused document
 
 
 def test_output_stops_at_the_budget_with_a_message(loaded):
@@ -231,7 +229,7 @@ def test_events_name_document_pages_when_the_sequence_has_indices(loaded):
 
 
 def test_detokenizer_streams_exactly_the_decoded_text(loaded):
-    from app.core.decoding.unlimited_engine import Detokenizer
+    from app.core.engines.unlimited import Detokenizer
 
     tok = loaded.tokenizer
     text = ("<PAGE><|det|>title [1, 2, 3, 4]<|/det|># Größe – 東京 ∑ x²\n<|det|>text [5, 6, 7, 8]<|/det|>"
@@ -247,7 +245,7 @@ def test_token_plan_at_the_real_processor_settings(loaded):
     authors' counts: 273 a page in base mode, 2733 for A4 at 300 dpi in gundam mode (4 × 6 tiles)."""
     from transformers import UnlimitedOcrImageProcessor, UnlimitedOcrProcessor
 
-    from app.core.decoding.unlimited_engine import plan_page
+    from app.core.engines.unlimited import plan_page
 
     real = UnlimitedOcrProcessor(image_processor=UnlimitedOcrImageProcessor(), tokenizer=loaded.tokenizer)
     assert plan_page(real, 0, 2480, 3508, crop=False).tokens == 273
@@ -258,7 +256,7 @@ def test_token_plan_at_the_real_processor_settings(loaded):
     # the 32,768-token budget at these settings: 119 base-mode pages fit (with room for output), 120 do not
     from dataclasses import replace
 
-    from app.core.decoding.unlimited_engine import DocumentTooLong, UnlimitedEngine
+    from app.core.engines.unlimited import DocumentTooLong, UnlimitedEngine
 
     engine = UnlimitedEngine(replace(loaded, processor=real))
     pages = lambda k: [plan_page(real, i, 2480, 3508, crop=False) for i in range(k)]  # noqa: E731

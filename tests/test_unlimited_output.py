@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.unlimited_output import parse_output, to_pixels, to_regions
+from app.core.engines.unlimited_output import parse_output, to_pixels, to_regions
 
 EOS = "<｜end▁of▁sentence｜>"
 
@@ -106,7 +106,7 @@ def test_legacy_ref_det_form_and_unknown_labels():
 
 
 def test_regions_feed_the_pipeline_assembly():
-    from app.core.assembly import assemble_page
+    from app.core.pipeline.assembly import assemble_page
 
     regions = to_regions(parse_output(MULTI, 2), [(1000, 2000), (500, 1000)])
     page1 = assemble_page([r for r in regions if r.page == 0])
@@ -119,7 +119,7 @@ def test_every_block_knows_its_offsets_in_the_raw_output():
     markers and truncation, for many random outputs."""
     import random
 
-    from app.core.unlimited_output import clean_raw
+    from app.core.engines.unlimited_output import clean_raw
 
     pieces = ["<PAGE>", "<|det|>title [12, 30, 980, 88]<|/det|># Annual report\n", "<|det|>text [40, 120, 960, 400]"
               "<|/det|>The quick brown fox.\n", "<|ref|>table<|/ref|><|det|>[[50, 420, 950, 700]]<|/det|><table><tr>"
@@ -142,7 +142,7 @@ def test_every_block_knows_its_offsets_in_the_raw_output():
 
 
 def test_text_offset_skips_what_the_parser_drops():
-    from app.core.unlimited_output import text_offset
+    from app.core.engines.unlimited_output import text_offset
 
     raw = "<|det|>text [1, 2, 3, 4]<|/det|>\n  Hello<|grounding|> world<PA"
     (r,) = to_regions(parse_output(raw), [(100.0, 100.0)])

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 @pytest.fixture(scope="module")
 def gravity(tiny_glmocr_dir):
-    from app.core.engine import open_engine
+    from app.core.engines import open_engine
     from app.core.tiny.glmocr import sample_images
 
     engine = open_engine("gravity", model_path=tiny_glmocr_dir, device="cpu", dtype="fp32")
@@ -48,7 +48,7 @@ def gravity(tiny_glmocr_dir):
 def unlimited(tiny_unlimited_dir):
     from PIL import Image
 
-    from app.core.engine import open_engine
+    from app.core.engines import open_engine
 
     engine = open_engine("unlimited", model_path=tiny_unlimited_dir, device="cpu", max_new_tokens=UNLIMITED_TOKENS, ngram_size=3)
     pages = [Image.new("RGB", (180, 240), "white"), Image.new("RGB", (180, 240), (235, 235, 235))]

@@ -90,7 +90,7 @@ def _oracle(truth: list[int]):
 
 
 def decode_comparison(args, model_dir: Path) -> list[dict[str, Any]]:
-    from app.core.decoding.glmocr_engine import open_ar, open_selfspec
+    from app.core.engines.glmocr import open_ar, open_selfspec
     from app.core.decoding.stats import merge
     from app.core.loader import load_model
     from app.core.tiny.glmocr import sample_images

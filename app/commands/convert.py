@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from app.commands.arguments import positive
-from app.core.engine import ENGINES  # names only: neither module imports torch
+from app.core.engines import ENGINES  # names only: neither module imports torch
 from app.core.layout import LAYOUTS
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_ENGINE, EXIT_WARNINGS, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' weight-loading bar, on our stderr
-    from app.core.engine import CancelToken
+    from app.core.engines import CancelToken
     from app.core.pipeline import Pipeline, PipelineError, PipelineOptions
 
     out_dir = Path(args.output)

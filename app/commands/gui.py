@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.core.engine import ENGINES  # names only: no torch
+from app.core.engines import ENGINES  # names only: no torch
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

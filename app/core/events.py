@@ -92,6 +92,7 @@ class DocumentOpened(Event):
     path: str
     page_count: int
     title: str = ""
+    warnings: list[str] = field(default_factory=list)  # e.g. a damaged file that was repaired
 
 
 @dataclass
@@ -105,12 +106,19 @@ class PageRendered(Event):
 
 @dataclass
 class LayoutDone(Event):
-    """Regions of one page, in reading order. Each region is `Region.to_dict()` (see app.core.regions)."""
+    """Regions of one page, in reading order, and the frame of the page their boxes are in. Each region is
+    `Region.to_dict()` (see app.core.regions). Sent by the pipeline only."""
 
     type: ClassVar[str] = "layout_done"
     page: int
     regions: list[dict[str, Any]]
     source: str = ""  # ppdoclayout | pymupdf | page | unlimited
+    width_pt: float = 0.0
+    height_pt: float = 0.0
+    dpi: float = 0.0  # of `box` (0: unknown, an old trace)
+    width_px: int = 0
+    height_px: int = 0
+    has_text_layer: bool = False
 
 
 @dataclass
@@ -242,8 +250,8 @@ class RegionFinished(Event):
 
 @dataclass
 class TextLayerCompared(Event):
-    """A page's decoded blocks against the PDF's own text layer: per block `{"region_id", "cer", "reference"}`
-    (reference = the text-layer words inside the block, for a diff) and the page's CER. Emitted by the pipeline
+    """A page's decoded blocks against the PDF's own text layer: per block `{"region_id", "cer", "reference",
+    "reference_chars"}` (reference = the text-layer words inside the block, for a diff) and the page's CER. Emitted by the pipeline
     after each decoded page (and after regions are decoded again); it also stores CER in `Region.extra`."""
 
     type: ClassVar[str] = "text_layer_compared"
@@ -275,6 +283,7 @@ class ErrorRaised(Event):
 class RunCancelled(Event):
     type: ClassVar[str] = "run_cancelled"
     where: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)  # of what the document holds now, as RunFinished's
 
 
 @dataclass

@@ -1,8 +1,11 @@
-"""Regions: the unit of layout, decoding, review and export.
+"""Regions: the unit of layout, decoding, review and export. This module owns what a region is, where its id is
+born (`region_id`), its tasks, and the routing of a layout label to a task.
 
 A region has one stable id used by the page overlay, the editor, the decoding views, trace files and the JSON
 export. Both pipelines produce them: layout + region OCR, and whole-document engines (Unlimited-OCR) whose output
 is parsed back into regions.
+
+What must never live here: layout models, decoding, Markdown.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 TASKS = ("text", "table", "formula", "picture", "skipped")
+DECODED_TASKS = ("text", "table", "formula")  # the tasks an OCR engine reads; pictures and skipped ones are not read
 
 # Prompts of the GLM-OCR family, per task (DESIGN §2/§3).
 TASK_PROMPTS = {
@@ -18,6 +22,38 @@ TASK_PROMPTS = {
     "formula": "Formula Recognition:",
 }
 MAX_NEW_TOKENS = {"text": 512, "table": 4096, "formula": 4096}
+
+
+def region_id(page: int, order: int) -> str:
+    """Stable id of the `order`-th region (0-based) of page `page` (0-based): deterministic for the same input."""
+    return f"p{page + 1}-r{order + 1:02d}"
+
+
+TEXT_LABELS = frozenset({
+    "abstract", "algorithm", "content", "doc_title", "figure_title", "paragraph_title", "reference_content", "text",
+    "vision_footnote", "seal", "formula_number", "aside_text", "vertical_text",
+})
+TABLE_LABELS = frozenset({"table"})
+FORMULA_LABELS = frozenset({"formula", "display_formula", "inline_formula"})
+PICTURE_LABELS = frozenset({"image", "chart"})
+MARGIN_LABELS = frozenset({"header", "footer", "footnote", "number", "reference", "header_image", "footer_image"})
+
+
+def route(label: str, keep_headers: bool = False) -> str:
+    """The task for a native layout label. Unknown labels are skipped."""
+    if label in TEXT_LABELS:
+        return "text"
+    if label in TABLE_LABELS:
+        return "table"
+    if label in FORMULA_LABELS:
+        return "formula"
+    if label in PICTURE_LABELS:
+        return "picture"
+    if label in MARGIN_LABELS:
+        if not keep_headers:
+            return "skipped"
+        return "picture" if label.endswith("_image") else "text"
+    return "skipped"
 
 
 @dataclass
@@ -49,3 +85,17 @@ class Region:
         d["box_pt"] = tuple(d.get("box_pt", (0, 0, 0, 0)))
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def record_result(region: Region, text: str, stats: dict[str, Any], *, cancelled: bool, engine: str) -> None:
+    """Record a decode's result on its region: the text, the engine and its stats, and the flags `error` (the read
+    failed; `stats["error"]` says why) and `cancelled` (stopped part-way). The pipeline and the review session both
+    record a RegionFinished through here, so a region reads the same in `convert`'s output and the window's."""
+    region.text = text
+    region.extra["engine"] = engine
+    region.extra["stats"] = dict(stats)
+    region.flags = [f for f in region.flags if f not in ("error", "cancelled")]
+    if stats.get("error"):
+        region.flags.append("error")
+    if cancelled:
+        region.flags.append("cancelled")

@@ -10,7 +10,7 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
-from app.gui.session import Block
+from app.core.review.document import Block
 from app.gui.theme import icon
 
 

@@ -89,7 +89,7 @@ class PreferencesDialog(QDialog):
     @staticmethod
     def _editor(option, value) -> QWidget:
         if option.key == "engine":  # the registry's engines by title (the setting keeps the name)
-            from app.core.engine import ENGINES
+            from app.core.engines import ENGINES
             from app.gui.engine_bar import AUTO_TITLE
 
             w = QComboBox()

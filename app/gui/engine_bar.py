@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QToolButton, QWidget
 
-from app.core.engine import ENGINES
+from app.core.engines import ENGINES
 from app.gui.settings import OPTIONS, Settings
 from app.gui.theme import icon
 
@@ -76,12 +76,17 @@ class EngineBar(QWidget):
     def engine_name(self) -> str:
         return self.engine.currentData()
 
-    def options(self) -> dict:
+    def pipeline_options(self):
+        """The chosen engine, model, device and decoding settings as the pipeline's own options (built here once;
+        the run controller adds the document's password and picture folder)."""
+        from app.core.pipeline.options import PipelineOptions
+
         s = self.settings
-        out = {"device": self.device.currentData(), "dtype": s.get("dtype"), "layout": s.get("layout"), "max_new_tokens": s.get("max_new_tokens"),
-               "dpi": s.get("render_dpi")}
-        if self.settings.get("model_path"):
-            out["model_path"] = self.settings.get("model_path")
-        if self.settings.get("block_size"):
-            out["block_size"] = self.settings.get("block_size")
-        return out
+        chosen = lambda value: None if value in ("auto", "", 0) else value  # noqa: E731 - "auto"/0: let core pick
+        limit = s.get("max_new_tokens")
+        return PipelineOptions(
+            engine=self.engine_name or "auto", layout=s.get("layout"), dpi=float(s.get("render_dpi")),
+            device=chosen(self.device.currentData()), dtype=chosen(s.get("dtype")),
+            model_path=chosen(s.get("model_path")), block_size=chosen(s.get("block_size")),
+            engine_options={"max_new_tokens": int(limit)} if limit else {},
+        )

@@ -35,9 +35,10 @@ from app.gui.page_view import PageView
 from app.gui.progress_panel import ProgressPanel
 from app.gui.prompts import Prompter
 from app.gui.render_service import DOCUMENT_SUFFIXES, PageRenderer
+from app.core.review.document import DocumentWork
+from app.core.review.runs import RunController
+from app.core.review.session import Session
 from app.gui.review_pane import ReviewPane
-from app.gui.run_control import RunControl
-from app.gui.session import DocumentWork, Session
 from app.gui.settings import Settings
 from app.gui.side_panel import DocumentList, ThumbnailStrip, make_side_panel
 from app.gui.trace_control import TraceControl
@@ -45,7 +46,6 @@ from app.gui.window_dialogs import WindowDialogs
 from app.gui.worker import DecodeClient
 
 FRAME_MS = 33
-RUN_END = (ev.RunFinished, ev.RunCancelled)
 
 
 class MainWindow(QMainWindow):
@@ -65,15 +65,11 @@ class MainWindow(QMainWindow):
         self.journal = Journal()
         self.renderer = PageRenderer(self)
         self.decoder = DecodeClient(self)
-        self._passwords: dict[str, str] = {}
-        self._run_work: DocumentWork | None = None  # the document the events in flight belong to
-        self.stale_pictures: set[Path] = set()  # picture folders of documents closed while their run was stopping
+        self.runs = RunController(self.session, self.decoder)  # run state, queue, traces: Qt-free
         self._follow_live = True
         self._dirty_blocks: set[str] = set()
         self._dirty_layout = False
         self._dirty_live = False
-        self._conflicts: list[str] = []
-        self._replaying = False
         self._window_span: tuple[str, int, int] | None = None  # the last R-SWA window shown in the editor
         self.events_handled = 0
         self._build()
@@ -112,7 +108,6 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.engine_bar = EngineBar(self.settings)
         self.traces = TraceControl(self)
-        self.runs = RunControl(self)
         self.dialogs = WindowDialogs(self)
         self.actions = build_actions(self, self.engine_bar)
         self.actions.toggle_preview.setChecked(self.settings.get("show_preview"))
@@ -135,14 +130,8 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Ready")
 
     def _make_views(self) -> QWidget:
-        try:
-            from app.gui.views import DecodingViews
-        except ImportError:  # the decoding views are not part of this build
-            label = QLabel("The decoding views are not part of this build.")
-            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            label.feed = lambda _event: None  # type: ignore[attr-defined]
-            label.reset = lambda: None  # type: ignore[attr-defined]
-            return label
+        from app.gui.views import DecodingViews
+
         views = DecodingViews()
         views.round_selected.connect(self.show_text_span)
         views.window_span_changed.connect(self.show_window_span)
@@ -150,7 +139,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.decoder.events.connect(self._live_events)
-        self.decoder.run_finished.connect(self.runs.finished)
+        self.decoder.run_finished.connect(self._run_finished)
         self.renderer.info_ready.connect(self._info_ready)
         self.renderer.page_ready.connect(self._page_ready)
         self.renderer.failed.connect(self._render_failed)
@@ -193,28 +182,29 @@ class MainWindow(QMainWindow):
             self.banner.show_message("Not opened (not a PDF or image, or missing): " + ", ".join(refused))
         if not opened:
             return []
-        self._refresh_documents()
+        self.refresh_documents()
         self.show_document(self._index_of(opened[0]))
         if run if run is not None else self.settings.get("auto_run"):
             self.runs.enqueue(opened)
+            self._next_in_queue()
         self._touch()
         return opened
 
     def _index_of(self, path: str) -> int:
         return next(i for i, d in enumerate(self.session.documents) if d.path == path)
 
-    def _refresh_documents(self, current: int | None = None) -> None:
+    def refresh_documents(self, current: int | None = None) -> None:
         names = [(d.name, d.path) for d in self.session.documents]
         self.documents.set_documents(names, self.session.current if current is None else current)
         for row, work in enumerate(self.session.documents):  # the list is rebuilt: put each one's status back
-            self.documents.set_status(row, "reading…" if work is self._run_work else work.summary())
+            self.documents.set_status(row, "reading…" if work is self.runs.work else work.summary())
 
     def show_document(self, index: int) -> None:
         if not 0 <= index < len(self.session.documents):
             return
         self.session.current = index
         work = self.work
-        self._refresh_documents(index)
+        self.refresh_documents(index)
         self.setWindowTitle(f"{work.name} — Scriptorium")
         self.middle.setCurrentIndex(1)
         self.page_view.clear()
@@ -232,21 +222,12 @@ class MainWindow(QMainWindow):
         if not 0 <= index < len(self.session.documents):
             return
         work = self.session.documents[index]
-        # its picture crops were only kept for the editor and preview: gone now, or once its run has stopped (the
-        # worker may still write one)
-        from app.gui.session import pictures_dir
-
-        if self._run_work is work:
-            self.cancel_run(discard=True)
-            self._run_work = None
-            self.stale_pictures.add(pictures_dir(work.path))
-        else:
-            import shutil
-
-            shutil.rmtree(pictures_dir(work.path), ignore_errors=True)
+        if self.runs.work is work:
+            self.progress.cancelling()
+        self.runs.forget(work)  # its run stops; its picture crops go (now, or once the run has stopped)
         self.renderer.forget(work.path)
         self.session.remove_document(index)
-        self._refresh_documents()
+        self.refresh_documents()
         if self.session.documents:
             self.show_document(max(0, self.session.current))
         else:
@@ -274,10 +255,10 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _render_failed(self, path: str, message: str, needs_password: bool) -> None:
-        if needs_password and path not in self._passwords:
+        if needs_password and path not in self.runs.passwords:
             password = self.prompter.password("Encrypted PDF", f"{Path(path).name} is encrypted. Password:")
             if password:
-                self._passwords[path] = password
+                self.runs.passwords[path] = password
                 self.renderer.set_password(path, password)
                 self.renderer.request_info(path)
                 return
@@ -291,7 +272,7 @@ class MainWindow(QMainWindow):
             return
         work.current_page = page
         self.page_view.show_page(page, work.page_sizes[page], len(work.page_sizes))
-        self._show_regions()
+        self.show_regions()
         self.thumbnails.set_current_page(page)
         self.statusBar().showMessage(f"Page {page + 1} of {len(work.page_sizes)}", 2000)
 
@@ -299,11 +280,11 @@ class MainWindow(QMainWindow):
         self._follow_live = False
         self.show_page(page)
 
-    def _show_regions(self) -> None:
+    def show_regions(self) -> None:
         work = self.work
         if work is None:
             return
-        blocks = [b for b in work.ordered(self.page_view.page) if not b.region.extra.get("provisional")]
+        blocks = work.layout_blocks(self.page_view.page)
         selected = self.page_view.selected_id
         self.page_view.set_regions([b.region for b in blocks])
         for b in blocks:
@@ -372,7 +353,7 @@ class MainWindow(QMainWindow):
         in its raw output, tags included. Highlight the text of the block(s) inside the window; kept and redone
         when blocks arrive, so the highlight follows the layout as it grows."""
         block = self.session.find_block(region_id)
-        if block is not None and not block.region.extra.get("provisional"):  # a region engine's own window
+        if block is not None and not block.provisional:  # a region engine's own window
             self.show_text_span(region_id, start, end)
             return
         self._window_span = (region_id, start, end)
@@ -386,21 +367,75 @@ class MainWindow(QMainWindow):
             self.page_view.set_region_state(region_id, edited=block.edited)
         self._touch()
 
-    # --- runs (RunControl: requests, the queue of dropped documents, Cancel, the wrap-up) ----------------------------
+    # --- runs (state, queue and traces live in the Qt-free RunController) ---------------------------------------------
 
     def run_document(self, pages: list[int] | None = None, work: DocumentWork | None = None,
                      region_ids: list[str] | None = None) -> int:
         """Read a document (default: the current one), some of its pages or regions. Returns the run id."""
-        return self.runs.run_document(pages, work, region_ids)
+        work = work or self.work
+        if work is None:
+            return 0
+        self.editor.flush_edits()
+        record = self.settings.get("record_traces")
+        from app.core.paths import user_data_dir
+
+        run_id = self.runs.start(work, self.engine_bar.pipeline_options(), pages, region_ids,
+                                 record_to=user_data_dir() / "traces" if record else None)
+        self._run_started_ui(work)
+        return run_id
 
     def rerun_page(self) -> int:
-        return self.runs.rerun_page()
+        """Read the shown page again. Edited blocks keep their edits unless the person agrees to replace them."""
+        if self.work is None or self.page_view.page < 0:
+            return 0
+        return self.run_document([self.page_view.page])
 
     def rerun_region(self, region_id: str) -> int:
-        return self.runs.rerun_region(region_id)
+        if self.work is None:
+            return 0
+        self.editor.flush_edits()
+        run_id = self.runs.rerun_region(self.work, region_id, self.engine_bar.pipeline_options())
+        if run_id:
+            self._run_started_ui(self.work)
+        return run_id
+
+    def _run_started_ui(self, work: DocumentWork) -> None:
+        self._follow_live = True
+        self.banner.hide()
+        self.progress.start()
+        self.documents.set_status(self._index_of(work.path), "reading…")
+        self._update_actions()
 
     def cancel_run(self, discard: bool = False) -> None:
-        self.runs.cancel(discard)
+        if self.runs.cancel(discard):
+            self.progress.cancelling()
+
+    def _next_in_queue(self) -> None:
+        work = self.runs.next_document()
+        if work is not None:
+            self.run_document(work=work)
+
+    def _run_finished(self, run_id: int, output: object, error: str) -> None:
+        """The worker says the run ended (after its last event)."""
+        self.progress.stop()
+        ended = self.runs.finished(error)
+        engine = self.run_label.text().split(" · ")[0]
+        if engine and self.decoder.device:
+            self.run_label.setText(f"{engine} · {self.decoder.device}")
+        if ended.work is not None:
+            self.documents.set_status(self._index_of(ended.work.path), ended.status)
+        if ended.failed:
+            self.banner.show_message(ended.message)
+        if ended.message:
+            self.statusBar().showMessage(ended.message, 8000)
+        if ended.trace is not None:
+            self.statusBar().showMessage(f"Trace written to {ended.trace}", 8000)
+        if self.review.resolve_conflicts(ended.conflicts, self.prompter):
+            self.show_regions()
+        self._update_actions()
+        self.redraw()
+        self.save_journal(wait=False)
+        self._next_in_queue()
 
     def _live_events(self, events: list) -> None:
         for event in events:
@@ -412,37 +447,32 @@ class MainWindow(QMainWindow):
         """Apply one event (live or replayed) to the session, the progress display and the decoding views; the
         widgets catch up on the next frame."""
         self.events_handled += 1
-        if isinstance(event, ev.DocumentOpened) and (self._replaying or self._run_work is None):
+        if self.runs.needs_document(event):
             self.traces.adopt_document(event)
-        work = self._run_work or self.work
-        change = self.session.apply(event, work)
+        work, change = self.runs.apply(event)
         self.progress.feed(event)
         self.views.feed(event)
+        replaying = self.runs.replaying
         if isinstance(event, ev.RunStarted):
             self._window_span = None
             self.review.highlight_spans([])
             device = event.device or self.decoder.device
-            self.run_label.setText(" · ".join(x for x in (event.engine, device, "replay" if self._replaying else "") if x))
-            if self._replaying:
+            self.run_label.setText(" · ".join(x for x in (event.engine, device, "replay" if replaying else "") if x))
+            if replaying:
                 self.progress.start()
         if isinstance(event, ev.ErrorRaised):
             if event.fatal:
                 self.banner.show_message(event.message)
             else:
                 self.statusBar().showMessage(event.message, 8000)
-        if isinstance(event, RUN_END) and self._replaying:
+        if change.run_state and replaying and not isinstance(event, ev.RunStarted):
             self.progress.stop()
-        if isinstance(event, RUN_END) and not self._replaying and work is not None:
-            from app.gui.session import prune_pictures
-
-            prune_pictures(work)  # crops of regions a re-run no longer has
         if change and work is self.work:
             self._dirty_blocks |= change.blocks
             self._dirty_layout |= bool(change.layout_pages)
             self._dirty_live |= change.live_region is not None
             if not self._frame.isActive():
                 self._frame.start()
-        self._conflicts.extend(c for c in change.conflicts if c not in self._conflicts)
         if change:
             self._touch()
 
@@ -460,7 +490,7 @@ class MainWindow(QMainWindow):
             self.thumbnails.set_pages(work.page_sizes)
             self.show_page(0)
         if layout:
-            self._show_regions()
+            self.show_regions()
         if live:
             self._follow_live_region()
         for rid in blocks:
@@ -519,7 +549,7 @@ class MainWindow(QMainWindow):
 
     def restore_state(self, state: dict) -> None:
         self.session.load_dict(state)
-        self._refresh_documents()
+        self.refresh_documents()
         if self.session.documents:
             self.show_document(self.session.current)
         self.statusBar().showMessage("Restored the work from the journal.", 5000)
@@ -555,7 +585,7 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         has_doc = self.work is not None
-        running = self.decoder.running
+        running = self.decoder.running and not self.runs.replaying
         for name in ("export", "close_document", "rerun_page", "zoom_in", "zoom_out", "fit_width", "fit_page",
                      "next_page", "previous_page"):
             getattr(self.actions, name).setEnabled(has_doc)

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 from app.gui.block_bar import BlockBar
 from app.gui.markdown_editor import MarkdownEditor
 from app.gui.preview import Preview
-from app.gui.session import Block, DocumentWork, Session
+from app.core.review.document import Block, DocumentWork
+from app.core.review.session import Session
 
 PLACEHOLDER = "…"
 

@@ -12,23 +12,14 @@ from __future__ import annotations
 
 import threading
 import traceback
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.core import events as ev
 
-
-@dataclass
-class RunRequest:
-    path: str
-    engine: str = "auto"
-    options: dict[str, Any] = field(default_factory=dict)  # model_path, device, dtype, block_size, layout, ...
-    pages: list[int] | None = None  # None: every page
-    region_ids: list[str] | None = None  # re-decode just these regions
-    password: str | None = None
-    run_id: int = 0
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.review.runner import RunRequest
 
 
 class _Worker(QObject):
@@ -43,19 +34,18 @@ class _Worker(QObject):
         self._runner = None  # a cached pipeline runner: keeps the model loaded between runs
 
     @Slot(object, object)
-    def run(self, request: RunRequest, cancel) -> None:
+    def run(self, request: "RunRequest", cancel) -> None:
         emit = self._client._emitter(request.run_id)
         output, error = None, ""
         try:
             if self._runner is None:
-                from app.gui.pipeline_runner import PipelineRunner
+                from app.core.review.runner import PipelineRunner
 
                 self._runner = PipelineRunner()
             output = self._runner.run(request, emit, cancel)
             self._client.device = self._runner.device
-        except Exception as exc:  # noqa: BLE001 - reported as an event, never kills the lane
+        except Exception as exc:  # noqa: BLE001 - a crash ends the run as failed (run_finished's error), never the lane
             error = str(exc) or type(exc).__name__
-            emit(ev.ErrorRaised(message=error, where="worker", fatal=True))
             traceback.print_exc()
         self.finished.emit(request.run_id, output, error)
 
@@ -119,8 +109,8 @@ class DecodeClient(QObject):
 
     # --- GUI thread -----------------------------------------------------------------------------------------------
 
-    def submit(self, request: RunRequest) -> int:
-        from app.core.engine import CancelToken
+    def submit(self, request: "RunRequest") -> int:
+        from app.core.engines import CancelToken
 
         self.cancel()
         self._run_id += 1

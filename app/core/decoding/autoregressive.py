@@ -20,7 +20,7 @@ from app.core.decoding.stats import DecodeStats
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-    from app.core.engine import CancelToken
+    from app.core.engines import CancelToken
 
 
 @dataclass

@@ -8,12 +8,12 @@
 - `page`: the whole page as one text region (the last resort, and what a failing layout falls back to).
 "auto" = ppdoclayout when its weights are found (app.core.loader.find_model_dir), else pymupdf when importable,
 else page. Every region gets a stable id `p{page+1}-r{order+1:02d}`, its box in pixels at `dpi` and in points,
-the (canonical) label, the task (app.core.assembly.route) and its reading-order index; the layout's own label
+the (canonical) label, the task (app.core.regions.route) and its reading-order index; the layout's own label
 goes to `region.extra["native_label"]`.
 """
 from __future__ import annotations
 
-from app.core.layout.base import LayoutEngine, LayoutError, PageLayout, make_regions, region_id
+from app.core.layout.base import LayoutEngine, LayoutError, PageLayout, make_regions
 
 LAYOUTS = ("auto", "ppdoclayout", "pymupdf", "page")
 
@@ -60,5 +60,5 @@ def open_layout(name: str = "auto", *, model_path=None, device=None, dtype=None,
     return PageLayout()
 
 
-__all__ = ["LAYOUTS", "LayoutEngine", "LayoutError", "PageLayout", "make_regions", "open_layout", "region_id",
+__all__ = ["LAYOUTS", "LayoutEngine", "LayoutError", "PageLayout", "make_regions", "open_layout",
            "resolve_layout_name"]

@@ -1,10 +1,10 @@
-"""What every layout engine offers, the whole-page fallback, and the one place regions get their ids."""
+"""What every layout engine offers, and the whole-page fallback. (Region ids are born in app.core.regions.)"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
 from app.core.layout.postprocess import Detection
-from app.core.regions import Region
+from app.core.regions import Region, region_id, route
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -24,18 +24,11 @@ class LayoutEngine(Protocol):
     ) -> list[Region]: ...
 
 
-def region_id(page: int, order: int) -> str:
-    """Stable id of the `order`-th region (0-based) of page `page` (0-based): deterministic for the same input."""
-    return f"p{page + 1}-r{order + 1:02d}"
-
-
 def make_regions(
     dets: list[Detection], page: int, dpi: float, source: str, *, keep_headers: bool = False,
     native_labels: list[str] | None = None,
 ) -> list[Region]:
     """Detections already in reading order → regions with ids, tasks, and boxes in pixels and points."""
-    from app.core.assembly import route
-
     s = 72.0 / dpi
     out = []
     for n, d in enumerate(dets):

@@ -78,7 +78,7 @@ def engine_hint(engine: str, shows: str) -> str | None:
     """What to tell a person whose run cannot fill a view (`shows`: "rounds" or "window"); None when it can."""
     if not engine:
         return None
-    from app.core.engine import ENGINES
+    from app.core.engines import ENGINES
 
     spec = ENGINES.get(engine)
     if spec is not None and spec.shows == shows:

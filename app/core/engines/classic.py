@@ -15,7 +15,7 @@ import time
 from html import escape
 from typing import Any
 
-from app.core.engine import CancelToken, EngineUnavailable, RegionResult, no_emit
+from app.core.engines import CancelToken, EngineUnavailable, RegionResult, no_emit
 from app.core.events import RegionFinished, RegionStarted
 
 _ENGINE = None
@@ -95,11 +95,16 @@ class ClassicEngine:
     name = "classic"
     kind = "region"
     title = "Classic OCR (RapidOCR, CPU)"
-    preferred_dpi = 200.0  # crops are rendered at this DPI for recognition
+    device = "cpu"  # ONNX Runtime on the CPU
+    input_dpi = 200.0  # crops are rendered at this DPI for recognition
 
-    def __init__(self, min_score: float = 0.3) -> None:
+    def __init__(self, min_score: float = 0.3, *, name: str = "classic") -> None:
+        self.name = name
         self.min_score = min_score
         self._ocr = _rapidocr()
+
+    def close(self) -> None:
+        self._ocr = None
 
     def read_lines(self, image) -> list[tuple[tuple[float, float, float, float], str, float]]:
         import numpy as np
@@ -123,8 +128,8 @@ class ClassicEngine:
             out.append(((min(xs), min(ys), max(xs), max(ys)), str(text), float(score)))
         return out
 
-    def decode_region(self, image, task: str, *, region_id: str, emit=no_emit, cancel: CancelToken | None = None,
-                      page: int = 0, **_ignored) -> RegionResult:
+    def decode_region(self, image, task: str, *, region_id: str, page: int = 0, emit=no_emit,
+                      cancel: CancelToken | None = None) -> RegionResult:
         emit(RegionStarted(region_id=region_id, page=page, task=task, engine=self.name))
         if cancel is not None and cancel.cancelled:
             emit(RegionFinished(region_id=region_id, text="", stats={"engine": self.name}, cancelled=True))
@@ -143,5 +148,5 @@ class ClassicEngine:
 
 
 def open_engine(**options: Any) -> ClassicEngine:
-    """Factory named in app.core.engine.ENGINES; model options (model_path, device, dtype...) are ignored."""
-    return ClassicEngine(min_score=float(options.get("min_score", 0.3)))
+    """Factory named in app.core.engines.ENGINES; model options (model_path, device, dtype...) are ignored."""
+    return ClassicEngine(min_score=float(options.get("min_score", 0.3)), name=options.get("engine") or "classic")

@@ -1,6 +1,5 @@
-"""Routing (layout label → task) and assembly (decoded regions → Markdown), per DESIGN §5 / gravity.md §7.2-7.4.
-
-Routing: `route(label, keep_headers=False)` → text | table | formula | picture | skipped.
+"""Assembly (decoded regions → Markdown), per DESIGN §5 / gravity.md §7.2-7.4: the one place Markdown is made,
+for `convert`, the window's editor and its export alike.
 
 Assembly rules, one function each (unit-tested one by one):
 - `clean_content`: strip a leading/trailing literal `\\t` (but not `\\theta`, `\\times`), collapse runs of ≥ 3
@@ -23,33 +22,6 @@ import re
 from typing import Iterable
 
 from app.core.regions import Region
-
-TEXT_LABELS = frozenset({
-    "abstract", "algorithm", "content", "doc_title", "figure_title", "paragraph_title", "reference_content", "text",
-    "vision_footnote", "seal", "formula_number", "aside_text", "vertical_text",
-})
-TABLE_LABELS = frozenset({"table"})
-FORMULA_LABELS = frozenset({"formula", "display_formula", "inline_formula"})
-PICTURE_LABELS = frozenset({"image", "chart"})
-MARGIN_LABELS = frozenset({"header", "footer", "footnote", "number", "reference", "header_image", "footer_image"})
-
-
-def route(label: str, keep_headers: bool = False) -> str:
-    """The task for a native layout label. Unknown labels are skipped."""
-    if label in TEXT_LABELS:
-        return "text"
-    if label in TABLE_LABELS:
-        return "table"
-    if label in FORMULA_LABELS:
-        return "formula"
-    if label in PICTURE_LABELS:
-        return "picture"
-    if label in MARGIN_LABELS:
-        if not keep_headers:
-            return "skipped"
-        return "picture" if label.endswith("_image") else "text"
-    return "skipped"
-
 
 # --- cleaning ---------------------------------------------------------------------------------------------------
 
@@ -195,10 +167,13 @@ def formula_tag(text: str) -> str:
 
 # --- pages and documents --------------------------------------------------------------------------------------
 
-def assemble_blocks(regions: Iterable[Region], picture_paths: dict[str, str] | None = None) -> dict[str, str]:
+def assemble_blocks(regions: Iterable[Region], picture_paths: dict[str, str] | None = None,
+                    edits: dict[str, str] | None = None) -> dict[str, str]:
     """Region id → its Markdown for one page's regions (in reading order), with formula numbers merged into the
-    neighbouring formula and empty blocks left out."""
+    neighbouring formula and empty blocks left out. `edits` (region id → Markdown a person wrote) replace the
+    assembled Markdown of their blocks."""
     picture_paths = picture_paths or {}
+    edits = edits or {}
     regs = [r for r in regions if r.task != "skipped"]
     tags: dict[str, str] = {}
     consumed: set[str] = set()
@@ -217,14 +192,15 @@ def assemble_blocks(regions: Iterable[Region], picture_paths: dict[str, str] | N
     for r in regs:
         if r.id in consumed:
             continue
-        md = format_block(r, tags.get(r.id), picture_paths.get(r.id))
-        if md:
+        md = edits[r.id] if r.id in edits else format_block(r, tags.get(r.id), picture_paths.get(r.id))
+        if md.strip():
             out[r.id] = md
     return out
 
 
-def assemble_page(regions: Iterable[Region], picture_paths: dict[str, str] | None = None) -> str:
-    return "\n\n".join(assemble_blocks(regions, picture_paths).values())
+def assemble_page(regions: Iterable[Region], picture_paths: dict[str, str] | None = None,
+                  edits: dict[str, str] | None = None) -> str:
+    return "\n\n".join(assemble_blocks(regions, picture_paths, edits).values())
 
 
 def page_anchor(page: int) -> str:
@@ -233,10 +209,11 @@ def page_anchor(page: int) -> str:
 
 
 def assemble_document(
-    pages: Iterable[tuple[int, Iterable[Region]]], picture_paths: dict[str, str] | None = None, *, anchors: bool = True
+    pages: Iterable[tuple[int, Iterable[Region]]], picture_paths: dict[str, str] | None = None, *, anchors: bool = True,
+    edits: dict[str, str] | None = None,
 ) -> str:
     parts = []
     for page, regions in pages:
-        body = assemble_page(regions, picture_paths)
+        body = assemble_page(regions, picture_paths, edits)
         parts.append(f"{page_anchor(page)}\n\n{body}" if anchors else body)
     return "\n\n".join(p.rstrip() for p in parts if p.strip()).rstrip() + "\n"

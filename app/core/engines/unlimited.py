@@ -18,7 +18,7 @@ the layout pipeline's, for the document's page numbers when `pages` carries `ind
 sequence does). The caller (pipeline / worker) owns RunStarted/RunFinished/RunCancelled and PageFinished; a
 cancelled run returns what was read so far with `cancelled=True` (the last region flagged cancelled). LayoutDone
 boxes are in pixels of the page images given (e.g. 300 DPI); inside the pipeline they never reach a listener as
-they are: app.core.pipeline_document converts them to the page view's coordinates. Each region carries its offsets
+they are: app.core.pipeline.document_engine converts them to the page view's coordinates. Each region carries its offsets
 in the raw output (`extra["raw_span"]`, `extra["raw_text_span"]`), the text the window events stream.
 
 What must never live here: Qt, file writing, PDF rendering (pages arrive as PIL images).
@@ -32,8 +32,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from app.core import events as ev
-from app.core.engine import CancelToken, DocumentResult, Emit, no_emit
-from app.core.unlimited_output import DET_OPEN, PAGE_MARK, parse_output, to_regions
+from app.core.engines.base import BlocksCallback, CancelToken, DocumentResult, Emit, no_blocks, no_emit
+from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK, parse_output, to_regions
 
 DOC_REGION = "doc"  # region id of the one generation that reads the whole document (window events carry it)
 MAX_TOTAL_TOKENS = 32768  # prompt + output, the authors' max_length
@@ -138,7 +138,8 @@ class UnlimitedEngine:
         self.prefill_chunk = prefill_chunk
         self.events_every = max(1, int(events_every))
         self.dpi = float(dpi)
-        self.render_dpi = 300.0  # what the pipeline renders pages at for this engine (the authors' PDF setting)
+        self.device = str(loaded.device)
+        self.input_dpi = 300.0  # what the pipeline renders pages at for this engine (the authors' PDF setting)
         self.keep_headers = keep_headers
         cfg = self.model.config
         self.image_token_id = int(cfg.image_token_id)
@@ -152,6 +153,10 @@ class UnlimitedEngine:
         self.bos_id = int(bos if bos is not None else cfg.get_text_config().bos_token_id)
 
     # --- planning ---------------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Drop the model (frees GPU memory once nothing else holds it)."""
+        self.model = self.loaded = None  # type: ignore[assignment]
 
     def crop_for(self, n_pages: int) -> bool:
         """Gundam (tiles) for a single page in auto mode; base mode for several pages (the authors' choice)."""
@@ -234,8 +239,8 @@ class UnlimitedEngine:
 
     # --- the run ----------------------------------------------------------------------------------------------
 
-    def decode_document(self, pages: Sequence[Any], *, emit: Emit = no_emit,
-                        cancel: CancelToken | None = None) -> DocumentResult:
+    def decode_document(self, pages: Sequence[Any], *, emit: Emit = no_emit, cancel: CancelToken | None = None,
+                        on_blocks: BlocksCallback = no_blocks) -> DocumentResult:
         from app.core.decoding.rswa import KVGeometry, RswaDecoder
 
         cancel = cancel or CancelToken()
@@ -246,11 +251,7 @@ class UnlimitedEngine:
         numbers = _page_numbers(pages)
         crop = self.crop_for(n)
         plans = [self.plan_page(i, w, h, crop) for i, (w, h) in enumerate(_page_sizes(pages))]
-        try:
-            self.check_budget(plans)  # before any page is rendered or encoded
-        except DocumentTooLong as exc:
-            emit(ev.ErrorRaised(message=str(exc), where=self.name, region_id=DOC_REGION, fatal=True))
-            raise
+        self.check_budget(plans)  # before any page is rendered or encoded (DocumentTooLong: the caller reports it)
 
         # 1. pages through the vision tower, one at a time (each rendered only now, when a sequence renders lazily)
         features, sizes, dpis = [], [], []
@@ -287,7 +288,7 @@ class UnlimitedEngine:
                               ngram_size=self.ngram_size, ngram_window=ngram_window, prefill_chunk=chunk)
         detok = Detokenizer(self.tokenizer)
         bpp = geo.bytes_per_position
-        live = _LiveRegions(self, n, sizes, dpis, numbers, emit)
+        live = _LiveRegions(self, n, sizes, dpis, numbers, emit, on_blocks)
         tokens: list[int] = []
         bans = 0
         stop = "max_new_tokens" if budget < self.max_total_tokens - prefix_len else "budget"
@@ -388,18 +389,21 @@ def _page_sizes(pages) -> list[tuple[int, int]]:
 
 
 class _LiveRegions:
-    """Turns the growing output into region events as blocks complete: a block is complete once the next
-    `<|det|>` or `<PAGE>` begins (or the run ends). Ids are page + order, so a block keeps its id as text grows."""
+    """Hands the growing output's blocks over as they complete: a block is complete once the next `<|det|>` or
+    `<PAGE>` begins (or the run ends). Ids are page + order, so a block keeps its id as text grows."""
 
-    def __init__(self, engine: UnlimitedEngine, n_pages: int, sizes, dpis, numbers, emit: Emit) -> None:
+    def __init__(self, engine: UnlimitedEngine, n_pages: int, sizes, dpis, numbers, emit: Emit,
+                 on_blocks: BlocksCallback) -> None:
         self.engine, self.n_pages, self.sizes, self.dpis, self.emit = engine, n_pages, sizes, dpis, emit
+        self.on_blocks = on_blocks
         self.numbers = numbers
         self.finished: set[str] = set()
         self.layout_sent: dict[int, tuple[str, ...]] = {}
 
     def update(self, text: str, *, final: bool, cancelled: bool = False):
-        """Parse `text`; emit LayoutDone for pages whose complete regions changed and RegionFinished for regions
-        completed since the last call. Events name document pages; the returned regions index `pages`."""
+        """Parse `text`; hand over the complete regions of pages whose blocks changed (`on_blocks`, by position in
+        the page sequence) and emit RegionFinished for regions completed since the last call (ids name document
+        pages); the returned regions index `pages`."""
         parsed = parse_output(text, self.n_pages)
         regions = to_regions(parsed, self.sizes, dpis=self.dpis, keep_headers=self.engine.keep_headers,
                              page_numbers=self.numbers)
@@ -412,14 +416,12 @@ class _LiveRegions:
             key = tuple(f"{r.id}:{r.label}:{r.box}" for r in regs)
             if self.layout_sent.get(page) != key:
                 self.layout_sent[page] = key
-                shown = [replace(r, page=self.numbers[page]).to_dict() for r in regs]
-                self.emit(ev.LayoutDone(page=self.numbers[page], regions=shown, source="unlimited"))
+                self.on_blocks(page, [replace(r, page=self.numbers[page]) for r in regs])
             for r in regs:
                 if r.id not in self.finished:
                     self.finished.add(r.id)
                     self.emit(ev.RegionFinished(region_id=r.id, text=r.text, cancelled=cancelled and final and
-                                                r is regions[-1], stats={"label": r.label, "flags": list(r.flags),
-                                                                         "engine": self.engine.name}))
+                                                r is regions[-1]))
         return regions
 
 

@@ -1,0 +1,105 @@
+"""What every OCR engine is to the pipeline: the two Protocols, their results, and cancellation.
+
+Two shapes of engine exist:
+- region engines read one crop for one task (GravityOCR self-spec, GLM-OCR AR, classic RapidOCR, built-in);
+- document engines read whole pages in one generation and report their blocks as they complete (Unlimited-OCR).
+
+The Protocols list everything the pipeline uses; every engine implements all of it (no `getattr` with a default,
+no signature inspection). Event contract of a region engine: for every `decode_region` that returns, it has emitted
+exactly one RegionStarted and one RegionFinished for `region_id`; when it raises, the pipeline reports the failure.
+A document engine emits its generation's events under its own stream id and hands each completed block to
+`on_blocks` (plain Regions in the pixels of the page images it was given); it never emits LayoutDone or run
+lifecycle events: the pipeline owns those.
+
+What must never live here: model code, Qt, the registry (app.core.engines).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
+
+    from app.core.events import Event
+    from app.core.regions import Region
+
+Emit = Callable[["Event"], None]
+# a document engine's completed blocks: (index into the page sequence, that page's regions so far)
+BlocksCallback = Callable[[int, list["Region"]], None]
+
+
+def no_emit(_event: "Event") -> None:
+    """The emit callable for callers that do not listen."""
+
+
+def no_blocks(_page: int, _regions: list["Region"]) -> None:
+    """The block callback for callers that only want the final result."""
+
+
+class Cancelled(Exception):
+    """Raised inside an engine when its CancelToken is set; engines turn it into a partial result."""
+
+
+class EngineUnavailable(RuntimeError):
+    """The engine cannot run here; the message says why and what to install or download."""
+
+
+class CancelToken:
+    """Set from any thread; checked by the worker between two forwards."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def check(self) -> None:
+        if self._event.is_set():
+            raise Cancelled()
+
+
+@dataclass
+class RegionResult:
+    region_id: str
+    text: str
+    tokens: list[int] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    cancelled: bool = False
+
+
+@dataclass
+class DocumentResult:
+    regions: list["Region"]  # with .text filled, pages in order
+    raw_text: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+    cancelled: bool = False
+
+
+class Engine(Protocol):
+    name: str  # the registry name the engine was opened as
+    kind: str  # "region" | "document"
+    device: str  # where it computes ("cpu", "cuda:0", …)
+    input_dpi: float  # the DPI the pipeline renders its input at (crops for region engines, pages for document ones)
+
+    def close(self) -> None:
+        """Release the model (the worker drops an engine when the person picks another)."""
+
+
+class RegionEngine(Engine, Protocol):
+    def decode_region(
+        self, image: "Image.Image", task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
+        cancel: CancelToken | None = None,
+    ) -> RegionResult: ...
+
+
+class DocumentEngine(Engine, Protocol):
+    def decode_document(
+        self, pages: Sequence["Image.Image"], *, emit: Emit = no_emit, cancel: CancelToken | None = None,
+        on_blocks: BlocksCallback = no_blocks,
+    ) -> DocumentResult: ...

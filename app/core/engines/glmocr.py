@@ -1,0 +1,203 @@
+"""The GLM-OCR family as region engines: GravityOCR self-speculative (`open_selfspec`) and greedy AR (`open_ar`, for
+GravityOCR or GLM-OCR checkpoints). An engine turns (image crop, task) into text, stats and events.
+
+It owns the glue around the decoders: the prompt (chat template + task prompt), the checkpoint's stop ids, mask id
+and block size, the per-task max-new-tokens, streaming token text into events (so a replayed trace needs no
+tokenizer), and the post-processing of the decoded text. The decoding itself is autoregressive.py / selfspec.py.
+
+What must never live here: Qt, threads, layout or page assembly.
+"""
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any, Sequence
+
+from app.core.engines import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
+from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
+from app.core.loader import ModelError
+from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
+
+    from app.core.loader import LoadedModel
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
+
+
+class ModelUnavailable(EngineUnavailable, ModelError):
+    """The engine's weights cannot be loaded (missing, unsafe, incomplete); the message says what to do."""
+
+
+def clean_text(text: str) -> str:
+    """DESIGN §3 post-processing: drop <think>…</think> (and an unclosed <think> tail), trim."""
+    text = _THINK.sub("", text)
+    if "<think>" in text:
+        text = text.split("<think>", 1)[0]
+    return text.strip()
+
+
+class TextStream:
+    """Turns committed token ids into appended text pieces. Holds back a piece that ends inside a multi-byte
+    character (decoded as U+FFFD) until the rest arrives; decoding restarts at every clean boundary, so the cost
+    per piece stays small."""
+
+    def __init__(self, tokenizer) -> None:
+        self._tok = tokenizer
+        self._ids: list[int] = []
+        self._start = 0
+
+    def push(self, ids: Sequence[int], *, final: bool = False) -> str:
+        """The text `ids` append; `final` flushes whatever is held back."""
+        self._ids.extend(int(i) for i in ids)
+        text = self._tok.decode(self._ids[self._start:], skip_special_tokens=True)
+        if text.endswith("\ufffd") and not final:
+            return ""
+        self._start = len(self._ids)
+        return text
+
+
+class GlmOcrEngine:
+    """A loaded GLM-OCR-family checkpoint decoding regions in `mode` "selfspec" or "ar"."""
+
+    kind = "region"
+
+    def __init__(self, loaded: "LoadedModel", *, name: str, mode: str, block_size: int = 0,
+                 max_new_tokens: int | None = None) -> None:
+        self.loaded = loaded
+        self.name = name
+        self.mode = mode
+        self.model = loaded.model
+        self.processor = loaded.processor
+        self.tokenizer = loaded.tokenizer
+        self.device = str(loaded.device)
+        self.input_dpi = 200.0  # crops are rendered at this DPI
+        self.dtype = str(loaded.dtype).replace("torch.", "")
+        self.model_path = str(loaded.path)
+        self.stop_ids = [int(i) for i in (loaded.special.get("stop_ids") or [self.tokenizer.eos_token_id])]
+        self.mask_id = loaded.special.get("mask_token_id")
+        self.block_size = int(block_size or loaded.special.get("block_size") or 0) if mode == "selfspec" else 0
+        self.max_new_tokens = max_new_tokens
+        if mode == "selfspec":
+            self._check_selfspec()
+
+    def _check_selfspec(self) -> None:
+        title = self.loaded.manifest.title
+        if self.mask_id is None:
+            raise EngineUnavailable(f"{title} has no mask token (no block_diffusion.json), so it cannot draft; "
+                                    "use the autoregressive engine or a GravityOCR checkpoint")
+        rows = self.model.get_input_embeddings().weight.shape[0]
+        if not 0 <= int(self.mask_id) < rows:
+            raise EngineUnavailable(f"{title}: mask id {self.mask_id} is outside the {rows} embedding rows")
+        if self.block_size < 1:
+            raise EngineUnavailable(f"{title}: block size {self.block_size} is not positive")
+        self.mask_id = int(self.mask_id)
+
+    # --- inputs ---------------------------------------------------------------------------------------------
+
+    def build_inputs(self, image: "Image.Image", task: str) -> dict[str, Any]:
+        """The chat-template prompt for one crop and task, as tensors on the model's device."""
+        if task not in TASK_PROMPTS:
+            raise ValueError(f"task {task!r} is not decoded by {self.name}; choose one of {', '.join(TASK_PROMPTS)}")
+        messages = [{"role": "user", "content": [{"type": "image", "image": image.convert("RGB")},
+                                                 {"type": "text", "text": TASK_PROMPTS[task]}]}]
+        inputs = self.processor.apply_chat_template(messages, tokenize=True, add_generation_prompt=True,
+                                                    return_dict=True, return_tensors="pt")
+        device, dtype = self.model.device, self.model.dtype
+        return {key: value.to(device, dtype) if value.is_floating_point() else value.to(device)  # one copy each
+                for key, value in inputs.items()}
+
+    def budget(self, task: str, override: int | None = None) -> int:
+        return int(override or self.max_new_tokens or MAX_NEW_TOKENS.get(task, 512))
+
+    # --- decoding -------------------------------------------------------------------------------------------
+
+    def decode_region(
+        self,
+        image: "Image.Image",
+        task: str,
+        *,
+        region_id: str,
+        emit: Emit = no_emit,
+        cancel: CancelToken | None = None,
+        page: int = 0,
+        max_new_tokens: int | None = None,
+        draft_hook=None,
+    ) -> RegionResult:
+        from app.core.decoding.autoregressive import ar_decode, prefill
+
+        t0 = time.perf_counter()
+        inputs = self.build_inputs(image, task)
+        budget = self.budget(task, max_new_tokens)
+        emit(RegionStarted(region_id, page, task, self.name, int(inputs["input_ids"].shape[1]), budget,
+                           stop_ids=[int(t) for t in self.stop_ids]))
+        stream = TextStream(self.tokenizer)
+        if cancel is not None and cancel.cancelled:
+            return self._finish(region_id, [], None, "cancelled", emit, t0)
+        prefix = prefill(self.model, inputs)
+        if self.mode == "selfspec":
+            from app.core.decoding.selfspec import selfspec_decode
+
+            def on_round(rnd) -> None:
+                emit(RoundVerified(
+                    region_id, rnd.index, rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
+                    stream.push(rnd.new_tokens, final=rnd.final), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
+                    candidate_texts=self._token_texts(rnd.candidates), verified_texts=self._token_texts(rnd.verified),
+                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len))
+
+            decoded = selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
+                                      stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round,
+                                      cancel=cancel, draft_hook=draft_hook)
+        else:
+            def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
+                final = token in self.stop_ids or step + 1 >= budget
+                emit(TokensCommitted(region_id, step, [token], stream.push([token], final=final), ms, cache_len,
+                                     token_texts=self._token_texts([token])))
+
+            decoded = ar_decode(self.model, prefix, stop_ids=self.stop_ids, max_new_tokens=budget,
+                                on_token=on_token, cancel=cancel)
+        return self._finish(region_id, decoded.tokens, decoded.stats, decoded.stopped, emit, t0)
+
+    def _finish(self, region_id, tokens, stats, stopped, emit, t0) -> RegionResult:
+        body = [t for t in tokens if t not in self.stop_ids]
+        text = clean_text(self.tokenizer.decode(body, skip_special_tokens=True))
+        info = stats.to_dict() if stats is not None else {}
+        info.update(engine=self.name, stopped=stopped, request_ms=(time.perf_counter() - t0) * 1e3,
+                    device=self.device, dtype=self.dtype)
+        cancelled = stopped == "cancelled"
+        emit(RegionFinished(region_id, text, info, cancelled, list(tokens)))
+        return RegionResult(region_id, text, list(tokens), info, cancelled)
+
+    def _token_texts(self, ids: Sequence[int]) -> list[str]:
+        return self.tokenizer.batch_decode([[int(i)] for i in ids], skip_special_tokens=False)
+
+    def close(self) -> None:
+        """Drop the model (frees GPU memory once nothing else holds it)."""
+        self.model = self.loaded = None  # type: ignore[assignment]
+
+
+def _open(mode: str, *, manifest: str = "gravityocr", engine: str = "", model_path=None, device=None, dtype=None,
+          block_size: int | None = None, max_new_tokens: int | None = None, loaded: "LoadedModel | None" = None,
+          attn_implementation: str = "sdpa", **_ignored: Any) -> GlmOcrEngine:
+    if loaded is None:
+        from app.core.loader import load_model
+
+        try:
+            loaded = load_model(manifest or "gravityocr", model_path, device=device, dtype=dtype,
+                                attn_implementation=attn_implementation)
+        except ModelError as exc:
+            raise ModelUnavailable(str(exc)) from exc
+    name = engine or ("gravity" if mode == "selfspec" else "gravity-ar")
+    return GlmOcrEngine(loaded, name=name, mode=mode, block_size=int(block_size or 0), max_new_tokens=max_new_tokens)
+
+
+def open_selfspec(**options: Any) -> GlmOcrEngine:
+    """GravityOCR self-speculative engine. Options: manifest, engine, model_path, device, dtype, block_size
+    (default: the checkpoint's bd_size), max_new_tokens (default: per task), loaded (share a LoadedModel)."""
+    return _open("selfspec", **options)
+
+
+def open_ar(**options: Any) -> GlmOcrEngine:
+    """Greedy autoregressive engine for GravityOCR or GLM-OCR checkpoints (same options as open_selfspec)."""
+    return _open("ar", **options)

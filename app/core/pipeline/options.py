@@ -1,0 +1,77 @@
+"""What a run is asked to do: `PipelineOptions` (built once, by the CLI or the GUI, as this dataclass), the page
+ranges people type, and the error a run stops with.
+
+What must never live here: running anything (app.core.pipeline.run).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from app.core.document import DEFAULT_DPI
+
+DEFAULT_OCR_DPI = 200.0
+
+
+class PipelineError(RuntimeError):
+    """A run could not proceed; the message is written for a person. `kind` is document | engine | layout |
+    options | output."""
+
+    def __init__(self, message: str, kind: str = "document") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class PipelineOptions:
+    engine: str = "auto"  # gravity | gravity-ar | glm | unlimited | builtin | classic | auto
+    layout: str = "auto"  # ppdoclayout | pymupdf | page | auto
+    dpi: float = DEFAULT_DPI  # display/layout rendering
+    ocr_dpi: float | None = None  # crops; None = the engine's preferred_dpi (200)
+    pages: str | Sequence[int] | None = None  # "1-5,8" (1-based) or 0-based indices; None = all
+    password: str | None = None
+    keep_headers: bool = False
+    device: str | None = None
+    dtype: str | None = None
+    model_path: str | None = None
+    layout_model_path: str | None = None
+    block_size: int | None = None
+    compare_text_layer: bool = True
+    engine_options: dict[str, Any] = field(default_factory=dict)
+    # save picture crops here as soon as a page is laid out (the GUI's working folder), their absolute path in
+    # region.extra["picture_path"] (so LayoutDone carries it); None: only `write` saves them, next to the export
+    picture_dir: str | None = None
+
+
+def parse_pages(spec: str | Sequence[int] | None, page_count: int) -> list[int]:
+    """'1-3,7,9-' (1-based, inclusive; open ends allowed) or 0-based indices → sorted 0-based indices.
+    Raises ValueError with a message for a person."""
+    if spec is None or spec == "" or spec == "all":
+        return list(range(page_count))
+    if not isinstance(spec, str):
+        out = sorted({int(i) for i in spec})
+        bad = [i for i in out if not 0 <= i < page_count]
+        if bad:
+            raise ValueError(f"page {bad[0] + 1} does not exist (the document has {page_count} pages)")
+        return out
+    chosen: set[int] = set()
+    for part in spec.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                a, b = part.split("-", 1)
+                start = int(a) if a else 1
+                end = int(b) if b else page_count
+            else:
+                start = end = int(part)
+        except ValueError:
+            raise ValueError(f"cannot read the page range {part!r} (use e.g. 1-5,8)") from None
+        if start < 1 or end < start:
+            raise ValueError(f"the page range {part!r} is empty or starts before page 1")
+        if start > page_count:
+            raise ValueError(f"page {start} does not exist (the document has {page_count} pages)")
+        chosen.update(range(start - 1, min(end, page_count)))
+    if not chosen:
+        raise ValueError(f"no pages chosen by {spec!r}")
+    return sorted(chosen)

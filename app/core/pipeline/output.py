@@ -1,0 +1,156 @@
+"""What a run produces, as plain data, and the ONE writer of it: `DocumentOutput` (pages of regions, stats,
+warnings, picture files, the person's edits) → Markdown (app.core.pipeline.assembly) and JSON in the
+`scriptorium.document/1` schema. `scriptorium convert` writes a pipeline's output with `write_document`; the
+window's export builds the same `DocumentOutput` from its review session and calls the same function, so the two
+cannot drift (tests/test_parity.py holds them to the same bytes).
+
+What must never live here: decoding, layout, Qt.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from app.core.atomic import atomic_write_text
+from app.core.pipeline.assembly import assemble_blocks, assemble_document
+from app.core.regions import DECODED_TASKS, Region
+
+JSON_SCHEMA = "scriptorium.document/1"
+
+
+def rounded(v: float | None, nd: int = 4) -> float | None:
+    return None if v is None else round(float(v), nd)
+
+
+def region_status(r: Region) -> str:
+    """pending | done | cancelled | failed | skipped, from the region alone (the pipeline and the review session
+    record results on regions the same way: app.core.regions.record_result)."""
+    if r.task not in DECODED_TASKS:
+        return "skipped"
+    if "error" in r.flags:
+        return "failed"
+    if "cancelled" in r.flags:
+        return "cancelled"
+    return "done" if "stats" in r.extra else "pending"
+
+
+@dataclass
+class PageOutput:
+    index: int  # 0-based
+    width_pt: float
+    height_pt: float
+    dpi: float
+    width_px: int
+    height_px: int
+    regions: list[Region] = field(default_factory=list)
+    layout: str = ""
+    has_text_layer: bool = False
+    cer: float | None = None
+    ms: float = 0.0
+    decoded: bool = False
+
+    def frame(self) -> dict[str, Any]:
+        """The page's geometry and source, as LayoutDone carries it (without its regions)."""
+        return {"width_pt": self.width_pt, "height_pt": self.height_pt, "dpi": self.dpi, "width_px": self.width_px,
+                "height_px": self.height_px, "has_text_layer": self.has_text_layer}
+
+    def to_dict(self, pictures: dict[str, str] | None = None, edits: dict[str, str] | None = None) -> dict[str, Any]:
+        blocks_md = assemble_blocks(self.regions, pictures, edits)
+        return {
+            "index": self.index, "number": self.index + 1, "width_pt": self.width_pt, "height_pt": self.height_pt,
+            "dpi": self.dpi, "width_px": self.width_px, "height_px": self.height_px, "layout": self.layout,
+            "has_text_layer": self.has_text_layer, "cer": rounded(self.cer), "ms": round(self.ms, 1),
+            "blocks": [block_dict(r, blocks_md.get(r.id, ""), (pictures or {}).get(r.id), r.id in (edits or {}))
+                       for r in self.regions],
+        }
+
+
+def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: bool = False) -> dict[str, Any]:
+    d = {
+        "id": r.id, "page": r.page, "order": r.order, "label": r.label,
+        "native_label": r.extra.get("native_label", r.label), "task": r.task,
+        "box": [round(v, 2) for v in r.box], "box_pt": [round(v, 2) for v in r.box_pt], "dpi": r.dpi,
+        "score": r.score, "text": r.text, "markdown": markdown, "engine": r.extra.get("engine", ""),
+        "stats": r.extra.get("stats", {}), "cer": rounded(r.extra.get("cer")), "source": r.source, "flags": list(r.flags),
+        "status": region_status(r), "edited": edited,
+    }
+    if image:
+        d["image"] = image
+    if "reference_chars" in r.extra:
+        d["reference_chars"] = r.extra["reference_chars"]
+    return d
+
+
+@dataclass
+class DocumentOutput:
+    path: str
+    engine: str
+    layout: str
+    page_count: int
+    pages: list[PageOutput] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    cancelled: bool = False
+    warnings: list[str] = field(default_factory=list)
+    pictures: dict[str, str] = field(default_factory=dict)  # region id → image path relative to the Markdown
+    edits: dict[str, str] = field(default_factory=dict)  # region id → the Markdown a person wrote for the block
+
+    def regions(self) -> Iterator[Region]:
+        for p in self.pages:
+            yield from p.regions
+
+    def region(self, region_id: str) -> Region:
+        for r in self.regions():
+            if r.id == region_id:
+                return r
+        raise KeyError(region_id)
+
+    def page(self, index: int) -> PageOutput:
+        for p in self.pages:
+            if p.index == index:
+                return p
+        raise KeyError(index)
+
+    @property
+    def cer(self) -> float | None:
+        tot = dist = 0.0
+        for r in self.regions():
+            n = r.extra.get("reference_chars")
+            if n and r.extra.get("cer") is not None:
+                tot += n
+                dist += r.extra["cer"] * n
+        return dist / tot if tot else None
+
+    def to_markdown(self, anchors: bool = True) -> str:
+        return assemble_document(((p.index, p.regions) for p in self.pages), self.pictures, anchors=anchors,
+                                 edits=self.edits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": JSON_SCHEMA, "source": self.path, "engine": self.engine, "layout": self.layout,
+            "page_count": self.page_count, "cancelled": self.cancelled, "cer": rounded(self.cer),
+            "stats": self.stats, "warnings": self.warnings,
+            "pages": [p.to_dict(self.pictures, self.edits) for p in self.pages],
+        }
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+
+# saves the picture crops of an output under out_dir/image_dir and returns region id → path relative to out_dir
+SavePictures = Callable[[DocumentOutput, Path, str], dict[str, str]]
+
+
+def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictures: SavePictures) -> dict[str, Path]:
+    """Write `<stem>.md`, `<stem>.json` (each atomically) and `<stem>_images/` into `out_dir`: the one writer of
+    `convert` and of the window's export. Raises OSError (its message names the file) when one cannot be written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    output.pictures = save_pictures(output, out_dir, f"{stem}_images")
+    md, js = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
+    for path, text in ((md, output.to_markdown()), (js, output.to_json() + "\n")):
+        try:
+            atomic_write_text(path, text)
+        except OSError as exc:
+            raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return {"markdown": md, "json": js, "images": out_dir / f"{stem}_images"}

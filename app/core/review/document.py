@@ -1,0 +1,200 @@
+"""The open work of one document as plain data: its pages (the frame each was laid out in), its blocks (a region
+as the pipeline records it, plus what the person sees and did), the run's engine, stats and warnings.
+
+A block's `region` is kept exactly as the pipeline keeps its regions (text = the raw OCR text, extra = engine,
+stats, CER), so `to_output(work)` is a `DocumentOutput` and the window exports through the pipeline's one writer
+(app.core.pipeline.output.write_document): what the window exports and what `convert` writes are the same bytes.
+
+What must never live here: Qt, torch, file dialogs, event handling (app.core.review.session).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.pipeline.output import DocumentOutput, PageOutput, region_status
+from app.core.regions import DECODED_TASKS, Region
+
+
+@dataclass
+class Block:
+    region: Region  # text = the latest OCR text as the decoder wrote it
+    markdown: str = ""  # what the editor shows and the exports write (edited or OCR)
+    ocr_markdown: str = ""  # the latest OCR result, assembled
+    live_text: str = ""  # text streamed while the region is being decoded
+    status: str = "pending"  # pending | decoding | done | cancelled | skipped | failed
+    edited: bool = False
+    pending_ocr: str | None = None  # a newer OCR result that differs from the one the edit was made over
+    previous_ocr: str = ""  # the OCR result the person's edit was made over (what `pending_ocr` changed)
+    cer: float | None = None  # of what the block shows, against the page's text layer, when it has one
+    reference: str = ""  # the text-layer text of the region, for the diff
+
+    @property
+    def id(self) -> str:
+        return self.region.id
+
+    @property
+    def raw_text(self) -> str:
+        return self.region.text
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return self.region.extra.get("stats", {})
+
+    @property
+    def provisional(self) -> bool:
+        """A whole-document generation's text still streaming, not yet a block of the layout."""
+        return bool(self.region.extra.get("provisional"))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["region"] = self.region.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Block":
+        d = dict(d)
+        if not isinstance(d.get("region"), dict):
+            raise ValueError("a block without its region")
+        region = Region.from_dict(d.pop("region"))
+        if isinstance(d.get("raw_text"), str) and not region.text:  # journals before the region kept the text
+            region.text = d["raw_text"]
+        known = set(cls.__dataclass_fields__) - {"region"}
+        return cls(region=region, **{k: v for k, v in d.items() if k in known})
+
+
+@dataclass
+class RunProgress:
+    """What the last run of a document did, for the document list and the status bar."""
+
+    outcome: str = ""  # "" (running or none yet) | finished | cancelled | failed
+    reason: str = ""  # why it failed
+    to_read: int = 0  # blocks the run set out to read
+    read: int = 0  # blocks it finished reading
+    rerun: bool = False  # a re-run of blocks that had been read before
+    planned: bool = False  # to_read was counted before the run (a re-run of laid-out pages), not from its layout
+
+    def summary(self, blocks_done: int) -> str:
+        if self.outcome == "failed":
+            return f"failed: {self.reason}" if self.reason else "failed"
+        if self.outcome == "cancelled":
+            verb = "re-read" if self.rerun else "read"
+            return f"cancelled ({self.read} of {self.to_read} {verb})"
+        if blocks_done or self.outcome == "finished":
+            return f"{blocks_done} block{'' if blocks_done == 1 else 's'}"
+        return ""
+
+
+@dataclass
+class DocumentWork:
+    path: str
+    page_count: int = 0
+    page_sizes: list[tuple[float, float]] = field(default_factory=list)  # points, of every page (for drawing)
+    pages: dict[int, PageOutput] = field(default_factory=dict)  # laid-out pages: frame and source (no regions)
+    blocks: dict[str, Block] = field(default_factory=dict)
+    current_page: int = 0
+    title: str = ""
+    engine: str = ""
+    layout: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    run: RunProgress = field(default_factory=RunProgress)
+    # a whole-document generation's text (its id, e.g. "doc") and where each of its blocks' text sits in it
+    # (`region.extra["raw_text_span"]`): the R-SWA window view points at that text (journaled with the blocks)
+    raw_stream: str = field(default="", repr=False)
+    raw_spans: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.title or Path(self.path).name
+
+    def summary(self) -> str:
+        """What the document list shows beside the name: "15 blocks", "cancelled (3 of 15 re-read)", "failed: …"."""
+        return self.run.summary(sum(1 for b in self.blocks.values() if b.status == "done"))
+
+    def ordered(self, page: int | None = None) -> list[Block]:
+        blocks = [b for b in self.blocks.values() if page is None or b.region.page == page]
+        return sorted(blocks, key=lambda b: (b.region.page, b.region.order, b.id))
+
+    def layout_blocks(self, page: int | None = None) -> list[Block]:
+        """The blocks of the layout (a stream still being generated is not one)."""
+        return [b for b in self.ordered(page) if not b.provisional]
+
+    def text_blocks(self) -> list[Block]:
+        """Blocks that appear in the Markdown (skipped regions do not)."""
+        return [b for b in self.ordered() if b.region.task != "skipped"]
+
+    def readable(self, pages: list[int] | None = None, region_ids: list[str] | None = None) -> list[Block]:
+        """The blocks a run of these pages (None: all) or regions would read."""
+        return [b for b in self.layout_blocks() if b.region.task in DECODED_TASKS
+                and (pages is None or b.region.page in pages) and (region_ids is None or b.id in region_ids)]
+
+    def markdown(self) -> str:
+        """The editor's text: every block's Markdown, joined as the editor shows them."""
+        parts = [b.markdown for b in self.text_blocks() if b.markdown.strip()]
+        return "\n\n".join(parts) + ("\n" if parts else "")
+
+    def to_output(self) -> DocumentOutput:
+        """The work as the pipeline's output, with the person's edits: what the export writes."""
+        out = DocumentOutput(self.path, self.engine, self.layout, self.page_count, stats=copy.deepcopy(self.stats),
+                             cancelled=self.cancelled, warnings=list(self.warnings))
+        for index in sorted(self.pages):
+            page = copy.copy(self.pages[index])
+            page.regions = [copy.deepcopy(b.region) for b in self.layout_blocks(index)]
+            out.pages.append(page)
+        out.edits = {b.id: b.markdown for b in self.layout_blocks() if b.edited}
+        return out
+
+    def guess_page_sizes(self) -> list[tuple[float, float]]:
+        """Page sizes (points) when the document itself is not at hand (a trace from another machine): the laid-out
+        frames, else A4 grown to hold every region."""
+        pages: dict[int, tuple[float, float]] = {i: (p.width_pt, p.height_pt) for i, p in self.pages.items()
+                                                 if p.width_pt > 0 and p.height_pt > 0}
+        for b in self.blocks.values():
+            if b.region.page not in pages or b.region.page in self.pages:
+                w, h = pages.get(b.region.page, (595.0, 842.0))
+                pages[b.region.page] = (max(w, b.region.box_pt[2] + 20), max(h, b.region.box_pt[3] + 20))
+        count = max(self.page_count, max(pages, default=-1) + 1)
+        return [pages.get(i, (595.0, 842.0)) for i in range(count)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "page_count": self.page_count, "page_sizes": [list(s) for s in self.page_sizes],
+            "pages": [{**asdict(p), "regions": []} for _, p in sorted(self.pages.items())],
+            "current_page": self.current_page, "title": self.title, "engine": self.engine, "layout": self.layout,
+            "stats": self.stats, "warnings": self.warnings, "cancelled": self.cancelled,
+            "blocks": [b.to_dict() for b in self.ordered()],
+            "raw_stream": self.raw_stream,  # the spans themselves travel in each region's extra["raw_text_span"]
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "DocumentWork":
+        """A journaled document; raises ValueError/TypeError/KeyError on a wrong shape (the journal says so)."""
+        if not isinstance(d, dict) or not isinstance(d.get("path"), str):
+            raise ValueError("a document without its path")
+        work = cls(path=d["path"], page_count=int(d.get("page_count", 0)),
+                   page_sizes=[(float(s[0]), float(s[1])) for s in d.get("page_sizes", [])],
+                   current_page=int(d.get("current_page", 0)), title=str(d.get("title", "")),
+                   engine=str(d.get("engine", "")), layout=str(d.get("layout", "")),
+                   stats=dict(d.get("stats") or {}), warnings=[str(w) for w in d.get("warnings") or []],
+                   cancelled=bool(d.get("cancelled", False)))
+        for pd in d.get("pages") or []:
+            page = PageOutput(**{k: v for k, v in pd.items() if k in PageOutput.__dataclass_fields__})
+            page.regions = []
+            work.pages[page.index] = page
+        for bd in d.get("blocks", []):
+            block = Block.from_dict(bd)
+            work.blocks[block.id] = block
+            span = block.region.extra.get("raw_text_span")
+            if isinstance(span, (list, tuple)) and len(span) == 2:
+                work.raw_spans[block.id] = (int(span[0]), int(span[1]))
+        work.raw_stream = str(d.get("raw_stream") or "")
+        return work
+
+
+def block_status(block: Block) -> str:
+    """The status a finished block's region says (app.core.pipeline.output.region_status)."""
+    return region_status(block.region)
