@@ -1,0 +1,117 @@
+"""One writer: what the window exports and what `convert` writes for the same document, engine and options are the
+same Markdown bytes and the same JSON (wall-clock timings aside), and a run's events rebuild the run's output."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.core import events as ev
+
+TIMINGS = {"ms", "seconds", "tokens_per_s", "total_ms", "request_ms", "draft_ms", "verify_ms", "decode_s", "run_s",
+           "first_token_ms", "mean_ms"}
+
+
+def without_timings(value):
+    """The JSON with wall-clock measurements blanked (two runs never take the same milliseconds)."""
+    if isinstance(value, dict):
+        return {k: None if k in TIMINGS else without_timings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_path, artifacts_dir):
+    from app.cli import main
+    from app.core.paths import sample_document
+    from app.gui.main_window import MainWindow
+
+    pdf = tmp_path / "report.pdf"
+    shutil.copyfile(sample_document(), pdf)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.engine_bar.set_engine("classic")
+    w.open_files([str(pdf)], run=True)
+    qtbot.waitUntil(lambda: not w.decoder.running and w.work.summary().endswith("blocks"), timeout=120_000)
+    w.redraw()
+    w.grab().save(str(artifacts_dir / "main_window_parity.png"))
+    exported = w.export_current(tmp_path / "gui" / "report.md")
+    assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "classic", "-q"]) == 0
+
+    gui_md, cli_md = (tmp_path / d / "report.md" for d in ("gui", "cli"))
+    assert gui_md.read_bytes() == cli_md.read_bytes()
+    assert "<table>" in cli_md.read_text() and '<a id="page-2"></a>' in cli_md.read_text()
+    gui, cli = (json.loads((tmp_path / d / "report.json").read_text()) for d in ("gui", "cli"))
+    assert without_timings(gui) == without_timings(cli)
+    assert cli["stats"]["decoded"] > 10 and cli["pages"][0]["dpi"] == 144 and cli["cer"] is not None
+    pictures = sorted(p.name for p in (tmp_path / "gui" / "report_images").iterdir())
+    assert pictures == sorted(p.name for p in (tmp_path / "cli" / "report_images").iterdir()) and pictures
+    assert {p.suffix for p in exported} == {".md", ".json", ".html"}
+
+
+def test_an_edit_is_the_only_difference_and_is_marked(qtbot, tmp_path):
+    from app.core.review.session import Session
+
+    out, events = _run_with_formula_number(tmp_path)
+    session = Session()
+    work = session.add_document(out.path)
+    session.current = 0
+    for e in events:
+        session.apply(e, work)
+    rebuilt = work.to_output()
+    assert rebuilt.to_markdown() == out.to_markdown()  # the events carry everything the writer needs
+    assert without_timings(rebuilt.to_dict()) == without_timings(out.to_dict())
+    assert "\\tag{3}" in out.to_markdown()  # the formula number merged by the one assembler, in both
+
+    first = next(b for b in work.text_blocks() if b.region.task == "text")
+    assert session.edit(first.id, "Edited by a person.")
+    edited = work.to_output()
+    assert "Edited by a person." in edited.to_markdown()
+    blocks = [b for p in edited.to_dict()["pages"] for b in p["blocks"]]
+    assert [b["id"] for b in blocks if b["edited"]] == [first.id]
+    mine = next(b for b in blocks if b["id"] == first.id)
+    assert mine["markdown"] == "Edited by a person." and mine["text"] == first.region.text  # the OCR stays too
+
+
+def _run_with_formula_number(tmp_path: Path):
+    """A real pipeline run (classic OCR) over a page whose layout has a formula followed by its number."""
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.synthetic import make_sample_pdf
+    from app.core.layout.base import make_regions
+    from app.core.layout.postprocess import Detection
+
+    class FormulaLayout:
+        """The sample page's real text lines, labelled as a layout model would (this test is about assembly)."""
+
+        name = "fixed"
+
+        def analyse(self, document, index, image, dpi, *, keep_headers=False):
+            s = dpi / 72.0
+            words = document.text_layer(index)
+            lines: dict[float, list] = {}
+            for wd in words:
+                lines.setdefault(round(wd.box_pt[1]), []).append(wd)
+            boxes = [(min(w.box_pt[0] for w in ws) - 2, k - 2, max(w.box_pt[2] for w in ws) + 2,
+                      max(w.box_pt[3] for w in ws) + 2) for k, ws in sorted(lines.items())][:4]
+            labels = ["doc_title", "text", "formula", "formula_number"]
+            dets = [Detection(lab, 0.9, tuple(v * s for v in box), i) for i, (lab, box) in enumerate(zip(labels, boxes))]
+            return make_regions(dets, index, dpi, self.name, keep_headers=keep_headers)
+
+    pdf = make_sample_pdf(tmp_path / "formula.pdf")
+    events: list[ev.Event] = []
+    pipe = Pipeline(PipelineOptions(engine="classic", pages="1"), emit=events.append, layout=FormulaLayout())
+    try:
+        out = pipe.run(pdf)
+    finally:
+        pipe.close()
+    # the number region reads whatever text sits there: give it a number, as a real page would have
+    regions = list(out.regions())
+    number = next(r for r in regions if r.label == "formula_number")
+    assert number.text
+    for e in events:
+        if isinstance(e, ev.RegionFinished) and e.region_id == number.id:
+            e.text = "(3)"
+    number.text = "(3)"
+    return out, events
