@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp", ".gif"}
 PDF_LIKE_SUFFIXES = {".pdf", ".xps", ".oxps", ".epub", ".cbz", ".fb2", ".mobi"}
+DOCUMENT_SUFFIXES = frozenset(PDF_LIKE_SUFFIXES | IMAGE_SUFFIXES)  # what `open_document` opens: the window and convert alike
 MAX_IMAGE_PIXELS = 144_000_000
 DEFAULT_IMAGE_DPI = 96.0
 DEFAULT_DPI = 144.0

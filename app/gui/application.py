@@ -25,18 +25,13 @@ def create_application(argv: list[str] | None = None):
     return app
 
 
-def apply_settings_theme(app, settings) -> None:
-    from app.gui.theme import ThemeFollower
-
-    if getattr(app, "theme_follower", None) is None:
-        app.theme_follower = ThemeFollower(app, settings.get("theme"))
-
-
 def build_window(args: argparse.Namespace):
     """The window, opened on the files/sample the arguments name (also used by tests of the command line)."""
     from app.gui.main_window import MainWindow
 
     window = MainWindow()
+    from app.gui.theme import apply_settings_theme
+
     apply_settings_theme(create_application(), window.settings)
     engine = getattr(args, "engine", None)
     if engine:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import events as ev
+from app.core.document import DOCUMENT_SUFFIXES
 from app.gui.actions import build_actions, fill_recent_menu
 from app.gui.banner import Banner, empty_hint
 from app.gui.engine_bar import EngineBar
@@ -34,7 +35,7 @@ from app.gui.journal import Journal
 from app.gui.page_view import PageView
 from app.gui.progress_panel import ProgressPanel
 from app.gui.prompts import Prompter
-from app.gui.render_service import DOCUMENT_SUFFIXES, PageRenderer
+from app.gui.render_service import PageRenderer
 from app.core.review.document import DocumentWork
 from app.core.review.runs import RunController
 from app.core.review.session import Session
@@ -57,7 +58,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or Settings()
         from PySide6.QtWidgets import QApplication
 
-        from app.gui.application import apply_settings_theme
+        from app.gui.theme import apply_settings_theme
 
         apply_settings_theme(QApplication.instance(), self.settings)  # once per app: `replay` and tests look the same
         self.prompter = prompter or Prompter(self)

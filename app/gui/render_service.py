@@ -10,9 +10,6 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtGui import QImage
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp", ".gif"}
-DOCUMENT_SUFFIXES = {".pdf"} | IMAGE_SUFFIXES
-
 
 def pil_to_qimage(image) -> QImage:
     image = image.convert("RGB")

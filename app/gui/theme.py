@@ -145,3 +145,9 @@ def icon(name: str, color: str | None = None) -> QIcon:
         painter.end()
         result.addPixmap(pixmap)
     return result
+
+
+def apply_settings_theme(app, settings) -> None:
+    """Follow the system palette (or the colours the settings force), once per application."""
+    if getattr(app, "theme_follower", None) is None:
+        app.theme_follower = ThemeFollower(app, settings.get("theme"))

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
-DOCUMENT_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif)"
+from app.core.document import DOCUMENT_SUFFIXES
+
+DOCUMENT_FILTER = "Documents (" + " ".join(f"*{s}" for s in sorted(DOCUMENT_SUFFIXES)) + ")"
 
 
 class WindowDialogs:

@@ -17,17 +17,14 @@ What must never live here: Qt, model code, the page run of region engines (app.c
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from app.core.document import Document
 from app.core.engines import Cancelled
 from app.core.events import LayoutDone, PageFinished, PhaseChanged
 from app.core.pipeline.options import PipelineError
+from app.core.pipeline.output import PageOutput
 from app.core.regions import TASKS, Region, region_id, route
-
-if TYPE_CHECKING:  # pragma: no cover
-    from app.core.pipeline.output import PageOutput
-    from app.core.pipeline.run import Pipeline
 
 
 class LazyPages(Sequence):
@@ -48,7 +45,7 @@ class LazyPages(Sequence):
 class BlockIntake:
     """Turns the engine's blocks into the pipeline's regions and announces each page's layout when it changed."""
 
-    def __init__(self, pipe: "Pipeline", indices: Sequence[int]) -> None:
+    def __init__(self, pipe, indices: Sequence[int]) -> None:  # pipe: the running app.core.pipeline.run.Pipeline
         self.pipe = pipe
         self.indices = list(indices)
         self.engine_dpi = float(pipe.engine.input_dpi)
@@ -90,7 +87,7 @@ class BlockIntake:
             elif self._pictures[key]:
                 r.extra["picture_path"] = self._pictures[key]
 
-    def publish(self, page: "PageOutput", regions: list[Region]) -> None:
+    def publish(self, page: PageOutput, regions: list[Region]) -> None:
         """Make `regions` page `page`'s layout and emit it unless it is the one last sent."""
         self.keep_pictures(regions)
         page.regions = regions
@@ -100,7 +97,7 @@ class BlockIntake:
             self.pipe.emit(LayoutDone(page.index, dicts, page.layout, **page.frame()))
 
 
-def run_document_engine(pipe: "Pipeline", indices: list[int]) -> None:
+def run_document_engine(pipe, indices: list[int]) -> None:
     """Read pages `indices` with the pipeline's whole-document engine; fills `pipe.output` and emits the page
     events. Raises Cancelled when the run was cancelled, PipelineError when the engine failed."""
     doc, out = pipe.document, pipe.output

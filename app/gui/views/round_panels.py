@@ -2,12 +2,10 @@
 
 - `RoundHistory`: one compact painted row per round (accepted-length bar, reject marker); scrollable, selectable.
   Only visible rows are painted, so 10,000 rounds cost what 40 do.
-- `TintedText`: the region's decoded text, each character tinted by the round that confirmed it, a wavy red
-  underline on the verifier's correction where a draft was rejected; click a character to select its round.
 - `StatsPanel`: TPF, mean accepted per round, acceptance histogram, per-position acceptance rate, draft vs verify
   time per round, tokens/s against the AR baseline when known.
 
-Everything reads `RegionRounds` (app.gui.views.models); nothing here decodes or keeps its own copy of the run.
+Everything reads `RegionRounds` (app.gui.views.rounds_state); nothing here decodes or keeps its own copy of the run.
 """
 from __future__ import annotations
 
@@ -18,21 +16,16 @@ from PySide6.QtGui import (
     QFontMetrics,
     QPainter,
     QPalette,
-    QTextCharFormat,
-    QTextCursor,
-    QTextFormat,
 )
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
-    QPlainTextEdit,
-    QTextEdit,
     QToolTip,
     QWidget,
 )
 
 from app.gui.views import colors
-from app.gui.views.models import RegionRounds
-from app.gui.views.round_strip import _paint_hint
+from app.gui.views.rounds_state import RegionRounds
+from app.gui.views.view_frame import paint_hint
 
 
 class RoundHistory(QAbstractScrollArea):
@@ -161,104 +154,6 @@ class RoundHistory(QAbstractScrollArea):
         p.end()
 
 
-class TintedText(QPlainTextEdit):
-    """The shown region's text, each character tinted by the round that confirmed it."""
-
-    round_clicked = Signal(int)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setReadOnly(True)
-        self.setUndoRedoEnabled(False)
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.setPlaceholderText("The decoded text appears here, tinted by the round that confirmed each character.")
-        self.region: RegionRounds | None = None
-        self._applied = 0
-        self._chars = 0
-
-    def clear_text(self) -> None:
-        self.region = None
-        self._applied = 0
-        self._chars = 0
-        self.setExtraSelections([])
-        self.clear()
-
-    def sync(self, region: RegionRounds | None) -> None:
-        """Append the rounds not shown yet (batched: one edit block per frame)."""
-        if region is not self.region:
-            self.clear_text()
-            self.region = region
-        if region is None or self._applied >= len(region.rounds):
-            return
-        dark = colors.is_dark(self)
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.beginEditBlock()
-        sb = self.verticalScrollBar()
-        at_bottom = sb.value() >= sb.maximum() - 4
-        for rec in region.rounds[self._applied :]:
-            if not rec.text:
-                continue
-            fmt = QTextCharFormat()
-            fmt.setBackground(colors.round_tint(rec.index, dark))
-            fix = ""
-            if not rec.full_accept and rec.k < len(rec.verified_texts):
-                fix = rec.verified_texts[rec.k]
-                if not fix or not rec.text.endswith(fix) or len(fix) >= len(rec.text) + 1:
-                    fix = ""
-            head = rec.text[: len(rec.text) - len(fix)] if fix else rec.text
-            if head:
-                cursor.insertText(head, fmt)
-            if fix:
-                mark = QTextCharFormat(fmt)
-                mark.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-                mark.setUnderlineColor(colors.REJECTED)
-                cursor.insertText(fix, mark)
-        cursor.endEditBlock()
-        self._applied = len(region.rounds)
-        if at_bottom:
-            sb.setValue(sb.maximum())
-
-    def highlight(self, start: int, end: int) -> None:
-        if end <= start:
-            self.setExtraSelections([])
-            return
-        sel = QTextEdit.ExtraSelection()
-        cur = QTextCursor(self.document())
-        cur.setPosition(min(start, self.document().characterCount() - 1))
-        cur.setPosition(min(end, self.document().characterCount() - 1), QTextCursor.MoveMode.KeepAnchor)
-        sel.cursor = cur
-        fmt = QTextCharFormat()
-        fmt.setBackground(self.palette().color(QPalette.ColorRole.Highlight))
-        fmt.setForeground(self.palette().color(QPalette.ColorRole.HighlightedText))
-        fmt.setProperty(QTextFormat.Property.FullWidthSelection, False)
-        sel.format = fmt
-        self.setExtraSelections([sel])
-        shown = QTextCursor(self.document())
-        shown.setPosition(min(start, self.document().characterCount() - 1))
-        self.setTextCursor(shown)
-        self.ensureCursorVisible()
-
-    def viewportEvent(self, event) -> bool:  # noqa: N802
-        if event.type() == QEvent.Type.ToolTip and self.region is not None:
-            rec = self.region.round_at(self.cursorForPosition(event.pos()).position())
-            if rec is not None:
-                QToolTip.showText(event.globalPos(), rec.describe(), self.viewport())
-            else:
-                QToolTip.hideText()
-            return True
-        return super().viewportEvent(event)
-
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
-        super().mouseReleaseEvent(event)
-        if self.region is None or self.textCursor().hasSelection():
-            return
-        pos = self.cursorForPosition(event.position().toPoint()).position()
-        rec = self.region.round_at(pos)
-        if rec is not None:
-            self.round_clicked.emit(rec.index)
-
-
 class StatsPanel(QWidget):
     """Numbers and three small charts for the shown region."""
 
@@ -296,7 +191,7 @@ class StatsPanel(QWidget):
     def paintEvent(self, _event) -> None:  # noqa: N802
         reg = self.region
         if reg is None or not reg.rounds:
-            _paint_hint(self, "Statistics: TPF, acceptance histogram, per-position acceptance, draft vs verify time.")
+            paint_hint(self, "Statistics: TPF, acceptance histogram, per-position acceptance, draft vs verify time.")
             return
         p = QPainter(self)
         pal = self.palette()

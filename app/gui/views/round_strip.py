@@ -5,7 +5,7 @@ sweep turns matching cells green left to right, the first mismatch turns red wit
 trailing drafts fade; a full accept shows the bonus token in blue. The animation clock lives here too, and the hint
 painter the other round panels share.
 
-Reads `RoundRecord`s (app.gui.views.models); nothing here decodes or keeps its own copy of the run.
+Reads `RoundRecord`s (app.gui.views.rounds_state and window_state); nothing here decodes or keeps its own copy of the run.
 """
 from __future__ import annotations
 
@@ -26,20 +26,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.views import colors
-from app.gui.views.models import RoundRecord, visible_whitespace
+from app.gui.views.rounds_state import RoundRecord
+from app.gui.views.view_frame import paint_hint
+from app.gui.views.view_text import visible_whitespace
 
 
 # animation timeline at ×1, in seconds (slowed playback stretches it)
 APPEAR_S = 0.12
 SWEEP_CELL_S = 0.025
 RESOLVE_S = 0.18
-
-
-def _paint_hint(widget: QWidget, text: str) -> None:
-    p = QPainter(widget)
-    p.setPen(widget.palette().color(QPalette.ColorRole.PlaceholderText))
-    p.drawText(widget.rect().adjusted(12, 8, -12, -8), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
-    p.end()
 
 
 class RoundStrip(QWidget):
@@ -118,7 +113,7 @@ class RoundStrip(QWidget):
         self._painted = True
         self.painted_phase = self.phase()  # tests: did the animation reach the screen to its end?
         if rec is None:
-            _paint_hint(self, "The current round's draft cells appear here.")
+            paint_hint(self, "The current round's draft cells appear here.")
             return
         t = (time.monotonic() - self._t0) / max(self.slow, 1e-6)
         n = rec.slots

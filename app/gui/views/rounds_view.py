@@ -2,24 +2,17 @@
 strip (app.gui.views.round_strip), the history, the tinted text and the statistics (app.gui.views.round_panels),
 with the region chooser and the follow-live switch.
 
-Everything reads `RoundsModel` (app.gui.views.models); nothing here decodes or keeps its own copy of the run.
+Everything reads `RoundsModel` (app.gui.views.rounds_state); nothing here decodes or keeps its own copy of the run.
 """
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QWidget
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
-
-from app.gui.views.models import RegionRounds, RoundRecord, RoundsModel, engine_hint
-from app.gui.views.round_panels import RoundHistory, StatsPanel, TintedText
+from app.gui.views.rounds_state import RegionRounds, RoundRecord, RoundsModel
+from app.gui.views.view_frame import ViewFrame
+from app.gui.views.live_text import TintedText
+from app.gui.views.round_panels import RoundHistory, StatsPanel
 from app.gui.views.round_strip import RoundStrip
 
 __all__ = ["EMPTY_HINT", "RoundHistory", "RoundStrip", "RoundsView", "StatsPanel", "TintedText"]
@@ -30,51 +23,26 @@ EMPTY_HINT = (
 )
 
 
-class RoundsView(QWidget):
+class RoundsView(ViewFrame):
     """The rounds tab: region chooser, strip, history, tinted text and statistics, all from one RoundsModel."""
 
     round_selected = Signal(str, int, int)  # region id, char start, char end
 
     def __init__(self, model: RoundsModel, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        follow, strip, history, text, stats = QCheckBox("Follow live"), RoundStrip(), RoundHistory(), TintedText(), \
+            StatsPanel()
+        super().__init__(chooser_title="Region", chooser_tip="Region whose rounds are shown", empty_hint=EMPTY_HINT,
+                         shows="rounds", headline=strip, panels=[history, text, stats], sizes=[220, 560, 400],
+                         stretch=1, extra=follow, parent=parent)
+        self.follow_box, self.strip, self.history, self.text, self.stats = follow, strip, history, text, stats
+        self.follow_box.setChecked(True)
+        self.follow_box.setToolTip("Show the newest round of the region being decoded")
         self.model = model
         self.shown_region: str | None = None
         self.selected: int | None = None
         self._synced_version = -1
-        self.region_box = QComboBox()
-        self.region_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.region_box.setToolTip("Region whose rounds are shown")
-        self.follow_box = QCheckBox("Follow live")
-        self.follow_box.setChecked(True)
-        self.follow_box.setToolTip("Show the newest round of the region being decoded")
-        self.hint = QLabel(EMPTY_HINT)
-        self.hint.setWordWrap(True)
-        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.strip = RoundStrip()
-        self.history = RoundHistory()
-        self.text = TintedText()
-        self.stats = StatsPanel()
-
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Region"))
-        top.addWidget(self.region_box)
-        top.addStretch(1)
-        top.addWidget(self.follow_box)
-        body = QSplitter(Qt.Orientation.Horizontal)  # side by side: the dock is usually wide and short
-        body.addWidget(self.history)
-        body.addWidget(self.text)
-        body.addWidget(self.stats)
-        body.setStretchFactor(1, 1)
-        body.setSizes([220, 560, 400])
-        body.setChildrenCollapsible(False)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        lay.addLayout(top)
-        lay.addWidget(self.hint)
-        lay.addWidget(self.strip)
-        lay.addWidget(body, 1)
-
-        self.region_box.activated.connect(self._region_chosen)
+        self.region_box = self.chooser
+        self.chooser.activated.connect(self._region_chosen)
         self.follow_box.toggled.connect(self._follow_toggled)
         self.history.round_clicked.connect(self.select_round)
         self.text.round_clicked.connect(self.select_round)
@@ -89,12 +57,7 @@ class RoundsView(QWidget):
         return self.model.regions.get(self.shown_region) if self.shown_region else None
 
     def _set_empty(self, empty: bool) -> None:
-        if empty:
-            text = engine_hint(self.model.engine, "rounds") or EMPTY_HINT
-            if self.hint.text() != text:
-                self.hint.setText(text)
-        self.hint.setVisible(empty)
-        self.strip.setVisible(not empty)
+        self.set_empty(empty, self.model.engine)
 
     def reset(self) -> None:
         self.shown_region = None
@@ -125,17 +88,7 @@ class RoundsView(QWidget):
             self.selected = None
             reg = self.region()
             self.strip.show_round(reg.rounds[-1] if reg and reg.rounds else None, animate=False)
-        ids = [rid for rid, reg in self.model.regions.items() if reg.rounds]
-        if [self.region_box.itemData(i) for i in range(self.region_box.count())] != ids:
-            self.region_box.blockSignals(True)
-            self.region_box.clear()
-            for rid in ids:
-                self.region_box.addItem(rid, rid)
-            self.region_box.blockSignals(False)
-        if self.shown_region is not None:
-            i = self.region_box.findData(self.shown_region)
-            if i >= 0 and i != self.region_box.currentIndex():
-                self.region_box.setCurrentIndex(i)
+        self.set_choices([rid for rid, reg in self.model.regions.items() if reg.rounds], self.shown_region)
         reg = self.region()
         self._set_empty(reg is None or not reg.rounds)
         self.history.sync(reg, follow=self.following)

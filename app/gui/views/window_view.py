@@ -15,22 +15,18 @@ Everything reads `WindowModel`; painting never walks more tokens than fit on scr
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen, QPixmap, QPolygonF, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
     QSizePolicy,
-    QSplitter,
-    QTextEdit,
     QToolTip,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.gui.views import colors
-from app.gui.views.models import WindowModel, WindowStream, engine_hint, visible_whitespace
+from app.gui.views.view_text import visible_whitespace
+from app.gui.views.live_text import WindowText
+from app.gui.views.view_frame import ViewFrame, paint_hint
+from app.gui.views.window_state import WindowModel, WindowStream
 
 EMPTY_HINT = (
     "No R-SWA window to show yet.\nUnlimited-OCR reads whole documents with a sliding window over its output; "
@@ -44,13 +40,6 @@ def _mib(n: int) -> str:
     if n >= 1 << 20:
         return f"{n / (1 << 20):.1f} MiB"
     return f"{n / 1024:.1f} KiB"
-
-
-def _hint(widget: QWidget, text: str) -> None:
-    p = QPainter(widget)
-    p.setPen(widget.palette().color(QPalette.ColorRole.PlaceholderText))
-    p.drawText(widget.rect().adjusted(8, 4, -8, -4), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
-    p.end()
 
 
 class TokenRibbon(QWidget):
@@ -101,7 +90,7 @@ class TokenRibbon(QWidget):
     def paintEvent(self, _event) -> None:  # noqa: N802
         s = self.stream
         if s is None or (not s.prefix_len and not s.output_len):
-            _hint(self, "Token ribbon: prefix pinned at the left, output streaming on the right, the window bracket sliding along.")
+            paint_hint(self, "Token ribbon: prefix pinned at the left, output streaming on the right, the window bracket sliding along.")
             return
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -230,7 +219,7 @@ class MemoryPlot(QWidget):
     def paintEvent(self, _event) -> None:  # noqa: N802
         s = self.stream
         if s is None or not s.output_len:
-            _hint(self, "KV cache size over time: flat for R-SWA, against the line full attention would have grown to.")
+            paint_hint(self, "KV cache size over time: flat for R-SWA, against the line full attention would have grown to.")
             return
         p = QPainter(self)  # straight lines only: no antialiasing (it costs ~2 ms a line on the raster engine)
         fg = self.palette().color(QPalette.ColorRole.WindowText)
@@ -317,7 +306,7 @@ class MaskPicture(QWidget):
     def paintEvent(self, _event) -> None:  # noqa: N802
         s = self.stream
         if s is None or not s.prefix_len:
-            _hint(self, "Attention masks for the current step: full causal, sliding window, R-SWA.")
+            paint_hint(self, "Attention masks for the current step: full causal, sliding window, R-SWA.")
             return
         p = QPainter(self)
         fg = self.palette().color(QPalette.ColorRole.WindowText)
@@ -364,108 +353,20 @@ class MaskPicture(QWidget):
         p.end()
 
 
-class WindowText(QPlainTextEdit):
-    """The document text; the span inside the window highlighted, blocked n-grams marked in red."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setReadOnly(True)
-        self.setUndoRedoEnabled(False)
-        self.setPlaceholderText("The decoded text appears here; the part inside the R-SWA window is highlighted.")
-        self.stream: WindowStream | None = None
-        self._chars = 0
-        self._bans = 0
-
-    def clear_text(self) -> None:
-        self.stream = None
-        self._chars = 0
-        self._bans = 0
-        self.setExtraSelections([])
-        self.clear()
-
-    def sync(self, stream: WindowStream | None) -> None:
-        if stream is not self.stream:
-            self.clear_text()
-            self.stream = stream
-        if stream is None:
-            return
-        text = stream.text
-        sb = self.verticalScrollBar()
-        at_bottom = sb.value() >= sb.maximum() - 4
-        if len(text) > self._chars:
-            cur = QTextCursor(self.document())
-            cur.movePosition(QTextCursor.MoveOperation.End)
-            cur.insertText(text[self._chars :], QTextCharFormat())
-            self._chars = len(text)
-        if len(stream.bans) != self._bans:
-            self._bans = len(stream.bans)
-        self._highlight(stream)
-        if at_bottom:
-            sb.setValue(sb.maximum())
-
-    def _selection(self, start: int, end: int, fmt: QTextCharFormat) -> QTextEdit.ExtraSelection:
-        last = max(0, self.document().characterCount() - 1)
-        sel = QTextEdit.ExtraSelection()
-        cur = QTextCursor(self.document())
-        cur.setPosition(min(start, last))
-        cur.setPosition(min(end, last), QTextCursor.MoveMode.KeepAnchor)
-        sel.cursor = cur
-        sel.format = fmt
-        return sel
-
-    def _highlight(self, s: WindowStream) -> None:
-        sels = []
-        a, b = s.window_chars()
-        win = QTextCharFormat()
-        win.setBackground(colors.faded(colors.WINDOW, 0.28))
-        if b > a:
-            sels.append(self._selection(a, b, win))
-        ban_fmt = QTextCharFormat()
-        ban_fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-        ban_fmt.setUnderlineColor(colors.BAN)
-        for ban in s.bans[-50:]:
-            sa, _ = s.span_chars(ban.ngram_start, ban.ngram_start + 1)
-            _, sb_ = s.span_chars(ban.step, ban.step + 1)
-            if sb_ > sa:
-                sels.append(self._selection(sa, sb_, ban_fmt))
-        self.setExtraSelections(sels)
-
-
-class WindowView(QWidget):
+class WindowView(ViewFrame):
     def __init__(self, model: WindowModel, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        ribbon, memory, masks, text = TokenRibbon(), MemoryPlot(), MaskPicture(), WindowText()
+        super().__init__(chooser_title="Run", chooser_tip="Generation whose window is shown", empty_hint=EMPTY_HINT,
+                         shows="window", headline=ribbon, panels=[text, memory, masks], sizes=[480, 400, 300],
+                         stretch=0, parent=parent)
+        self.ribbon, self.memory, self.masks, self.text = ribbon, memory, masks, text
         self.model = model
         self.shown: str | None = None
         self.engine = ""  # the run's engine (set by DecodingViews), to explain an empty view
         self._synced_version = -1
-        self.stream_box = QComboBox()
-        self.stream_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.hint = QLabel(EMPTY_HINT)
-        self.hint.setWordWrap(True)
-        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.ribbon = TokenRibbon()
-        self.memory = MemoryPlot()
-        self.masks = MaskPicture()
-        self.text = WindowText()
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Run"))
-        top.addWidget(self.stream_box)
-        top.addStretch(1)
-        body = QSplitter(Qt.Orientation.Horizontal)
-        body.addWidget(self.text)
-        body.addWidget(self.memory)
-        body.addWidget(self.masks)
-        body.setStretchFactor(0, 1)
-        body.setSizes([480, 400, 300])
-        body.setChildrenCollapsible(False)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        lay.addLayout(top)
-        lay.addWidget(self.hint)
-        lay.addWidget(self.ribbon)
-        lay.addWidget(body, 1)
-        self.stream_box.activated.connect(lambda i: self._show(self.stream_box.itemData(i)))
-        self.hint.setVisible(True)
+        self.stream_box = self.chooser
+        self.chooser.activated.connect(lambda i: self._show(self.chooser.itemData(i)))
+        self.set_empty(True, "")
 
     def stream(self) -> WindowStream | None:
         return self.model.streams.get(self.shown) if self.shown else None
@@ -473,12 +374,12 @@ class WindowView(QWidget):
     def reset(self) -> None:
         self.shown = None
         self._synced_version = -1
-        self.stream_box.clear()
+        self.chooser.clear()
         self.ribbon.sync(None)
         self.memory.sync(None)
         self.masks.sync(None)
         self.text.clear_text()
-        self.hint.setVisible(True)
+        self.set_empty(True, self.engine)
 
     def _show(self, sid: str | None) -> None:
         if sid:
@@ -492,20 +393,9 @@ class WindowView(QWidget):
         self._synced_version = self.model.version
         if self.model.current and (self.shown is None or self.shown not in self.model.streams or self.model.current != self.shown):
             self.shown = self.model.current
-        ids = list(self.model.streams)
-        if [self.stream_box.itemData(i) for i in range(self.stream_box.count())] != ids:
-            self.stream_box.clear()
-            for sid in ids:
-                self.stream_box.addItem(sid, sid)
-        i = self.stream_box.findData(self.shown)
-        if i >= 0:
-            self.stream_box.setCurrentIndex(i)
+        self.set_choices(list(self.model.streams), self.shown)
         s = self.stream()
-        if s is None:
-            text = engine_hint(self.engine, "window") or EMPTY_HINT
-            if self.hint.text() != text:
-                self.hint.setText(text)
-        self.hint.setVisible(s is None)
+        self.set_empty(s is None, self.engine)
         self.ribbon.sync(s)
         self.memory.sync(s)
         self.masks.sync(s)

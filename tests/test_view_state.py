@@ -1,4 +1,4 @@
-"""The views' plain-Python models (app.gui.views.models): statistics, character spans and window chunks, checked
+"""The views' plain-Python models (app.gui.views.rounds_state and window_state): statistics, character spans and window chunks, checked
 over many random event streams against direct recomputation."""
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import random
 import pytest
 
 from app.core.events import NgramBanned, PrefixLaid, RegionFinished, RegionStarted, RoundVerified, RunStarted, TokensCommitted, WindowStepped
-from app.gui.views.models import RoundsModel, WindowModel, engine_hint, visible_whitespace
+from app.gui.views.rounds_state import RoundsModel
+from app.gui.views.view_text import engine_hint, visible_whitespace
+from app.gui.views.window_state import WindowModel
 
 
 def random_rounds(rng: random.Random, n_rounds: int, block: int, region: str = "r") -> list[RoundVerified]:

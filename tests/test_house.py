@@ -1,0 +1,84 @@
+"""The shape of the house: no two modules of app/ import each other (directly or round a loop), no module grows
+past 500 lines, and facts that used to be copied live in one place."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import app
+
+ROOT = Path(app.__file__).parent
+MAX_LINES = 500
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Every app module `name` imports, anywhere in it (lazy imports and type-checking imports count too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t in modules and t != name)
+    return found
+
+
+def test_no_import_cycles_in_app():
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    cycles, state = [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not cycles, "import cycles:\n" + "\n".join(" → ".join(c) for c in cycles)
+
+
+def test_no_module_over_500_lines():
+    long = {str(p.relative_to(ROOT.parent)): n for p in ROOT.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, long
+
+
+def test_facts_that_were_copied_are_defined_once():
+    text = {p: p.read_text(encoding="utf-8") for p in ROOT.rglob("*.py")}
+    for definition in ("DECODED_TASKS = ", "IMAGE_SUFFIXES = ", "DOCUMENT_SUFFIXES = ", "def region_id(",
+                       "def route(", "def pictures_dir(", "JSON_SCHEMA = "):
+        places = [str(p.relative_to(ROOT.parent)) for p, t in text.items()
+                  if t.startswith(definition) or f"\n{definition}" in t]  # module level
+        assert len(places) == 1, (definition, places)
+
+
+def test_the_window_opens_what_core_opens():
+    from app.core.document import DOCUMENT_SUFFIXES
+    from app.gui import main_window
+    from app.gui.window_dialogs import DOCUMENT_FILTER
+
+    assert main_window.DOCUMENT_SUFFIXES is DOCUMENT_SUFFIXES
+    assert {".pdf", ".png", ".xps", ".epub", ".cbz"} <= DOCUMENT_SUFFIXES
+    assert all(f"*{s}" in DOCUMENT_FILTER for s in DOCUMENT_SUFFIXES)
