@@ -194,21 +194,41 @@ def joint_forward(model, prefix: Prefix, targets, mask1, *, mask_id: int, block_
     """One forward over [prefix | clean | corrupted 1 | corrupted 2] with the joint attention mask."""
     import torch
 
-    b, L = targets.shape
-    P = prefix.input_ids.shape[1]
     prefix_embeds, feats = embed_prefix(model, prefix)
+    pos = prefix.positions if prefix.positions is not None else prefix_positions(model, prefix)
+    return joint_forward_embeds(model, prefix_embeds, pos, targets, mask1, mask_id=mask_id, block_size=block_size,
+                                image_features=feats)
+
+
+def joint_forward_embeds(model, prefix_embeds, prefix_pos, targets, mask1, *, mask_id: int, block_size: int,
+                         prefix_valid=None, image_features=None) -> JointOutput:
+    """`joint_forward` from ready prefix embeddings (b, P, H) and their positions (3, b, P). `prefix_valid` (b, P)
+    bool marks real prefix tokens: rows of different prefix lengths are left-padded, padding is attended by no row
+    (a padding row sees only itself) and should carry position 0, so each row's response starts at its own N."""
+    import torch
+
+    b, L = targets.shape
+    P = prefix_embeds.shape[1]
     c1 = torch.where(mask1, torch.full_like(targets, mask_id), targets)
     c2 = torch.where(~mask1, torch.full_like(targets, mask_id), targets)
     resp_embeds = model.get_input_embeddings()(torch.cat([targets, c1, c2], dim=1))
-    embeds = torch.cat([prefix_embeds, resp_embeds], dim=1)
-    pos = joint_positions(prefix.positions if prefix.positions is not None else prefix_positions(model, prefix), L)
+    embeds = torch.cat([prefix_embeds.to(resp_embeds.dtype), resp_embeds], dim=1)
+    pos = joint_positions(prefix_pos, L)
     allow = _cached_mask(P, L, block_size, str(embeds.device))
     attn = allow[None, None].expand(b, 1, -1, -1)
+    if prefix_valid is not None:
+        T = P + 3 * L
+        keys = torch.cat([prefix_valid.to(embeds.device),
+                          torch.ones(b, 3 * L, dtype=torch.bool, device=embeds.device)], dim=1)
+        attn = attn & keys[:, None, None, :]
+        eye = torch.zeros(T, T, dtype=torch.bool, device=embeds.device)
+        eye[:P, :P] = torch.eye(P, dtype=torch.bool, device=embeds.device)
+        attn = attn | (eye[None, None] & ~keys[:, None, :, None])
     if getattr(model.config.text_config, "_attn_implementation", "sdpa") == "eager":
         attn = torch.zeros(attn.shape, dtype=embeds.dtype, device=embeds.device).masked_fill(
             ~attn, torch.finfo(embeds.dtype).min)  # eager needs an additive mask (a bool one masks nothing)
     out = model.model.language_model(inputs_embeds=embeds, position_ids=pos, attention_mask=attn, use_cache=False)
-    return JointOutput(out.last_hidden_state, P, L, feats)
+    return JointOutput(out.last_hidden_state, P, L, image_features)
 
 
 def clean_logits(model, out: JointOutput):

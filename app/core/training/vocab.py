@@ -15,8 +15,9 @@ CHARSET = ASCII_CHARS + EXTRA_CHARS
 UNK_TOKEN = "<|unk|>"
 
 
-def build_char_tokenizer(charset: str = CHARSET):
-    """A tokenizer with one id per character of `charset` (ids 0..n-1), `<|unk|>`, then SPECIAL_TOKENS."""
+def build_char_tokenizer(charset: str = CHARSET, extra_special: tuple[str, ...] | list[str] = ()):
+    """A tokenizer with one id per character of `charset` (ids 0..n-1), `<|unk|>`, then SPECIAL_TOKENS (then
+    `extra_special`)."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -26,8 +27,8 @@ def build_char_tokenizer(charset: str = CHARSET):
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK_TOKEN))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     tok.decoder = decoders.Fuse()
-    tok.add_special_tokens([UNK_TOKEN, *SPECIAL_TOKENS])
-    extra = [t for t in SPECIAL_TOKENS if t != EOS_TOKEN]
+    tok.add_special_tokens([UNK_TOKEN, *SPECIAL_TOKENS, *extra_special])
+    extra = [t for t in SPECIAL_TOKENS if t != EOS_TOKEN] + list(extra_special)
     return PreTrainedTokenizerFast(
         tokenizer_object=tok,
         eos_token=EOS_TOKEN,
@@ -37,3 +38,28 @@ def build_char_tokenizer(charset: str = CHARSET):
         model_max_length=4096,
         clean_up_tokenization_spaces=False,
     )
+
+
+# --- the built-in reader (recogniser prefix) ------------------------------------------------------------------
+# Prefix rows: per recognised character its confidence bin, the best alternative character (a row of its own per
+# character, so that "c1 with alternative c2" is not the same input as "c2 with alternative c1") and that
+# alternative's probability bin (alt0 = no alternative). All of them are rows of the model's one embedding table.
+CONF_TOKENS = tuple(f"<|conf{i}|>" for i in range(4))
+ALT_BIN_TOKENS = tuple(f"<|alt{i}|>" for i in range(4))
+ALT_UNK_TOKEN = "<|alt:unk|>"
+SEP_TOKEN = "<|assistant|>"  # ends the prefix; the last prefix row predicts the first character
+
+
+def alt_token(ch: str) -> str:
+    return f"<|alt:{ord(ch):04x}|>"
+
+
+def prefix_special_tokens(charset: str = CHARSET) -> list[str]:
+    chars = [ch for ch in dict.fromkeys(charset) if ch != "\n"]
+    return [*CONF_TOKENS, *ALT_BIN_TOKENS, ALT_UNK_TOKEN, *(alt_token(ch) for ch in chars)]
+
+
+def build_reader_tokenizer(charset: str = CHARSET):
+    """The built-in reader's tokenizer: `build_char_tokenizer` plus the prefix rows (confidence bins, alternative
+    bins and one alternative row per character), all special (never decoded as text)."""
+    return build_char_tokenizer(charset, prefix_special_tokens(charset))

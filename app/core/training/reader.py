@@ -1,0 +1,184 @@
+"""The built-in reader: a small `GlmOcrForConditionalGeneration` whose text decoder reads RapidOCR's recogniser
+output as a discrete prefix and writes the line's text (DESIGN §2, "built-in line reader").
+
+Sequence of one line: `[prefix tokens][SEP] text [EOS]`. Prefix token i stands for the recogniser's i-th collapsed
+CTC character and is embedded as the SUM of four rows of the model's own embedding table:
+
+    E[char] + E[<|confK|>] + E[<|alt:c2|> or <|alt:unk|>] + E[<|altJ|>]
+
+(the character, its confidence bin, its best alternative character and that alternative's probability bin, alt0 =
+none), then `<|assistant|>` (SEP) as a plain token. Text tokens are plain rows of the same table, so the decoders
+of the app (autoregressive.py, selfspec.py) run the checkpoint unchanged after `prefill` has put the prefix into the
+KV cache: positions are 0..P-1 for the prefix and P + r for response token r on all three M-RoPE rows (δ = 0).
+The vision tower of the class is present (the class needs one) but minimal and unused.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from app.core.models.glmocr import EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section
+from app.core.training.recogniser import Reading, alt_bin, conf_bin
+from app.core.training.vocab import (
+    ALT_BIN_TOKENS, ALT_UNK_TOKEN, CONF_TOKENS, SEP_TOKEN, UNK_TOKEN, alt_token, build_reader_tokenizer,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+KIND = "recogniser-prefix"
+PRESETS: dict[str, dict[str, Any]] = {
+    "small": dict(hidden=192, layers=4, heads=4, kv_heads=2, intermediate=576),  # ~1.8M parameters
+    "test": dict(hidden=64, layers=2, heads=2, kv_heads=1, intermediate=128),
+}
+MAX_PREFIX = 160  # recognised characters kept per line (a longer reading is cut; lines are ~100 chars at most)
+
+
+class PrefixCodec:
+    """Readings → (P, 4) prefix id rows (char, confidence bin, alternative, alternative bin) for one tokenizer."""
+
+    def __init__(self, tokenizer) -> None:
+        vocab = tokenizer.get_vocab()
+        self.char = {tok: i for tok, i in vocab.items() if len(tok) == 1}
+        self.unk = vocab[UNK_TOKEN]
+        self.conf = [vocab[t] for t in CONF_TOKENS]
+        self.alt_bins = [vocab[t] for t in ALT_BIN_TOKENS]
+        self.alt_unk = vocab[ALT_UNK_TOKEN]
+        self.alt = {ch: vocab[alt_token(ch)] for ch in self.char if alt_token(ch) in vocab}
+        self.sep = vocab[SEP_TOKEN]
+        self.eos = vocab[EOS_TOKEN]
+        self.mask = vocab[MASK_TOKEN]
+
+    def rows(self, reading: Reading) -> list[tuple[int, int, int, int]]:
+        out = []
+        for c, p, a, q in list(zip(reading.chars, reading.conf, reading.alts, reading.alt_p))[:MAX_PREFIX]:
+            b = alt_bin(q) if a else 0
+            out.append((self.char.get(c, self.unk), self.conf[conf_bin(p)],
+                        self.alt.get(a, self.alt_unk) if b else self.alt_unk, self.alt_bins[b]))
+        return out
+
+    def encode_text(self, text: str) -> list[int]:
+        return [self.char.get(ch, self.unk) for ch in text]
+
+
+def build_reader(preset: str = "small", *, seed: int = 0):
+    """A freshly initialised reader (model, tokenizer); the mask row is drawn from the embedding's statistics."""
+    import torch
+    from transformers import GenerationConfig, GlmOcrConfig, GlmOcrForConditionalGeneration
+
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    p = PRESETS[preset]
+    tok = build_reader_tokenizer()
+    ids = {t: tok.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
+    config = GlmOcrConfig(
+        text_config=dict(
+            vocab_size=len(tok), hidden_size=p["hidden"], intermediate_size=p["intermediate"],
+            num_hidden_layers=p["layers"], num_attention_heads=p["heads"], num_key_value_heads=p["kv_heads"],
+            max_position_embeddings=1024, initializer_range=0.02,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                             "mrope_section": mrope_section(p["hidden"] // p["heads"]), "partial_rotary_factor": 1.0},
+            pad_token_id=ids[EOS_TOKEN],
+        ),
+        # the class needs a vision tower; the reader never calls it (its image side is the ONNX recogniser)
+        vision_config=dict(depth=1, hidden_size=16, num_heads=1, intermediate_size=16, out_hidden_size=p["hidden"],
+                           patch_size=8, temporal_patch_size=2, spatial_merge_size=2, image_size=32),
+        **config_token_ids(ids),
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(seed)
+    model = GlmOcrForConditionalGeneration(config)
+    with torch.no_grad():
+        emb = model.get_input_embeddings().weight
+        m = ids[MASK_TOKEN]
+        others = torch.cat([emb[:m], emb[m + 1:]])
+        emb[m] = torch.randn(emb.shape[1]) * others.std() + others.mean()
+    model.generation_config = GenerationConfig(
+        eos_token_id=[ids[t] for t in STOP_TOKENS], pad_token_id=ids[EOS_TOKEN], do_sample=False)
+    return model, tok
+
+
+def prefix_embeddings(model, rows: "torch.Tensor", sep: int) -> "torch.Tensor":
+    """(b, P+1, H): the summed prefix rows (b, P, 4) then SEP. Rows of all -1 are padding (zero vectors)."""
+    import torch
+
+    emb = model.get_input_embeddings()
+    valid = rows[..., 0] >= 0
+    e = emb(rows.clamp(min=0)).sum(dim=2) * valid[..., None].to(emb.weight.dtype)
+    sep_e = emb(torch.full(rows.shape[:1], sep, dtype=torch.long, device=rows.device))[:, None]
+    return torch.cat([e, sep_e], dim=1)
+
+
+def prefill(model, codec: PrefixCodec, reading: Reading):
+    """The app decoders' `Prefix` for one line: its prefix run causally into a fresh KV cache (δ = 0)."""
+    import torch
+
+    from app.core.decoding.autoregressive import Prefix, _sync, cache_kwarg, new_cache
+
+    t0 = time.perf_counter()
+    device = model.device
+    rows = codec.rows(reading)
+    with torch.no_grad():
+        r = torch.tensor(rows, dtype=torch.long, device=device).view(1, len(rows), 4)
+        embeds = prefix_embeddings(model, r, codec.sep).to(model.dtype)
+        P = embeds.shape[1]
+        pos = torch.arange(P, device=device).view(1, 1, P).expand(3, 1, P)
+        cache = new_cache(model)
+        out = model(inputs_embeds=embeds, position_ids=pos, use_cache=True, logits_to_keep=1,
+                    **{cache_kwarg(model): cache})
+    seed = out.logits[0, -1]
+    _sync(seed)
+    return Prefix(cache, seed, P, 0, (time.perf_counter() - t0) * 1e3)
+
+
+def count_parameters(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def save_reader(model, tokenizer, out_dir: str | Path, *, block_size: int, extra: dict | None = None,
+                card: str | None = None) -> Path:
+    """Write the checkpoint folder: config.json, model.safetensors, generation_config.json, tokenizer files,
+    block_diffusion.json (bd_size, mask_id, kind, recogniser) and MODEL_CARD.md."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out, safe_serialization=True)
+    tokenizer.save_pretrained(out)
+    from app.core.training.recogniser import REC_MODEL
+
+    bd = {"bd_size": int(block_size), "mask_id": int(tokenizer.convert_tokens_to_ids(MASK_TOKEN)),
+          "ar_loss_weight": 1.0, "mask_schedule": "uniform", "kind": KIND, "recogniser": REC_MODEL,
+          "sep_token": SEP_TOKEN, **(extra or {})}
+    (out / "block_diffusion.json").write_text(json.dumps(bd, indent=2), encoding="utf-8")
+    if card is not None:
+        (out / "MODEL_CARD.md").write_text(card, encoding="utf-8")
+    return out
+
+
+def load_reader(folder: str | Path, *, device: str = "cpu", dtype=None):
+    """(model, tokenizer, block_diffusion dict) from a checkpoint folder; safetensors only, no remote code."""
+    import torch
+    from transformers import GlmOcrForConditionalGeneration, PreTrainedTokenizerFast
+
+    folder = Path(folder)
+    model = GlmOcrForConditionalGeneration.from_pretrained(
+        folder, dtype=dtype or torch.float32, use_safetensors=True, local_files_only=True, trust_remote_code=False,
+        attn_implementation="sdpa")
+    model.to(device).eval()
+    tok = PreTrainedTokenizerFast.from_pretrained(folder, local_files_only=True)
+    bd = json.loads((folder / "block_diffusion.json").read_text(encoding="utf-8"))
+    return model, tok, bd
+
+
+def is_reader_checkpoint(folder: str | Path) -> bool:
+    f = Path(folder) / "block_diffusion.json"
+    try:
+        return json.loads(f.read_text(encoding="utf-8")).get("kind") == KIND
+    except (OSError, ValueError):
+        return False
+
+
+def decode_text(tokenizer, tokens: Sequence[int], stop_ids: Sequence[int]) -> str:
+    body = [t for t in tokens if t not in set(stop_ids)]
+    return tokenizer.decode(body, skip_special_tokens=True)

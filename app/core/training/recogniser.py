@@ -1,0 +1,182 @@
+"""RapidOCR's pretrained PP-OCRv6 line recogniser (ONNX, shipped in the `rapidocr` wheel, Apache-2.0): the image
+side of the built-in model.
+
+`Recogniser.read(images)` runs the recogniser on line crops and returns one `Reading` per line: the greedy CTC
+collapse of its per-column posteriors (merge repeats, drop blank) as characters, each with its confidence (the
+highest top-1 probability within its run of columns) and the best alternative character seen in that run with its
+probability. The built-in decoder reads these as a discrete prefix (`prefix_tokens`), embedded with the same table
+as the text it writes, so it only has to learn to copy, correct and draft, not to align pixels with characters.
+
+Preprocessing follows RapidOCR's `TextRecognizer.resize_norm_img`: BGR, height 48, width ceil(48·w/h), a canvas of
+width 48·max(320/48, w/h) (the widest line of the batch) zero-padded, pixels (x/255 − 0.5)/0.5.
+
+numpy + onnxruntime only (no torch): feature-extraction workers start fast.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+REC_MODEL = "PP-OCRv6_rec_small.onnx"
+REC_HEIGHT = 48
+MIN_RATIO = 320 / 48
+MAX_RATIO = 80.0  # lines wider than 80× their height are squeezed (3840 px at height 48)
+CONF_EDGES = (0.5, 0.8, 0.95)  # top-1 probability bins: < 0.5, < 0.8, < 0.95, >= 0.95
+ALT_EDGES = (0.02, 0.1, 0.3)  # alternative probability bins: no alternative below 0.02; < 0.1, < 0.3, >= 0.3
+LICENSE_NOTE = ("PP-OCRv6_rec_small.onnx: PaddleOCR's PP-OCRv6 text recognition model (Apache-2.0), as converted "
+                "and shipped in the `rapidocr` wheel (Apache-2.0)")
+
+
+def model_path() -> Path:
+    """The recogniser's ONNX file inside the installed rapidocr package."""
+    try:
+        import rapidocr
+    except ImportError as exc:  # pragma: no cover - a dependency of the project
+        raise FileNotFoundError(f"the built-in model needs the rapidocr package (`pip install rapidocr`): {exc}")
+    path = Path(rapidocr.__file__).parent / "models" / REC_MODEL
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: reinstall rapidocr (its wheel ships {REC_MODEL})")
+    return path
+
+
+@dataclass
+class Reading:
+    """The recogniser's greedy reading of one line, one entry per collapsed CTC segment."""
+
+    chars: list[str] = field(default_factory=list)
+    conf: list[float] = field(default_factory=list)  # top-1 probability (max over the segment's columns)
+    alts: list[str] = field(default_factory=list)  # best other non-blank class in the segment ("" = none)
+    alt_p: list[float] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.chars)
+
+    def to_json(self) -> list:
+        return [[c, round(p, 4), a, round(q, 4)] for c, p, a, q in zip(self.chars, self.conf, self.alts, self.alt_p)]
+
+    @classmethod
+    def from_json(cls, rows: list) -> "Reading":
+        r = cls()
+        for c, p, a, q in rows:
+            r.chars.append(c)
+            r.conf.append(float(p))
+            r.alts.append(a)
+            r.alt_p.append(float(q))
+        return r
+
+
+def to_bgr(image) -> np.ndarray:
+    """uint8 (h, w, 3) BGR from a PIL image or a grey / RGB array."""
+    if not isinstance(image, np.ndarray):
+        image = np.asarray(image.convert("RGB"))
+        return np.ascontiguousarray(image[..., ::-1])
+    if image.ndim == 2:
+        return np.repeat(image[..., None], 3, axis=2)
+    return np.ascontiguousarray(image[..., :3][..., ::-1])
+
+
+def normalise(images: Sequence[np.ndarray]) -> np.ndarray:
+    """(n, 3, 48, W) float32 batch from BGR uint8 crops, RapidOCR's resize + normalisation + zero padding."""
+    import cv2
+
+    ratios = [img.shape[1] / max(1, img.shape[0]) for img in images]
+    W = int(REC_HEIGHT * min(MAX_RATIO, max(MIN_RATIO, max(ratios))))
+    out = np.zeros((len(images), 3, REC_HEIGHT, W), dtype=np.float32)
+    for i, (img, r) in enumerate(zip(images, ratios)):
+        w = min(W, int(math.ceil(REC_HEIGHT * r)))
+        w = max(1, w)
+        resized = cv2.resize(img, (w, REC_HEIGHT)).astype(np.float32)
+        out[i, :, :, :w] = ((resized / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)
+    return out
+
+
+class Recogniser:
+    """The ONNX recogniser with its character table; `threads` intra-op threads (ORT)."""
+
+    def __init__(self, threads: int | None = None, path: str | os.PathLike | None = None, batch: int = 8):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = int(threads or min(2, os.cpu_count() or 1))
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        self.path = Path(path) if path else model_path()
+        self.session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
+        table = self.session.get_modelmeta().custom_metadata_map["character"].splitlines()
+        self.characters = ["<blank>", *table, " "]  # blank 0, the dictionary, space last (RapidOCR's CTC labels)
+        self.input_name = self.session.get_inputs()[0].name
+        self.batch = batch
+
+    def posteriors(self, images: Sequence) -> list[np.ndarray]:
+        """(columns, classes) softmax posteriors per line crop (PIL images or arrays), batched by width."""
+        crops = [to_bgr(im) for im in images]
+        order = sorted(range(len(crops)), key=lambda i: crops[i].shape[1] / max(1, crops[i].shape[0]))
+        out: list[np.ndarray | None] = [None] * len(crops)
+        for s in range(0, len(order), self.batch):
+            idx = order[s:s + self.batch]
+            batch = normalise([crops[i] for i in idx])
+            probs = self.session.run(None, {self.input_name: batch})[0]
+            for j, i in enumerate(idx):
+                # the padded tail of a narrower line reads as blank; keep the columns its own width covers (+1)
+                ratio = crops[i].shape[1] / max(1, crops[i].shape[0])
+                cols = min(probs.shape[1], int(math.ceil(REC_HEIGHT * min(MAX_RATIO, ratio) / 8)) + 1)
+                out[i] = probs[j, :cols]
+        return out  # type: ignore[return-value]
+
+    def decode(self, probs: np.ndarray) -> Reading:
+        return collapse(probs, self.characters)
+
+    def read(self, images: Sequence) -> list[Reading]:
+        return [self.decode(p) for p in self.posteriors(images)]
+
+
+def collapse(probs: np.ndarray, characters: Sequence[str]) -> Reading:
+    """Greedy CTC collapse with per-segment confidence and best alternative."""
+    reading = Reading()
+    if probs.size == 0:
+        return reading
+    top2 = np.argpartition(-probs, 2, axis=1)[:, :2]
+    p_top2 = np.take_along_axis(probs, top2, axis=1)
+    swap = p_top2[:, 1] > p_top2[:, 0]
+    top2[swap] = top2[swap][:, ::-1]
+    p_top2[swap] = p_top2[swap][:, ::-1]
+    best = top2[:, 0]
+    seg_start = None
+    for t in range(len(best) + 1):
+        cls = int(best[t]) if t < len(best) else -1
+        if seg_start is not None and (cls != int(best[seg_start])):
+            _segment(reading, probs, top2, p_top2, seg_start, t, characters)
+            seg_start = None
+        if seg_start is None and cls > 0:
+            seg_start = t
+    return reading
+
+
+def _segment(reading: Reading, probs, top2, p_top2, a: int, z: int, characters) -> None:
+    c = int(top2[a, 0])
+    reading.chars.append(characters[c] if c < len(characters) else "")
+    reading.conf.append(float(p_top2[a:z, 0].max()))
+    # the best class other than c and blank within the segment's columns
+    seg = probs[a:z].copy()
+    seg[:, 0] = 0.0
+    seg[:, c] = 0.0
+    flat = int(seg.argmax())
+    col, k = divmod(flat, seg.shape[1])
+    q = float(seg[col, k])
+    reading.alts.append(characters[k] if q >= ALT_EDGES[0] and k < len(characters) else "")
+    reading.alt_p.append(q if q >= ALT_EDGES[0] else 0.0)
+
+
+def conf_bin(p: float) -> int:
+    return int(np.searchsorted(CONF_EDGES, p, side="right"))
+
+
+def alt_bin(q: float) -> int:
+    """0 = no alternative, 1..3 by probability."""
+    return int(np.searchsorted(ALT_EDGES, q, side="right"))
