@@ -1,21 +1,27 @@
 """The built-in line reader as a region engine (registry name "builtin").
 
-A region image is split into printed lines by the projection-profile line finder (app.core.lines), each line is
-normalised to the model's input height and decoded by the app's own GLM-OCR engine (self-speculative by default,
-`mode="ar"` for greedy AR), and the lines are joined with newlines. Events of the per-line decodes are re-labelled
-with the region's id and numbered on (round / step indices continue across lines), so the rounds view shows one
-region; one RegionStarted and one RegionFinished (with the merged stats) frame them.
+A region image is cut into text lines by RapidOCR's PP-OCRv6 detector (the line boxes the classic engine finds;
+multi-column and skewed text included), each line crop is read by the PP-OCRv6 recogniser (ONNX), and the built-in
+decoder (a small GlmOcr text decoder, app.core.training.reader) turns the recogniser's reading into the line's text
+with the app's own decoders: self-speculative by default (`mode="ar"` for the greedy AR baseline). Lines decode one
+after another; their events are re-labelled with the region's id and numbered on (round / step indices and output
+lengths continue across lines), so the rounds view shows one region, framed by one RegionStarted and one
+RegionFinished (with the merged stats and the per-line figures). Pieces of one visual row are joined by a space,
+rows by a space (one paragraph, as the classic engine joins them); a table region becomes an HTML table of the
+rows' pieces (the classic engine's layout, read by the built-in model); a formula region is read as plain text.
 
-The model is a checkpoint folder produced by `scriptorium train` (README, "Training the built-in model"), looked for
-in the user's model folder (<data>/models/builtin) and in the bundled models/builtin/. None ships yet; without one,
-opening the engine raises EngineUnavailable saying how to train one.
+The checkpoint is looked for in the user's model folder (<data>/models/builtin) and in the bundled models/builtin/.
+A checkpoint of the earlier vision-tower recipe (`train --recipe vision`) still opens, with the projection-profile
+line finder (LegacyBuiltinEngine below).
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 from app.core.engine import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
@@ -23,12 +29,221 @@ from app.core.events import RegionFinished, RegionStarted, RoundVerified, Tokens
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
+PAD = 24  # white pixels around a crop before detection (text touching the edge is detected poorly)
+MAX_LINE_TOKENS = 256
+
+
+def _detector():
+    """RapidOCR with detection only (its own instance: the classic engine's shared one keeps its call flags)."""
+    import logging
+
+    from rapidocr import RapidOCR
+
+    try:
+        ocr = RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False, "Det.limit_type": "max",
+                               "Det.limit_side_len": 1600})
+    except Exception:  # noqa: BLE001 - another params schema
+        ocr = RapidOCR()
+    logging.getLogger("RapidOCR").setLevel(logging.ERROR)
+    return ocr
+
+
+def group_rows(boxes: list[tuple[float, float, float, float]]) -> list[list[int]]:
+    """Indices of `boxes` (x0, y0, x1, y1) grouped into visual rows: a box joins a row when it overlaps the row's
+    vertical extent by half the smaller height. Rows top to bottom, boxes left to right."""
+    rows: list[dict[str, Any]] = []
+    for i in sorted(range(len(boxes)), key=lambda i: ((boxes[i][1] + boxes[i][3]) / 2, boxes[i][0])):
+        x0, y0, x1, y1 = boxes[i]
+        for row in rows:
+            overlap = min(row["y1"], y1) - max(row["y0"], y0)
+            if overlap >= 0.5 * min(y1 - y0, row["y1"] - row["y0"]):
+                row["items"].append(i)
+                row["y0"], row["y1"] = min(row["y0"], y0), max(row["y1"], y1)
+                break
+        else:
+            rows.append({"y0": y0, "y1": y1, "items": [i]})
+    rows.sort(key=lambda r: r["y0"])
+    return [sorted(r["items"], key=lambda i: boxes[i][0]) for r in rows]
+
+
+class ReaderEngine:
+    """RapidOCR's detector and recogniser + the built-in decoder, one region at a time."""
+
+    kind = "region"
+
+    def __init__(self, folder: str | os.PathLike, *, name: str = "builtin", mode: str = "selfspec",
+                 device: str | None = None, block_size: int | None = None, threads: int | None = None,
+                 max_new_tokens: int | None = None) -> None:
+        import torch
+
+        from app.core.training.reader import PrefixCodec, load_reader
+        from app.core.training.recogniser import Recogniser
+
+        self.name = name
+        self.mode = mode
+        self.device = "cpu" if device in (None, "", "auto") else str(device)
+        if self.device != "cpu" and not (self.device.startswith("cuda") and torch.cuda.is_available()):
+            self.device = "cpu"
+        self.model_path = str(folder)
+        self.model, self.tokenizer, self.bd = load_reader(folder, device=self.device)
+        self.dtype = str(self.model.dtype).replace("torch.", "")
+        self.codec = PrefixCodec(self.tokenizer)
+        self.stop_ids = [int(t) for t in self.model.generation_config.eos_token_id]
+        self.mask_id = int(self.bd["mask_id"])
+        self.block_size = int(block_size or self.bd["bd_size"]) if mode == "selfspec" else 0
+        self.max_new_tokens = max_new_tokens
+        self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1))
+        self._det = None
+        vocab = self.tokenizer.get_vocab()
+        self._texts = {i: (t if len(t) == 1 else "") for t, i in vocab.items()}
+        self._names = {i: t for t, i in vocab.items()}
+
+    # --- lines -------------------------------------------------------------------------------------------------
+
+    def find_lines(self, image: "Image.Image"):
+        """(box, crop) per detected text piece, grouped in rows: [[(box, crop), ...], ...]; box in region pixels."""
+        import numpy as np
+        from PIL import ImageOps
+
+        if image.width < 4 or image.height < 4:
+            return []
+        if self._det is None:
+            self._det = _detector()
+        padded = np.asarray(ImageOps.expand(image.convert("RGB"), border=PAD, fill=(255, 255, 255)))
+        res = self._det(padded, use_det=True, use_cls=False, use_rec=False)
+        quads = getattr(res, "boxes", None)
+        if quads is None or len(quads) == 0:
+            return []
+        from rapidocr.utils.process_img import get_rotate_crop_image
+
+        boxes, crops = [], []
+        for q in quads:
+            q = np.asarray(q, dtype=np.float32)
+            xs, ys = q[:, 0] - PAD, q[:, 1] - PAD
+            boxes.append((float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())))
+            crop = get_rotate_crop_image(padded, q.copy())
+            if crop.shape[0] * 1.0 / max(1, crop.shape[1]) >= 1.5:  # a vertical piece: read it rotated, as RapidOCR
+                crop = np.rot90(crop)
+            crops.append(np.ascontiguousarray(crop[..., ::-1]))  # RGB -> BGR for the recogniser
+        return [[(tuple(round(v, 1) for v in boxes[i]), crops[i]) for i in row] for row in group_rows(boxes)]
+
+    # --- decoding ----------------------------------------------------------------------------------------------
+
+    def token_texts(self, ids: Sequence[int]) -> list[str]:
+        return [self._names.get(int(i), "") for i in ids]
+
+    def text_of(self, ids: Sequence[int]) -> str:
+        return "".join(self._texts.get(int(i), "") for i in ids if int(i) not in self.stop_ids)
+
+    def read_line(self, reading, *, region_id: str, emit: Emit, offsets: dict, sep: str, budget: int,
+                  cancel: CancelToken | None = None):
+        """Decode one line from the recogniser's reading; events carry the region's running indices."""
+        from app.core.decoding.autoregressive import ar_decode
+        from app.core.training.reader import prefill
+
+        prefix = prefill(self.model, self.codec, reading)
+        pending = {"sep": sep}
+
+        def lead(text: str) -> str:
+            if text and pending["sep"]:
+                text, pending["sep"] = pending["sep"] + text, ""
+            return text
+
+        if self.mode == "selfspec":
+            from app.core.decoding.selfspec import selfspec_decode
+
+            def on_round(rnd) -> None:
+                emit(RoundVerified(
+                    region_id, rnd.index + offsets["round"], rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
+                    lead(self.text_of(rnd.new_tokens)), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
+                    candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
+                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + offsets["tokens"]))
+
+            decoded = selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
+                                      stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round, cancel=cancel)
+        else:
+            def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
+                emit(TokensCommitted(region_id, step + offsets["step"], [token], lead(self.text_of([token])), ms,
+                                     cache_len, token_texts=self.token_texts([token])))
+
+            decoded = ar_decode(self.model, prefix, stop_ids=self.stop_ids, max_new_tokens=budget, on_token=on_token,
+                                cancel=cancel)
+        return decoded, self.text_of(decoded.tokens)
+
+    def decode_region(self, image: "Image.Image", task: str, *, region_id: str, emit: Emit = no_emit,
+                      cancel: CancelToken | None = None, page: int = 0, max_new_tokens: int | None = None,
+                      **_ignored: Any) -> RegionResult:
+        t0 = time.perf_counter()
+        budget = int(max_new_tokens or self.max_new_tokens or (4096 if task in ("table", "formula") else 2048))
+        emit(RegionStarted(region_id, page, task, self.name, 0, budget, stop_ids=list(self.stop_ids)))
+        t_det = time.perf_counter()
+        rows = self.find_lines(image)
+        det_ms = (time.perf_counter() - t_det) * 1e3
+        t_rec = time.perf_counter()
+        flat = [piece for row in rows for piece in row]
+        readings = self.recogniser.read([crop for _, crop in flat]) if flat else []
+        rec_ms = (time.perf_counter() - t_rec) * 1e3
+        texts: list[list[str]] = []
+        tokens: list[int] = []
+        per_line: list[dict[str, Any]] = []
+        offsets = {"round": 0, "step": 0, "tokens": 0}
+        cancelled = False
+        k = 0
+        for r, row in enumerate(rows):
+            texts.append([])
+            for j, (box, _crop) in enumerate(row):
+                if cancelled or (cancel is not None and cancel.cancelled):
+                    cancelled = True
+                    break
+                reading = readings[k]
+                k += 1
+                sep = " " if any(t for done in texts for t in done) else ""
+                left = budget - len(tokens)
+                if left <= 0:
+                    break
+                t_line = time.perf_counter()
+                decoded, text = self.read_line(reading, region_id=region_id, emit=emit, offsets=offsets, sep=sep,
+                                               budget=min(left, MAX_LINE_TOKENS, 2 * len(reading.chars) + 32),
+                                               cancel=cancel)
+                st = decoded.stats.to_dict()
+                st.update(box=list(box), row=r, recogniser=reading.text, text=text,
+                          line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
+                per_line.append(st)
+                texts[-1].append(text)
+                tokens += list(decoded.tokens)
+                offsets["round"] += len(decoded.rounds)
+                offsets["step"] += len(decoded.tokens)
+                offsets["tokens"] += len(decoded.tokens)
+                if decoded.cancelled:
+                    cancelled = True
+            if cancelled:
+                break
+        if task == "table":
+            from html import escape
+
+            body = "".join("<tr>" + "".join(f"<td>{escape(t)}</td>" for t in row) + "</tr>" for row in texts if row)
+            text = f"<table>{body}</table>" if body else ""
+        else:
+            text = " ".join(t for row in texts for t in row if t)
+        stats = merge_stats(per_line, self.block_size)
+        stats.update(engine=self.name, lines=len(per_line), rows=len(rows), line_boxes=[s["box"] for s in per_line],
+                     line_stats=per_line, detect_ms=round(det_ms, 2), recognise_ms=round(rec_ms, 2),
+                     stopped="cancelled" if cancelled else "done", request_ms=(time.perf_counter() - t0) * 1e3,
+                     device=self.device, dtype=self.dtype)
+        if task == "formula":
+            stats["note"] = "the built-in model reads printed text lines; the formula region was read as text"
+        emit(RegionFinished(region_id, text, stats, cancelled, tokens))
+        return RegionResult(region_id, text, tokens, stats, cancelled)
+
+    def close(self) -> None:
+        self.model = None  # type: ignore[assignment]
+
+
 TRAIN_HINT = (
-    "Train one with `python -m app train --device cuda --minutes 10 --out models/builtin` on a machine with a CUDA "
-    "GPU (the recipe is sized for about 10 minutes there; not yet verified on a GPU. On CPU the same command runs "
-    "but needs many hours), or copy a trained checkpoint folder "
-    "to {user_dir}; see the README section \"Training the built-in model\". Meanwhile use the `classic` engine "
-    "(RapidOCR) or a GravityOCR / GLM-OCR checkpoint."
+    "The app ships one in models/builtin/; to make your own, run `python -m app train --out models/builtin` "
+    "(CPU, under 2 hours on 2 cores) or copy a trained checkpoint folder to {user_dir}; see the README section "
+    "\"The built-in model\" (Training the built-in model). Meanwhile use the `classic` engine (RapidOCR) or a "
+    "GravityOCR / GLM-OCR checkpoint."
 )
 
 
@@ -39,8 +254,8 @@ def no_model_message() -> str:
             + TRAIN_HINT.format(user_dir=user_models_dir() / "builtin"))
 
 
-class BuiltinEngine:
-    """Line finder + per-line decoding with the built-in checkpoint."""
+class LegacyBuiltinEngine:
+    """A vision-tower checkpoint (`train --recipe vision`): projection-profile lines, GLM-OCR decoders."""
 
     kind = "region"
 
@@ -54,7 +269,10 @@ class BuiltinEngine:
         self.device = getattr(inner, "device", "cpu")
 
     def read_lines(self, image: "Image.Image"):
-        from app.core.lines import split_lines
+        try:
+            from app.core.engines.lines import split_lines
+        except ImportError:  # before the engines package
+            from app.core.lines import split_lines
 
         return split_lines(image, height=self.line_height)
 
@@ -135,10 +353,26 @@ def merge_stats(per_line: list[dict[str, Any]], block_size: int) -> dict[str, An
 
 
 def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | None = None, mode: str = "selfspec",
-                manifest: str = "builtin", engine: str = "builtin", loaded=None, **options: Any) -> BuiltinEngine:
+                manifest: str = "builtin", engine: str = "builtin", loaded=None, **options: Any):
     """Open the built-in line reader. Raises EngineUnavailable (with how to train a model) when none is installed."""
     from app.core.loader import ModelError, ModelNotFound, get_manifest, load_model, resolve_model_dir
+    from app.core.training.reader import is_reader_checkpoint
 
+    if loaded is None:
+        try:
+            folder = resolve_model_dir(get_manifest(manifest or "builtin"), model_path)
+        except ModelNotFound as exc:
+            if model_path is not None:
+                raise EngineUnavailable(f"{exc} {TRAIN_HINT.format(user_dir='<data>/models/builtin')}") from exc
+            raise EngineUnavailable(no_model_message()) from exc
+        except ModelError as exc:
+            raise EngineUnavailable(str(exc)) from exc
+        if is_reader_checkpoint(folder):
+            try:
+                return ReaderEngine(folder, name=engine or "builtin", mode=mode, device=device, block_size=block_size,
+                                    threads=options.get("threads"), max_new_tokens=options.get("max_new_tokens"))
+            except (OSError, ValueError, KeyError) as exc:
+                raise EngineUnavailable(f"the built-in model in {folder} could not be loaded: {exc}") from exc
     if loaded is None:
         try:
             folder = resolve_model_dir(get_manifest(manifest or "builtin"), model_path)
@@ -157,10 +391,16 @@ def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | N
     if bd.is_file():
         line_height = int(json.loads(bd.read_text(encoding="utf-8")).get("line_height", 32))
     try:
-        from app.core.decoding import glmocr_engine
-    except ImportError as exc:  # pragma: no cover
-        raise EngineUnavailable(f"the GLM-OCR decoders are not part of this build ({exc})") from exc
+        from app.core.engines import glmocr as glmocr_engine
+    except ImportError:  # before the engines package
+        try:
+            from app.core.decoding import glmocr_engine
+        except ImportError as exc:  # pragma: no cover
+            raise EngineUnavailable(f"the GLM-OCR decoders are not part of this build ({exc})") from exc
     opener = glmocr_engine.open_ar if mode == "ar" else glmocr_engine.open_selfspec
     inner = opener(loaded=loaded, manifest=manifest or "builtin", engine=f"{engine}-line", block_size=block_size,
                    **options)
-    return BuiltinEngine(inner, name=engine or "builtin", line_height=line_height)
+    return LegacyBuiltinEngine(inner, name=engine or "builtin", line_height=line_height)
+
+
+BuiltinEngine = ReaderEngine  # the name other modules first knew

@@ -162,6 +162,12 @@ def load_reader(folder: str | Path, *, device: str = "cpu", dtype=None):
     from transformers import GlmOcrForConditionalGeneration, PreTrainedTokenizerFast
 
     folder = Path(folder)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except Exception:  # noqa: BLE001 - cosmetic
+        pass
     model = GlmOcrForConditionalGeneration.from_pretrained(
         folder, dtype=dtype or torch.float32, use_safetensors=True, local_files_only=True, trust_remote_code=False,
         attn_implementation="sdpa")
