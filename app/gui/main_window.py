@@ -14,36 +14,22 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import (
-    QDockWidget,
-    QLabel,
-    QMainWindow,
-    QSplitter,
-    QStackedWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QMainWindow
 
 from app.core import events as ev
 from app.core.document import DOCUMENT_SUFFIXES
-from app.gui.actions import build_actions, fill_recent_menu
-from app.gui.banner import Banner, empty_hint
-from app.gui.engine_bar import EngineBar
+from app.gui.actions import fill_recent_menu
 from app.gui.journal import Journal
-from app.gui.page_view import PageView
-from app.gui.progress_panel import ProgressPanel
 from app.gui.prompts import Prompter
 from app.gui.render_service import PageRenderer
+from app.gui.run_presenter import RunPresenter
 from app.core.review.document import DocumentWork
 from app.core.review.runs import RunController
 from app.core.review.session import Session
-from app.gui.review_pane import ReviewPane
 from app.gui.settings import Settings
-from app.gui.side_panel import DocumentList, ThumbnailStrip, make_side_panel
-from app.gui.trace_control import TraceControl
-from app.gui.window_dialogs import WindowDialogs
+from app.gui.window_ui import restore_geometry, save_geometry, setup_ui
 from app.gui.worker import DecodeClient
 
 FRAME_MS = 33
@@ -67,80 +53,26 @@ class MainWindow(QMainWindow):
         self.renderer = PageRenderer(self)
         self.decoder = DecodeClient(self)
         self.runs = RunController(self.session, self.decoder)  # run state, queue, traces: Qt-free
-        self._follow_live = True
+        self.run_presenter = RunPresenter(self)
+        self.follow_live = True
         self._dirty_blocks: set[str] = set()
         self._dirty_layout = False
         self._dirty_live = False
         self._window_span: tuple[str, int, int] | None = None  # the last R-SWA window shown in the editor
         self.events_handled = 0
-        self._build()
-        self._connect()
-        fill_recent_menu(self.actions.recent_menu, self.settings.get("recent_files"), self.open_files)
-        self._restore_geometry()
-        self._update_actions()
-
-    # --- construction -------------------------------------------------------------------------------------------
-
-    def _build(self) -> None:
-        self.documents = DocumentList()
-        self.thumbnails = ThumbnailStrip()
-        self.page_view = PageView()
-        self.page_view.set_show_order(self.settings.get("show_order"))
-        self.review = ReviewPane(self.session)
-        self.review.preview.setVisible(self.settings.get("show_preview"))
-        self.editor = self.review.editor
-        self.middle = QStackedWidget()
-        self.middle.addWidget(empty_hint())
-        self.middle.addWidget(self.page_view)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(make_side_panel(self.documents, self.thumbnails))
-        self.splitter.addWidget(self.middle)
-        self.splitter.addWidget(self.review)
-        self.splitter.setSizes([190, 620, 630])
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setStretchFactor(2, 1)
-        self.banner = Banner()
-        central = QWidget()
-        layout = QVBoxLayout(central)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(0)
-        layout.addWidget(self.banner)
-        layout.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
-        self.engine_bar = EngineBar(self.settings)
-        self.traces = TraceControl(self)
-        self.dialogs = WindowDialogs(self)
-        self.actions = build_actions(self, self.engine_bar)
-        self.actions.toggle_preview.setChecked(self.settings.get("show_preview"))
-        self.actions.record.setChecked(self.settings.get("record_traces"))
-        self.progress = ProgressPanel()
-        self.run_label = QLabel()
-        self.run_label.setObjectName("phase")
-        self.statusBar().addPermanentWidget(self.progress)
-        self.statusBar().addPermanentWidget(self.run_label)
-        self.views = self._make_views()
-        self.views_dock = QDockWidget("Decoding", self)
-        self.views_dock.setObjectName("decoding_dock")
-        self.views_dock.setWidget(self.views)  # the views scroll inside when the dock is short
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.views_dock)
-        self.actions.menus["&View"].addAction(self.views_dock.toggleViewAction())
-        self._frame = QTimer(self, singleShot=True, interval=FRAME_MS)
+        setup_ui(self)
+        self._frame = QTimer(self, singleShot=True, interval=FRAME_MS)  # widgets catch up once per frame
         self._frame.timeout.connect(self.redraw)
         self._autosave = QTimer(self, singleShot=True)
         self._autosave.timeout.connect(lambda: self.save_journal(wait=False))
-        self.statusBar().showMessage("Ready")
-
-    def _make_views(self) -> QWidget:
-        from app.gui.views import DecodingViews
-
-        views = DecodingViews()
-        views.round_selected.connect(self.show_text_span)
-        views.window_span_changed.connect(self.show_window_span)
-        return views
+        self._connect()
+        fill_recent_menu(self.actions.recent_menu, self.settings.get("recent_files"), self.open_files)
+        self._docks_sized = restore_geometry(self)
+        self.update_actions()
 
     def _connect(self) -> None:
         self.decoder.events.connect(self._live_events)
-        self.decoder.run_finished.connect(self._run_finished)
+        self.decoder.run_finished.connect(self.run_presenter.finished)
         self.renderer.info_ready.connect(self._info_ready)
         self.renderer.page_ready.connect(self._page_ready)
         self.renderer.failed.connect(self._render_failed)
@@ -184,14 +116,14 @@ class MainWindow(QMainWindow):
         if not opened:
             return []
         self.refresh_documents()
-        self.show_document(self._index_of(opened[0]))
+        self.show_document(self.index_of(opened[0]))
         if run if run is not None else self.settings.get("auto_run"):
             self.runs.enqueue(opened)
-            self._next_in_queue()
+            self.run_presenter.next_in_queue()
         self._touch()
         return opened
 
-    def _index_of(self, path: str) -> int:
+    def index_of(self, path: str) -> int:
         return next(i for i, d in enumerate(self.session.documents) if d.path == path)
 
     def refresh_documents(self, current: int | None = None) -> None:
@@ -217,7 +149,7 @@ class MainWindow(QMainWindow):
             self.thumbnails.clear()
         if Path(work.path).is_file():
             self.renderer.request_info(work.path)
-        self._update_actions()
+        self.update_actions()
 
     def close_document(self, index: int) -> None:
         if not 0 <= index < len(self.session.documents):
@@ -238,7 +170,7 @@ class MainWindow(QMainWindow):
             self.middle.setCurrentIndex(0)
             self.setWindowTitle("Scriptorium")
         self._touch()
-        self._update_actions()
+        self.update_actions()
 
     def close_current_document(self) -> None:
         self.close_document(self.session.current)
@@ -253,7 +185,7 @@ class MainWindow(QMainWindow):
         if work is self.work and (changed or self.page_view.page < 0):
             self.thumbnails.set_pages(work.page_sizes)
             self.show_page(min(work.current_page, count - 1))
-        self._update_actions()
+        self.update_actions()
 
     def _render_failed(self, path: str, message: str, needs_password: bool) -> None:
         if needs_password and path not in self.runs.passwords:
@@ -278,7 +210,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Page {page + 1} of {len(work.page_sizes)}", 2000)
 
     def _page_chosen(self, page: int) -> None:
-        self._follow_live = False
+        self.follow_live = False
         self.show_page(page)
 
     def show_regions(self) -> None:
@@ -335,7 +267,7 @@ class MainWindow(QMainWindow):
         if block is None:
             return
         if block.region.page != self.page_view.page:
-            self._follow_live = False
+            self.follow_live = False
             self.show_page(block.region.page)
         self.page_view.select_region(region_id)
 
@@ -368,22 +300,12 @@ class MainWindow(QMainWindow):
             self.page_view.set_region_state(region_id, edited=block.edited)
         self._touch()
 
-    # --- runs (state, queue and traces live in the Qt-free RunController) ---------------------------------------------
+    # --- runs (their state lives in the Qt-free RunController; RunPresenter shows them) --------------------------------
 
     def run_document(self, pages: list[int] | None = None, work: DocumentWork | None = None,
                      region_ids: list[str] | None = None) -> int:
         """Read a document (default: the current one), some of its pages or regions. Returns the run id."""
-        work = work or self.work
-        if work is None:
-            return 0
-        self.editor.flush_edits()
-        record = self.settings.get("record_traces")
-        from app.core.paths import user_data_dir
-
-        run_id = self.runs.start(work, self.engine_bar.pipeline_options(), pages, region_ids,
-                                 record_to=user_data_dir() / "traces" if record else None)
-        self._run_started_ui(work)
-        return run_id
+        return self.run_presenter.start(work or self.work, pages, region_ids)
 
     def rerun_page(self) -> int:
         """Read the shown page again. Edited blocks keep their edits unless the person agrees to replace them."""
@@ -392,51 +314,11 @@ class MainWindow(QMainWindow):
         return self.run_document([self.page_view.page])
 
     def rerun_region(self, region_id: str) -> int:
-        if self.work is None:
-            return 0
-        self.editor.flush_edits()
-        run_id = self.runs.rerun_region(self.work, region_id, self.engine_bar.pipeline_options())
-        if run_id:
-            self._run_started_ui(self.work)
-        return run_id
-
-    def _run_started_ui(self, work: DocumentWork) -> None:
-        self._follow_live = True
-        self.banner.hide()
-        self.progress.start()
-        self.documents.set_status(self._index_of(work.path), "reading…")
-        self._update_actions()
+        block = self.session.find_block(region_id)
+        return self.run_document([block.region.page], region_ids=[region_id]) if block is not None else 0
 
     def cancel_run(self, discard: bool = False) -> None:
-        if self.runs.cancel(discard):
-            self.progress.cancelling()
-
-    def _next_in_queue(self) -> None:
-        work = self.runs.next_document()
-        if work is not None:
-            self.run_document(work=work)
-
-    def _run_finished(self, run_id: int, output: object, error: str) -> None:
-        """The worker says the run ended (after its last event)."""
-        self.progress.stop()
-        ended = self.runs.finished(error)
-        engine = self.run_label.text().split(" · ")[0]
-        if engine and self.decoder.device:
-            self.run_label.setText(f"{engine} · {self.decoder.device}")
-        if ended.work is not None:
-            self.documents.set_status(self._index_of(ended.work.path), ended.status)
-        if ended.failed:
-            self.banner.show_message(ended.message)
-        if ended.message:
-            self.statusBar().showMessage(ended.message, 8000)
-        if ended.trace is not None:
-            self.statusBar().showMessage(f"Trace written to {ended.trace}", 8000)
-        if self.review.resolve_conflicts(ended.conflicts, self.prompter):
-            self.show_regions()
-        self._update_actions()
-        self.redraw()
-        self.save_journal(wait=False)
-        self._next_in_queue()
+        self.run_presenter.cancel(discard)
 
     def _live_events(self, events: list) -> None:
         for event in events:
@@ -500,7 +382,7 @@ class MainWindow(QMainWindow):
                 self.page_view.set_region_state(rid, status=block.status, edited=block.edited)
         self.review.refresh_blocks(blocks)
         live_id = self.session.live_region or ""
-        following = bool(live_id) and self._follow_live and getattr(self.views.rounds_view, "following", True)
+        following = bool(live_id) and self.follow_live and self.views.rounds_view.following
         # the streaming block stays in view in the editor and the preview, unless the person looks elsewhere
         self.review.preview.follow_id = live_id if following and not self.editor.hasFocus() else ""
         if following and live_id in blocks:
@@ -511,11 +393,9 @@ class MainWindow(QMainWindow):
     def _follow_live_region(self) -> None:
         rid = self.session.live_region or ""
         block = self.session.find_block(rid) if rid else None
-        if block is not None and self._follow_live and block.region.page != self.page_view.page:
+        if block is not None and self.follow_live and block.region.page != self.page_view.page:
             self.show_page(block.region.page)
         self.page_view.set_live_region(rid)
-
-    # --- traces (live recording and replay live in TraceControl) ---------------------------------------------------
 
     def open_trace(self, path: str | Path) -> int:
         """Replay a trace file through `handle_event`, exactly like a live run. Returns the number of events."""
@@ -584,7 +464,7 @@ class MainWindow(QMainWindow):
         elif key == "recent_files":
             fill_recent_menu(self.actions.recent_menu, self.settings.get("recent_files"), self.open_files)
 
-    def _update_actions(self) -> None:
+    def update_actions(self) -> None:
         has_doc = self.work is not None
         running = self.decoder.running and not self.runs.replaying
         for name in ("export", "close_document", "rerun_page", "zoom_in", "zoom_out", "fit_width", "fit_page",
@@ -593,19 +473,9 @@ class MainWindow(QMainWindow):
         self.actions.run.setEnabled(has_doc)
         self.actions.cancel.setEnabled(running)
 
-    def _restore_geometry(self) -> None:
-        geometry, state = self.settings.get("window_geometry"), self.settings.get("window_state")
-        if geometry:
-            self.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
-        if state:
-            window_state, _, panes = state.partition(";")
-            self.restoreState(QByteArray.fromBase64(window_state.encode("ascii")))
-            self.splitter.restoreState(QByteArray.fromBase64(panes.encode("ascii")))
-            self._docks_sized = True
-
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
-        if not getattr(self, "_docks_sized", False):
+        if not self._docks_sized:
             self._docks_sized = True
             QTimer.singleShot(0, lambda: self.resizeDocks([self.views_dock], [max(200, self.height() // 3)],
                                                           Qt.Orientation.Vertical))
@@ -621,9 +491,7 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     def closeEvent(self, event) -> None:  # noqa: N802
-        b64 = lambda data: bytes(data.toBase64()).decode("ascii")  # noqa: E731
-        self.settings.set("window_geometry", b64(self.saveGeometry()))
-        self.settings.set("window_state", f"{b64(self.saveState())};{b64(self.splitter.saveState())}")
+        save_geometry(self)
         self.decoder.shutdown()
         self.renderer.wait(2000)
         self.editor.flush_edits()

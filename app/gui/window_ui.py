@@ -1,0 +1,90 @@
+"""The window's widgets and where they sit (Qt Designer's `setupUi` pattern, in code): documents and thumbnails on
+the left, the page in the middle, the block bar, Markdown editor and preview on the right, the decoding views
+docked below, the actions, toolbar and status bar; and the window geometry kept in the settings.
+
+What must never live here: behaviour (the window's methods), state of a run (app.core.review).
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtWidgets import QDockWidget, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+
+from app.gui.actions import build_actions
+from app.gui.banner import Banner, empty_hint
+from app.gui.engine_bar import EngineBar
+from app.gui.page_view import PageView
+from app.gui.progress_panel import ProgressPanel
+from app.gui.review_pane import ReviewPane
+from app.gui.side_panel import DocumentList, ThumbnailStrip, make_side_panel
+from app.gui.trace_control import TraceControl
+from app.gui.window_dialogs import WindowDialogs
+
+
+def setup_ui(window) -> None:
+    """Create the window's parts as its attributes (documents, thumbnails, page_view, review, editor, banner,
+    engine_bar, actions, progress, run_label, views, views_dock, traces, dialogs)."""
+    window.documents = DocumentList()
+    window.thumbnails = ThumbnailStrip()
+    window.page_view = PageView()
+    window.page_view.set_show_order(window.settings.get("show_order"))
+    window.review = ReviewPane(window.session)
+    window.review.preview.setVisible(window.settings.get("show_preview"))
+    window.editor = window.review.editor
+    window.middle = QStackedWidget()
+    window.middle.addWidget(empty_hint())
+    window.middle.addWidget(window.page_view)
+    window.splitter = QSplitter(Qt.Orientation.Horizontal)
+    window.splitter.addWidget(make_side_panel(window.documents, window.thumbnails))
+    window.splitter.addWidget(window.middle)
+    window.splitter.addWidget(window.review)
+    window.splitter.setSizes([190, 620, 630])
+    window.splitter.setStretchFactor(1, 1)
+    window.splitter.setStretchFactor(2, 1)
+    window.banner = Banner()
+    central = QWidget()
+    layout = QVBoxLayout(central)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(0)
+    layout.addWidget(window.banner)
+    layout.addWidget(window.splitter, 1)
+    window.setCentralWidget(central)
+    window.engine_bar = EngineBar(window.settings)
+    window.traces = TraceControl(window)
+    window.dialogs = WindowDialogs(window)
+    window.actions = build_actions(window, window.engine_bar)
+    window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
+    window.actions.record.setChecked(window.settings.get("record_traces"))
+    window.progress = ProgressPanel()
+    window.run_label = QLabel()
+    window.run_label.setObjectName("phase")
+    window.statusBar().addPermanentWidget(window.progress)
+    window.statusBar().addPermanentWidget(window.run_label)
+    from app.gui.views import DecodingViews
+
+    window.views = DecodingViews()
+    window.views.round_selected.connect(window.show_text_span)
+    window.views.window_span_changed.connect(window.show_window_span)
+    window.views_dock = QDockWidget("Decoding", window)
+    window.views_dock.setObjectName("decoding_dock")
+    window.views_dock.setWidget(window.views)  # the views scroll inside when the dock is short
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, window.views_dock)
+    window.actions.menus["&View"].addAction(window.views_dock.toggleViewAction())
+    window.statusBar().showMessage("Ready")
+
+
+def restore_geometry(window) -> bool:
+    """Size, docks and panes as the person left them; False when nothing was saved (first start)."""
+    geometry, state = window.settings.get("window_geometry"), window.settings.get("window_state")
+    if geometry:
+        window.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
+    if state:
+        window_state, _, panes = state.partition(";")
+        window.restoreState(QByteArray.fromBase64(window_state.encode("ascii")))
+        window.splitter.restoreState(QByteArray.fromBase64(panes.encode("ascii")))
+    return bool(state)
+
+
+def save_geometry(window) -> None:
+    b64 = lambda data: bytes(data.toBase64()).decode("ascii")  # noqa: E731
+    window.settings.set("window_geometry", b64(window.saveGeometry()))
+    window.settings.set("window_state", f"{b64(window.saveState())};{b64(window.splitter.saveState())}")
