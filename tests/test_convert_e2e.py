@@ -8,7 +8,7 @@ import json
 import pytest
 
 from app.cli import main
-from app.core.synthetic import make_small_report
+from app.core.sample_documents import make_small_report
 from app.core.trace import load_trace
 
 

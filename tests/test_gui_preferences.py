@@ -7,7 +7,7 @@ def test_preferences_engine_choice_and_aligned_fields(qtbot):
     from PySide6.QtWidgets import QComboBox
 
     from app.core.engines import ENGINES
-    from app.gui.dialogs import PreferencesDialog
+    from app.gui.preferences import PreferencesDialog
     from app.gui.settings import Settings
 
     s = Settings()

@@ -17,7 +17,7 @@ from app.core import events as ev
 
 @pytest.fixture(scope="module")
 def one_page_pdf(tmp_path_factory):
-    from app.core.synthetic import make_sample_pdf
+    from app.core.sample_documents import make_sample_pdf
 
     return make_sample_pdf(tmp_path_factory.mktemp("docs") / "report.pdf", pages=1)
 

@@ -18,7 +18,7 @@ MAX_NEW_TOKENS = 200  # enough for this tiny model to finish page 1 and stream o
 
 @pytest.fixture(scope="module")
 def two_page_pdf(tmp_path_factory):
-    from app.core.synthetic import make_sample_pdf
+    from app.core.sample_documents import make_sample_pdf
 
     return make_sample_pdf(tmp_path_factory.mktemp("docs") / "letters.pdf", pages=2)
 

@@ -38,7 +38,7 @@ def feed_run(window, path):
 
 
 def test_journal_restore_after_crash(qtbot, tmp_path):
-    from app.core.synthetic import make_sample_pdf
+    from app.core.sample_documents import make_sample_pdf
     from app.gui.main_window import MainWindow
 
     pdf = str(make_sample_pdf(tmp_path / "doc.pdf", pages=1))

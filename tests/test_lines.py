@@ -1,10 +1,10 @@
-"""The projection-profile line finder and line normalisation (app.core.engines.lines)."""
+"""The projection-profile line finder and line normalisation (app.core.engines.line_finder)."""
 from __future__ import annotations
 
 import numpy as np
 from PIL import Image, ImageDraw
 
-from app.core.engines.lines import find_lines, normalize_line, split_lines
+from app.core.engines.line_finder import find_lines, normalize_line, split_lines
 
 
 def _page(texts, *, size=22, gap=1.9, ink=20, bg=250, width=640, x=18):

@@ -78,7 +78,7 @@ def test_an_edit_is_the_only_difference_and_is_marked(qtbot, tmp_path):
 def _run_with_formula_number(tmp_path: Path):
     """A real pipeline run (classic OCR) over a page whose layout has a formula followed by its number."""
     from app.core.pipeline import Pipeline, PipelineOptions
-    from app.core.synthetic import make_sample_pdf
+    from app.core.sample_documents import make_sample_pdf
     from app.core.layout.base import make_regions
     from app.core.layout.postprocess import Detection
 

@@ -13,7 +13,7 @@ from app.core.layout import resolve_layout_name
 from app.core.engines import resolve_engine_name
 from app.core.pipeline import DocumentOutput, Pipeline, PipelineOptions, parse_pages
 from app.core.regions import Region
-from app.core.synthetic import make_sample_pdf, make_small_report
+from app.core.sample_documents import make_sample_pdf, make_small_report
 from doc_inputs import text_image
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 @pytest.fixture(scope="module")
 def two_pages(tmp_path_factory):
-    from app.core.synthetic import make_sample_pdf
+    from app.core.sample_documents import make_sample_pdf
 
     return make_sample_pdf(tmp_path_factory.mktemp("doc") / "two.pdf", pages=2)
 

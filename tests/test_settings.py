@@ -41,7 +41,8 @@ def test_coerce_rejects_garbage():
 
 
 def test_preferences_page_is_generated_from_the_registry(qtbot, tmp_path):
-    from app.gui.dialogs import PreferencesDialog, about_html
+    from app.gui.about import about_html
+    from app.gui.preferences import PreferencesDialog
 
     s = Settings(str(tmp_path / "s.ini"))
     dialog = PreferencesDialog(s)

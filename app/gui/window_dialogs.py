@@ -40,12 +40,12 @@ class WindowDialogs:
             w.export_current(path)
 
     def show_preferences(self) -> None:
-        from app.gui.dialogs import PreferencesDialog
+        from app.gui.preferences import PreferencesDialog
 
         PreferencesDialog(self.window.settings, self.window).exec()
 
     def show_about(self) -> None:
         from app.gui.actions import shortcut_table
-        from app.gui.dialogs import show_about
+        from app.gui.about import show_about
 
         show_about(self.window, self.window.decoder.device, shortcut_table())

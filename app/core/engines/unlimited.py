@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from app.core import events as ev
@@ -241,8 +241,8 @@ class UnlimitedEngine:
 
     def decode_document(self, pages: Sequence[Any], *, emit: Emit = no_emit, cancel: CancelToken | None = None,
                         on_blocks: BlocksCallback = no_blocks) -> DocumentResult:
-        from app.core.decoding.rswa import KVGeometry, RswaDecoder
-
+        """Read `pages` in one generation: plan and check the token budget, encode every page, generate over the
+        pinned prefix while handing over blocks as they complete, then parse the output into regions."""
         cancel = cancel or CancelToken()
         t_run = time.perf_counter()
         n = len(pages)
@@ -252,13 +252,43 @@ class UnlimitedEngine:
         crop = self.crop_for(n)
         plans = [self.plan_page(i, w, h, crop) for i, (w, h) in enumerate(_page_sizes(pages))]
         self.check_budget(plans)  # before any page is rendered or encoded (DocumentTooLong: the caller reports it)
+        encoded = self._encode_pages(pages, plans, crop, numbers, emit, cancel)
+        if encoded is None:  # the caller reports the cancelled run (RunCancelled); no page is half-read
+            return DocumentResult(regions=[], raw_text="", stats={"pages": n, "stop": "cancelled"}, cancelled=True)
+        features, sizes, dpis = encoded
+        prefix_len, budget = self.check_budget(plans)
+        ids, embeds, segments = self.build_prefix(plans, features, numbers)
+        del features
+        assert len(ids) == prefix_len, (len(ids), prefix_len)
+        live = _LiveRegions(self, n, sizes, dpis, numbers, emit, on_blocks)
+        run = self._generate(ids, embeds, segments, budget, n, live, emit, cancel)
 
-        # 1. pages through the vision tower, one at a time (each rendered only now, when a sequence renders lazily)
+        emit(ev.PhaseChanged("assembling", "parsing the output into regions"))
+        out_tokens = [t for t in run.tokens if t not in self.eos_ids]
+        raw = self.tokenizer.decode(out_tokens, skip_special_tokens=False)
+        regions = live.update(raw, final=True, cancelled=run.stop == "cancelled")
+        if run.stop == "budget":
+            emit(ev.ErrorRaised(
+                message=(f"The output reached the {self.max_total_tokens:,}-token budget (prompt {prefix_len:,} + "
+                         f"output {len(out_tokens):,}) before the model finished; pages after page "
+                         f"{max(1, raw.count(PAGE_MARK))} may be missing. Read the document in smaller parts."),
+                where=self.name, region_id=DOC_REGION, fatal=False))
+        stats = run.stats(self, n, crop, prefix_len, budget, len(out_tokens), time.perf_counter() - t_run)
+        stats["malformed"] = sum(1 for r in regions if "malformed" in r.flags)
+        # the generation itself is finished (the window view closes its stream; no block has this id)
+        emit(ev.RegionFinished(region_id=DOC_REGION, text=raw, stats=stats, cancelled=run.stop == "cancelled",
+                               tokens=list(run.tokens)))
+        return DocumentResult(regions=regions, raw_text=raw, stats=stats, cancelled=run.stop == "cancelled")
+
+    def _encode_pages(self, pages, plans: list[PagePlan], crop: bool, numbers: list[int], emit: Emit,
+                      cancel: CancelToken):
+        """Pages through the vision tower, one at a time (each rendered only now, when the sequence renders lazily).
+        Returns (features, sizes, dpis), or None when cancelled between two pages."""
+        n = len(plans)
         features, sizes, dpis = [], [], []
         for plan in plans:
-            if cancel.cancelled:  # the caller reports the cancelled run (RunCancelled); no page is half-read
-                return DocumentResult(regions=[], raw_text="", stats={"pages": n, "stop": "cancelled"},
-                                      cancelled=True)
+            if cancel.cancelled:
+                return None
             emit(ev.PhaseChanged("encoding", f"page {plan.index + 1} of {n}", plan.index + 1, n))
             t0 = time.perf_counter()
             image = pages[plan.index]
@@ -267,46 +297,43 @@ class UnlimitedEngine:
             sizes.append((image.width, image.height))
             dpis.append(self._dpi_of(image, pages))
             features.append(self.encode_page(image.convert("RGB"), plan, crop))
-            emit(ev.PageEncoded(page=numbers[plan.index], tokens=plan.tokens,
-                                ms=(time.perf_counter() - t0) * 1000.0))
-        prefix_len, budget = self.check_budget(plans)
-        ids, embeds, segments = self.build_prefix(plans, features, numbers)
-        del features
-        assert len(ids) == prefix_len, (len(ids), prefix_len)
+            emit(ev.PageEncoded(page=numbers[plan.index], tokens=plan.tokens, ms=(time.perf_counter() - t0) * 1000.0))
+        return features, sizes, dpis
 
-        # 2. one generation over the pinned prefix
+    def _generate(self, ids, embeds, segments, budget: int, n_pages: int, live: "_LiveRegions", emit: Emit,
+                  cancel: CancelToken) -> "_Generation":
+        """One generation over the pinned prefix, streaming window events and handing over completed blocks."""
+        from app.core.decoding.rswa import KVGeometry, RswaDecoder
+
+        prefix_len = len(ids)
         geo = KVGeometry.of(self.model, self.loaded.dtype)
-        emit(ev.PhaseChanged("decoding", f"{n} page(s), prefix {prefix_len:,} tokens, up to {budget:,} new"))
+        emit(ev.PhaseChanged("decoding", f"{n_pages} page(s), prefix {prefix_len:,} tokens, up to {budget:,} new"))
         emit(ev.RegionStarted(region_id=DOC_REGION, page=0, task="document", engine=self.name,
                               prompt_tokens=prefix_len, max_new_tokens=budget))
         emit(ev.PrefixLaid(region_id=DOC_REGION, prefix_len=prefix_len, window=self.window, segments=segments,
                            layers=geo.layers, kv_heads=geo.kv_heads, head_dim=geo.head_dim,
                            dtype_bytes=geo.dtype_bytes))
-        ngram_window = self.ngram_window or (NGRAM_WINDOW_SINGLE if n == 1 else NGRAM_WINDOW_MULTI)
+        ngram_window = self.ngram_window or (NGRAM_WINDOW_SINGLE if n_pages == 1 else NGRAM_WINDOW_MULTI)
         chunk = self.prefill_chunk if self.prefill_chunk is not None else (0 if self.loaded.device == "cpu" else 4096)
         decoder = RswaDecoder(self.model, cache=self.cache, eos_ids=self.eos_ids, max_new_tokens=budget,
                               ngram_size=self.ngram_size, ngram_window=ngram_window, prefill_chunk=chunk)
+        run = _Generation(bpp=geo.bytes_per_position, ngram_window=ngram_window,
+                          stop="max_new_tokens" if budget < self.max_total_tokens - prefix_len else "budget")
         detok = Detokenizer(self.tokenizer)
-        bpp = geo.bytes_per_position
-        live = _LiveRegions(self, n, sizes, dpis, numbers, emit, on_blocks)
-        tokens: list[int] = []
-        bans = 0
-        stop = "max_new_tokens" if budget < self.max_total_tokens - prefix_len else "budget"
         pending_text, pending_ms = "", 0.0
         t_dec = time.perf_counter()
-        first_ms = 0.0
         steps = decoder.steps(embeds, ids, should_stop=lambda: cancel.cancelled)
         try:
             for step in steps:
-                tokens.append(step.token)
+                run.tokens.append(step.token)
                 is_eos = step.token in self.eos_ids
                 delta = "" if is_eos else detok.push(step.token)
                 pending_text += delta
                 pending_ms += step.ms
                 if step.index == 0:
-                    first_ms = step.ms
+                    run.first_ms = step.ms
                 for ban in step.bans:
-                    bans += 1
+                    run.bans += 1
                     emit(ev.NgramBanned(region_id=DOC_REGION, step=step.index, token=ban.token,
                                         ngram_start=ban.ngram_start - prefix_len,
                                         text=self.tokenizer.decode([ban.token], skip_special_tokens=False)))
@@ -315,53 +342,22 @@ class UnlimitedEngine:
                     emit(ev.WindowStepped(
                         region_id=DOC_REGION, step=step.index, token=step.token, text=pending_text,
                         prefix_len=w.prefix_len, decoded=step.index + 1, attended=w.attended, evicted=w.evicted,
-                        cache_positions=w.cache_positions, cache_bytes=w.cache_positions * bpp,
-                        full_positions=w.full_positions, full_bytes=w.full_positions * bpp, ms=pending_ms))
+                        cache_positions=w.cache_positions, cache_bytes=w.cache_positions * run.bpp,
+                        full_positions=w.full_positions, full_bytes=w.full_positions * run.bpp, ms=pending_ms))
                     pending_text, pending_ms = "", 0.0
                 if DET_OPEN in delta or PAGE_MARK in delta:
                     live.update(detok.text, final=False)
-                if is_eos:
-                    stop = "eos"
-                    break
-                if cancel.cancelled:
-                    stop = "cancelled"
+                if is_eos or cancel.cancelled:
+                    run.stop = "eos" if is_eos else "cancelled"
                     break
             else:
-                if not tokens and cancel.cancelled:  # stopped between prefill chunks
-                    stop = "cancelled"
+                if not run.tokens and cancel.cancelled:  # stopped between prefill chunks
+                    run.stop = "cancelled"
         finally:
             steps.close()  # detaches the observer
-        decode_s = time.perf_counter() - t_dec
+        run.decode_s = time.perf_counter() - t_dec
         decoder.release()
-
-        # 3. regions
-        emit(ev.PhaseChanged("assembling", "parsing the output into regions"))
-        out_tokens = [t for t in tokens if t not in self.eos_ids]
-        raw = self.tokenizer.decode(out_tokens, skip_special_tokens=False)
-        regions = live.update(raw, final=True, cancelled=stop == "cancelled")
-        if stop == "budget":
-            emit(ev.ErrorRaised(
-                message=(f"The output reached the {self.max_total_tokens:,}-token budget (prompt {prefix_len:,} + "
-                         f"output {len(out_tokens):,}) before the model finished; pages after page "
-                         f"{max(1, raw.count(PAGE_MARK))} may be missing. Read the document in smaller parts."),
-                where=self.name, region_id=DOC_REGION, fatal=False))
-        n_out = len(out_tokens)
-        stats = {
-            "engine": self.name, "pages": n, "mode": "gundam" if crop else "base", "prefix_len": prefix_len,
-            "output_tokens": n_out, "budget": budget, "window": self.window, "cache": self.cache,
-            "ngram_window": ngram_window, "ngram_bans": bans, "stop": stop,
-            "cache_positions_max": prefix_len + self.window,
-            "cache_bytes_max": (prefix_len + self.window) * bpp,
-            "full_bytes_at_end": (prefix_len + n_out) * bpp,
-            "first_token_ms": first_ms, "decode_s": decode_s,
-            "tokens_per_s": (n_out - 1) / max(1e-9, decode_s - first_ms / 1000.0) if n_out > 1 else 0.0,
-            "run_s": time.perf_counter() - t_run,
-            "malformed": sum(1 for r in regions if "malformed" in r.flags),
-        }
-        # the generation itself is finished (the window view closes its stream; no block has this id)
-        emit(ev.RegionFinished(region_id=DOC_REGION, text=raw, stats=stats, cancelled=stop == "cancelled",
-                               tokens=list(tokens)))
-        return DocumentResult(regions=regions, raw_text=raw, stats=stats, cancelled=stop == "cancelled")
+        return run
 
     def _dpi_of(self, image, pages=None) -> float:
         """The page image's resolution: its own `dpi` info, else the page sequence's `dpi`, else the option."""
@@ -386,6 +382,33 @@ def _page_sizes(pages) -> list[tuple[int, int]]:
     if doc is not None and indices is not None and dpi and hasattr(doc, "page_size_px"):
         return [tuple(doc.page_size_px(i, dpi)) for i in indices]  # type: ignore[misc]
     return [(img.width, img.height) for img in pages]
+
+
+@dataclass
+class _Generation:
+    """What one generation produced and how it went."""
+
+    bpp: int  # KV bytes per cached position
+    ngram_window: int
+    stop: str  # eos | max_new_tokens | budget | cancelled
+    tokens: list[int] = field(default_factory=list)
+    bans: int = 0
+    first_ms: float = 0.0
+    decode_s: float = 0.0
+
+    def stats(self, engine: "UnlimitedEngine", pages: int, crop: bool, prefix_len: int, budget: int, n_out: int,
+              run_s: float) -> dict[str, Any]:
+        return {
+            "engine": engine.name, "pages": pages, "mode": "gundam" if crop else "base", "prefix_len": prefix_len,
+            "output_tokens": n_out, "budget": budget, "window": engine.window, "cache": engine.cache,
+            "ngram_window": self.ngram_window, "ngram_bans": self.bans, "stop": self.stop,
+            "cache_positions_max": prefix_len + engine.window,
+            "cache_bytes_max": (prefix_len + engine.window) * self.bpp,
+            "full_bytes_at_end": (prefix_len + n_out) * self.bpp,
+            "first_token_ms": self.first_ms, "decode_s": self.decode_s,
+            "tokens_per_s": (n_out - 1) / max(1e-9, self.decode_s - self.first_ms / 1000.0) if n_out > 1 else 0.0,
+            "run_s": run_s,
+        }
 
 
 class _LiveRegions:

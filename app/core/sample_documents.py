@@ -62,7 +62,7 @@ def make_sample_pdf(path: str | Path, pages: int = 2) -> Path:
     return path
 
 
-if __name__ == "__main__":  # regenerate the bundled sample: python -m app.core.synthetic
+if __name__ == "__main__":  # regenerate the bundled sample: python -m app.core.sample_documents
     from app.core.paths import sample_document
 
     print(make_sample_pdf(sample_document()))
