@@ -1,4 +1,4 @@
-"""`scriptorium train` on CPU: a two-step run writes a loadable checkpoint and a model card; --resume continues
+"""`scriptorium train --recipe vision` (the earlier GlmOcr-vision recipe) on CPU: a two-step run writes a loadable checkpoint and a model card; --resume continues
 from the saved step; worker processes render batches."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def test_train_then_resume(tmp_path, capsys):
     from app.core.loader import load_model
 
     out = tmp_path / "ckpt"
-    args = ["train", "--device", "cpu", "--out", str(out), "--preset", "test", "--batch-size", "2", "--eval-lines",
+    args = ["train", "--recipe", "vision", "--device", "cpu", "--out", str(out), "--preset", "test", "--batch-size", "2", "--eval-lines",
             "1", "--no-final-eval", "--no-install-fonts", "--workers", "0", "--block-size", "4"]
     assert main(args + ["--steps", "2"]) == 0
     report = json.loads((out / "train_report.json").read_text())
@@ -71,7 +71,8 @@ def test_the_model_card_verdict():
 def test_bad_device_and_numbers_are_one_line_errors(tmp_path, capsys):
     from app.cli import main
 
-    args = ["train", "--out", str(tmp_path / "ckpt"), "--preset", "test", "--no-install-fonts", "--no-final-eval"]
+    args = ["train", "--recipe", "vision", "--out", str(tmp_path / "ckpt"), "--preset", "test", "--no-install-fonts",
+            "--no-final-eval"]
     assert main(args + ["--device", "nope"]) == 2
     err = capsys.readouterr().err
     assert "scriptorium train: unknown device 'nope'" in err and "Traceback" not in err

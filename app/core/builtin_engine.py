@@ -70,6 +70,8 @@ class ReaderEngine:
     """RapidOCR's detector and recogniser + the built-in decoder, one region at a time."""
 
     kind = "region"
+    title = "Built-in model (PP-OCRv6 recogniser + GlmOcr decoder, self-speculative)"
+    input_dpi = 200.0  # crops are rendered at this DPI (10-pt text: lines about 28 px high)
 
     def __init__(self, folder: str | os.PathLike, *, name: str = "builtin", mode: str = "selfspec",
                  device: str | None = None, block_size: int | None = None, threads: int | None = None,
@@ -258,6 +260,7 @@ class LegacyBuiltinEngine:
     """A vision-tower checkpoint (`train --recipe vision`): projection-profile lines, GLM-OCR decoders."""
 
     kind = "region"
+    input_dpi = 200.0
 
     def __init__(self, inner, *, name: str = "builtin", line_height: int = 32) -> None:
         self.inner = inner
@@ -270,7 +273,7 @@ class LegacyBuiltinEngine:
 
     def read_lines(self, image: "Image.Image"):
         try:
-            from app.core.engines.lines import split_lines
+            from app.core.engines.line_finder import split_lines
         except ImportError:  # before the engines package
             from app.core.lines import split_lines
 

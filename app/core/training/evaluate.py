@@ -62,7 +62,10 @@ def pdf_lines(pdf_path=None, *, dpi: int = 200, limit: int = 200):
     import pymupdf as fitz
     from PIL import Image
 
-    from app.core.lines import normalize_line
+    try:
+        from app.core.engines.lines import normalize_line
+    except ImportError:  # before the engines package
+        from app.core.lines import normalize_line
     from app.core.paths import sample_document
 
     out = []
@@ -96,7 +99,10 @@ def evaluate_checkpoint(folder, *, heldout=None, device: str = "cpu", pdf: bool 
 
     from PIL import Image
 
-    from app.core.decoding.glmocr_engine import open_ar, open_selfspec
+    try:
+        from app.core.engines.glmocr import open_ar, open_selfspec
+    except ImportError:  # before the engines package
+        from app.core.decoding.glmocr_engine import open_ar, open_selfspec
     from app.core.loader import load_model
 
     loaded = load_model("builtin", folder, device=device, dtype="fp32")

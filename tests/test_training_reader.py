@@ -1,0 +1,136 @@
+"""The built-in reader's training side on CPU: the PP-OCRv6 recogniser's reading of a rendered line, the prefix
+codec, the joint objective over left-padded recogniser prefixes (what training sees equals what the app's decoders
+see at inference), and a short `train` run end to end (features, steps, resume, checkpoint, model card)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("onnxruntime")
+
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+
+def _line(text: str, size: int = 32):
+    from PIL import Image, ImageDraw, ImageFont
+
+    try:
+        font = ImageFont.truetype(DEJAVU, size)
+    except OSError:
+        font = ImageFont.load_default(size)
+    w = int(font.getlength(text)) + 24
+    img = Image.new("L", (w, int(size * 1.6)), 255)
+    ImageDraw.Draw(img).text((12, size * 0.25), text, font=font, fill=0)
+    return img
+
+
+@pytest.fixture(scope="module")
+def recogniser():
+    from app.core.training.recogniser import Recogniser
+
+    return Recogniser(threads=1)
+
+
+def test_recogniser_reads_a_rendered_line(recogniser):
+    from app.core.training.recogniser import Reading
+
+    text = "Invoice 2024-11-30: $1,234.50"
+    (reading,) = recogniser.read([_line(text)])
+    assert reading.text == text
+    assert len(reading.chars) == len(reading.conf) == len(reading.alts) == len(text)
+    assert min(reading.conf) > 0.5
+    assert Reading.from_json(reading.to_json()).text == text
+
+
+def test_prefix_codec_rows():
+    from app.core.training.reader import PrefixCodec, build_reader
+    from app.core.training.recogniser import Reading
+
+    model, tok = build_reader("test")
+    codec = PrefixCodec(tok)
+    r = Reading(["a", "ß", "\u4e00"], [0.99, 0.6, 0.3], ["", "B", "x"], [0.0, 0.25, 0.5])
+    rows = codec.rows(r)
+    assert [row[0] for row in rows] == [codec.char["a"], codec.char["ß"], codec.unk]
+    assert [row[1] for row in rows] == [codec.conf[3], codec.conf[1], codec.conf[0]]
+    assert rows[0][2:] == (codec.alt_unk, codec.alt_bins[0])  # no alternative
+    assert rows[1][2:] == (codec.alt["B"], codec.alt_bins[2])
+    assert max(max(row) for row in rows) < model.get_input_embeddings().weight.shape[0]
+
+
+def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torch_thread):
+    """Left-padded training rows give the same clean-stream logits as each line alone, and those equal the logits
+    of the app's decoders at inference (reader.prefill, then causal text forwards at positions P + r)."""
+    import torch
+
+    from app.core.decoding.autoregressive import forward_logits, text_positions
+    from app.core.training.objective import clean_logits, complementary_masks, response_targets
+    from app.core.training.reader import PrefixCodec, build_reader, prefill
+    from app.core.training.reader_train import ReaderConfig, ReaderTrainer
+    from app.core.training.recogniser import Reading
+
+    model, tok = build_reader("test", seed=3)
+    model.eval()
+    codec = PrefixCodec(tok)
+    readings = [Reading(list("Total 4.50"), [0.99] * 10, [""] * 10, [0.0] * 10),
+                Reading(list("ab"), [0.7, 0.4], ["", "d"], [0.0, 0.2])]
+    texts = ["Total 4.50", "abc"]
+    tr = ReaderTrainer.__new__(ReaderTrainer)  # only the batch maths: no optimiser, no data
+    tr.cfg, tr.model, tr.codec, tr.step = ReaderConfig(out="", block_size=4), model, codec, 0
+    import random
+
+    tr.rng = random.Random(0)
+    items = [(__import__("numpy").array(codec.rows(r)).reshape(-1, 4), codec.encode_text(t)) for r, t in
+             zip(readings, texts)]
+    rows, targets, n, mask1 = tr.collate(items, corrupt=False)
+
+    def clean(rows, targets, mask1):
+        from app.core.training.objective import joint_forward_embeds
+        from app.core.training.reader import prefix_embeddings
+
+        b, P = rows.shape[:2]
+        valid = torch.cat([rows[..., 0] >= 0, torch.ones(b, 1, dtype=torch.bool)], dim=1)
+        pos = (torch.arange(P + 1)[None] - (P + 1 - valid.sum(1)[:, None])).clamp(min=0)[None].expand(3, -1, -1)
+        out = joint_forward_embeds(model, prefix_embeddings(model, rows, codec.sep), pos, targets, mask1,
+                                   mask_id=codec.mask, block_size=4, prefix_valid=valid)
+        return clean_logits(model, out)
+
+    with torch.no_grad():
+        batch = clean(rows, targets, mask1)
+        for i, (reading, text) in enumerate(zip(readings, texts)):
+            alone_rows, alone_t, _, alone_m = tr.collate([items[i]], corrupt=False)
+            alone = clean(alone_rows, alone_t, alone_m)
+            L = alone.shape[1]
+            torch.testing.assert_close(batch[i, :L], alone[0], atol=2e-5, rtol=1e-4)
+            pre = prefill(model, codec, reading)
+            ids = codec.encode_text(text)
+            torch.testing.assert_close(pre.seed, alone[0, 0], atol=2e-5, rtol=1e-4)
+            logits = forward_logits(model, torch.tensor([ids]), text_positions(pre.prompt_len, len(ids), 0, "cpu"),
+                                    pre.cache)
+            torch.testing.assert_close(logits, alone[0, 1:len(ids) + 1], atol=2e-5, rtol=1e-4)
+
+
+def test_train_command_smoke_then_resume(tmp_path, capsys):
+    """`python -m app train` end to end at test size (< 60 s on 2 cores): features, steps, held-out evaluation with
+    the app's decoders, checkpoint + model card; the checkpoint opens as the builtin engine; --resume continues."""
+    from app.cli import main
+    try:
+        from app.core.engines import open_engine
+    except ImportError:  # before the engines package
+        from app.core.engine import open_engine
+
+    out, work = tmp_path / "ckpt", tmp_path / "work"
+    args = ["train", "--out", str(out), "--work", str(work), "--preset", "test", "--lines", "40", "--heldout-lines",
+            "6", "--block-size", "4", "--workers", "1", "--threads", "1"]
+    assert main(args + ["--steps", "2"]) == 0
+    report = json.loads((out / "train_report.json").read_text())
+    assert report["steps"] == 2 and report["eval"]["lines"] == 6 and report["eval"]["selfspec_equals_ar"]
+    card = (out / "MODEL_CARD.md").read_text()
+    assert "NOT met" in card and "PP-OCRv6" in card and "Apache-2.0" in card
+    assert "wall time" in capsys.readouterr().out
+    engine = open_engine("builtin", model_path=out, device="cpu")
+    assert engine.block_size == 4 and hasattr(engine, "recogniser")
+    assert main(args + ["--steps", "3", "--resume", "--no-final-eval"]) == 0
+    assert "resumed from" in capsys.readouterr().out
+    assert json.loads((out / "train_report.json").read_text())["steps"] == 3
