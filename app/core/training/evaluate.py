@@ -63,7 +63,7 @@ def pdf_lines(pdf_path=None, *, dpi: int = 200, limit: int = 200):
     from PIL import Image
 
     try:
-        from app.core.engines.lines import normalize_line
+        from app.core.engines.line_finder import normalize_line
     except ImportError:  # before the engines package
         from app.core.lines import normalize_line
     from app.core.paths import sample_document

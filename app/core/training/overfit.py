@@ -35,7 +35,7 @@ def region_image(texts=OVERFIT_TEXTS, *, size: int = 24):
 def overfit_lines(texts=OVERFIT_TEXTS):
     """(region image, [synthetic.Line]) — the engine's own line crops of the region, with their texts."""
     try:
-        from app.core.engines.lines import split_lines, to_grey
+        from app.core.engines.line_finder import split_lines, to_grey
     except ImportError:  # before the engines package
         from app.core.lines import split_lines, to_grey
     from app.core.training.synthetic import COLUMN, Line
