@@ -1,4 +1,4 @@
-"""The views' plain-Python models (app.gui.views.rounds_state and window_state): statistics, character spans and window chunks, checked
+"""The views' plain-Python models (app.gui.views.rounds_state): statistics, character spans and window chunks, checked
 over many random event streams against direct recomputation."""
 from __future__ import annotations
 

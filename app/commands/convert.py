@@ -141,8 +141,7 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' weight-loading bar, on our stderr
-    from app.core.engines import CancelToken
-    from app.core.pipeline import Pipeline, PipelineError, PipelineOptions
+    from app.core.pipeline import PipelineOptions
 
     out_dir = Path(args.output)
     try:
@@ -157,74 +156,25 @@ def run(args: argparse.Namespace) -> int:
         compare_text_layer=not args.no_compare,
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
     )
-    engine = layout = None
+    models: dict[str, object] = {"engine": None, "layout": None}  # loaded once, reused for every input
     worst = EXIT_OK
     several = len(args.inputs) > 1
-    show = not args.quiet and sys.stderr.isatty()
     for raw, stem in zip(args.inputs, output_stems(args.inputs)):
-        inp = Path(raw)
-        progress = Progress(inp.name, show)
         trace = None
         if args.trace:
             trace_path = _trace_path(args.trace, stem, several)
             try:
-                trace = _open_trace(trace_path, {"input": str(inp)})
+                trace = _open_trace(trace_path, {"input": str(raw)})
             except OSError as exc:
                 print(f"error: cannot write the trace file {trace_path}: {exc.strerror or exc}", file=sys.stderr)
                 return EXIT_USAGE
-        warnings: list[str] = []
-
-        def emit(event, progress=progress, trace=trace, warnings=warnings) -> None:
-            from app.core.events import ErrorRaised
-
-            if trace is not None:
-                trace(event)
-            if isinstance(event, ErrorRaised) and not event.fatal:
-                warnings.append(event.message)
-            progress(event)
-
-        cancel = CancelToken()
-        pipe = Pipeline(options, emit=emit, cancel=cancel, engine=engine, layout=layout)
-        t0 = time.perf_counter()
-        code = EXIT_OK
         try:
-            out = pipe.run(inp)
-            files = pipe.write(out_dir, stem)
-        except PipelineError as exc:
-            progress.clear()
-            print(f"error: {exc}", file=sys.stderr)
-            code = EXIT_ENGINE if exc.kind in ("engine", "layout") else EXIT_INPUT
-            print(f"{inp.name}: failed ({exc.kind})")
-        except Exception as exc:  # noqa: BLE001 - a bug must still end in a message, not a traceback
-            if os.environ.get("SCRIPTORIUM_DEBUG"):
-                raise
-            progress.clear()
-            print(f"error: {inp.name}: unexpected {type(exc).__name__}: {exc} (set SCRIPTORIUM_DEBUG=1 for the "
-                  "traceback, and please report it)", file=sys.stderr)
-            print(f"{inp.name}: failed (internal error)")
-            code = EXIT_INPUT
-        except KeyboardInterrupt:
-            cancel.cancel()
-            progress.clear()
-            print(f"{inp.name}: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED  # `finally` closes the document and the trace
-        else:
-            progress.clear()
-            engine, layout = pipe.engine, pipe.layout  # reuse the loaded models for the next input
-            s = out.stats
-            for w in warnings:
-                print(f"warning: {w}", file=sys.stderr)
-            cer = f", CER vs text layer {s['cer']:.1%}" if s.get("cer") is not None else ""
-            rate = f", {s['tokens_per_s']:.1f} tok/s" if s.get("tokens_per_s") else ""
-            flag = f", {len(warnings)} warning(s)" if warnings else ""
-            print(f"{inp.name}: {s['pages']} page(s), {s['regions']} regions ({s['decoded']} read, "
-                  f"{s['pictures']} pictures), engine {out.engine}, layout {out.layout}{rate}{cer}, "
-                  f"{time.perf_counter() - t0:.1f} s{flag} → {files['markdown']}")
-            code = EXIT_WARNINGS if warnings else EXIT_OK
+            code = _convert_one(Path(raw), stem, out_dir, options, models, trace, args.quiet)
         finally:
-            pipe.close()
             if trace is not None:
                 trace.close()
+        if code == EXIT_INTERRUPTED:
+            return code
         if code == EXIT_INPUT or code == EXIT_ENGINE:
             worst = code if worst in (EXIT_OK, EXIT_WARNINGS) else worst
             if code == EXIT_ENGINE:
@@ -232,3 +182,61 @@ def run(args: argparse.Namespace) -> int:
         elif code == EXIT_WARNINGS and worst == EXIT_OK:
             worst = code
     return worst
+
+
+def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, trace, quiet: bool) -> int:
+    """Convert one input; prints its summary line (or why it failed) and returns its exit code."""
+    import os
+
+    from app.core.engines import CancelToken
+    from app.core.events import ErrorRaised
+    from app.core.pipeline import Pipeline, PipelineError
+
+    progress = Progress(inp.name, not quiet and sys.stderr.isatty())
+    warnings: list[str] = []
+
+    def emit(event) -> None:
+        if trace is not None:
+            trace(event)
+        if isinstance(event, ErrorRaised) and not event.fatal:
+            warnings.append(event.message)
+        progress(event)
+
+    cancel = CancelToken()
+    pipe = Pipeline(options, emit=emit, cancel=cancel, engine=models["engine"], layout=models["layout"])
+    t0 = time.perf_counter()
+    try:
+        out = pipe.run(inp)
+        files = pipe.write(out_dir, stem)
+    except PipelineError as exc:
+        progress.clear()
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"{inp.name}: failed ({exc.kind})")
+        return EXIT_ENGINE if exc.kind in ("engine", "layout") else EXIT_INPUT
+    except Exception as exc:  # noqa: BLE001 - a bug must still end in a message, not a traceback
+        if os.environ.get("SCRIPTORIUM_DEBUG"):
+            raise
+        progress.clear()
+        print(f"error: {inp.name}: unexpected {type(exc).__name__}: {exc} (set SCRIPTORIUM_DEBUG=1 for the "
+              "traceback, and please report it)", file=sys.stderr)
+        print(f"{inp.name}: failed (internal error)")
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        cancel.cancel()
+        progress.clear()
+        print(f"{inp.name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED  # `finally` closes the document (and the caller the trace)
+    finally:
+        pipe.close()
+    progress.clear()
+    models["engine"], models["layout"] = pipe.engine, pipe.layout  # reuse the loaded models for the next input
+    s = out.stats
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    cer = f", CER vs text layer {s['cer']:.1%}" if s.get("cer") is not None else ""
+    rate = f", {s['tokens_per_s']:.1f} tok/s" if s.get("tokens_per_s") else ""
+    flag = f", {len(warnings)} warning(s)" if warnings else ""
+    print(f"{inp.name}: {s['pages']} page(s), {s['regions']} regions ({s['decoded']} read, "
+          f"{s['pictures']} pictures), engine {out.engine}, layout {out.layout}{rate}{cer}, "
+          f"{time.perf_counter() - t0:.1f} s{flag} → {files['markdown']}")
+    return EXIT_WARNINGS if warnings else EXIT_OK

@@ -20,14 +20,14 @@ from PySide6.QtWidgets import QMainWindow
 
 from app.core import events as ev
 from app.core.document import DOCUMENT_SUFFIXES
+from app.core.review.document import DocumentWork
+from app.core.review.runs import RunController
+from app.core.review.session import Session
 from app.gui.actions import fill_recent_menu
 from app.gui.journal import Journal
 from app.gui.prompts import Prompter
 from app.gui.render_service import PageRenderer
 from app.gui.run_presenter import RunPresenter
-from app.core.review.document import DocumentWork
-from app.core.review.runs import RunController
-from app.core.review.session import Session
 from app.gui.settings import Settings
 from app.gui.window_ui import restore_geometry, save_geometry, setup_ui
 from app.gui.worker import DecodeClient

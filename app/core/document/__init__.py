@@ -31,11 +31,24 @@ import os
 from pathlib import Path
 
 from app.core.document.base import (  # noqa: F401 - the document vocabulary, importable from the package
-    DEFAULT_DPI, DEFAULT_IMAGE_DPI, DOCUMENT_SUFFIXES, IMAGE_SUFFIXES, MAX_IMAGE_PIXELS, MAX_RENDER_PIXELS,
-    PDF_LIKE_SUFFIXES, Document, DocumentError, PageInfo, PasswordRequired, RenderCache, TextWord, WrongPassword,
+    DEFAULT_DPI,
+    DEFAULT_IMAGE_DPI,
+    DOCUMENT_SUFFIXES,
+    IMAGE_SUFFIXES,
+    MAX_IMAGE_PIXELS,
+    MAX_RENDER_PIXELS,
+    PDF_LIKE_SUFFIXES,
+    Document,
+    DocumentError,
+    PageInfo,
+    PasswordRequired,
+    RenderCache,
+    TextWord,
+    WrongPassword,
 )
 from app.core.document.images import ImageDocument, _open_image  # noqa: F401
 from app.core.document.pdf import PdfDocument, _open_pdf  # noqa: F401
+
 
 def _sniff(path: Path) -> str:
     with open(path, "rb") as fh:

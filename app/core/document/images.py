@@ -10,7 +10,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
 from app.core.document.base import (
-    DEFAULT_IMAGE_DPI, MAX_IMAGE_PIXELS, Document, DocumentError, PageInfo,
+    DEFAULT_IMAGE_DPI,
+    MAX_IMAGE_PIXELS,
+    Document,
+    DocumentError,
+    PageInfo,
 )
 
 

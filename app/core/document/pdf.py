@@ -10,8 +10,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
 from app.core.document.base import (
-    Document, DocumentError, PageInfo, PasswordRequired, TextWord, WrongPassword
+    Document,
+    DocumentError,
+    PageInfo,
+    PasswordRequired,
+    TextWord,
+    WrongPassword,
 )
+
 
 class PdfDocument(Document):
     """Anything MuPDF opens as a paged document (PDF, XPS, EPUB, CBZ)."""

@@ -15,9 +15,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.engines.base import (  # noqa: F401 - the engine vocabulary, importable from the package
-    BlocksCallback, Cancelled, CancelToken, DocumentEngine, DocumentResult, Emit, Engine, EngineUnavailable,
-    RegionEngine, RegionResult, no_blocks, no_emit,
+    BlocksCallback,
+    Cancelled,
+    CancelToken,
+    DocumentEngine,
+    DocumentResult,
+    Emit,
+    Engine,
+    EngineUnavailable,
+    RegionEngine,
+    RegionResult,
+    no_blocks,
+    no_emit,
 )
+
 
 @dataclass(frozen=True)
 class EngineSpec:

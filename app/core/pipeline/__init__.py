@@ -4,8 +4,19 @@ engines inside a run (`document_engine`), the output and the ONE Markdown/JSON w
 
 What must never live here: Qt, model code (app.core.engines), review state (app.core.review).
 """
-from app.core.pipeline.options import DEFAULT_OCR_DPI, PipelineError, PipelineOptions, parse_pages
-from app.core.pipeline.output import JSON_SCHEMA, DocumentOutput, PageOutput, block_dict, write_document
+from app.core.pipeline.options import (
+           DEFAULT_OCR_DPI,
+           PipelineError,
+           PipelineOptions,
+           parse_pages,
+)
+from app.core.pipeline.output import (
+           JSON_SCHEMA,
+           DocumentOutput,
+           PageOutput,
+           block_dict,
+           write_document,
+)
 from app.core.pipeline.run import Pipeline
 
 __all__ = ["DEFAULT_OCR_DPI", "JSON_SCHEMA", "DocumentOutput", "PageOutput", "Pipeline", "PipelineError",

@@ -29,14 +29,31 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from app.core.document import Document, DocumentError, open_document
-from app.core.engines import Cancelled, CancelToken, Emit, EngineUnavailable, no_emit, resolve_engine_name
-from app.core.events import (
-    DocumentOpened, ErrorRaised, LayoutDone, PageFinished, PageRendered, PhaseChanged, RegionFinished, RunCancelled,
-    RunFinished, RunStarted, TextLayerCompared,
+from app.core.engines import (
+    Cancelled,
+    CancelToken,
+    Emit,
+    EngineUnavailable,
+    no_emit,
+    resolve_engine_name,
 )
-from app.core.pipeline.pictures import keep_pictures as keep_crops, save_crop
+from app.core.events import (
+    DocumentOpened,
+    ErrorRaised,
+    LayoutDone,
+    PageFinished,
+    PageRendered,
+    PhaseChanged,
+    RegionFinished,
+    RunCancelled,
+    RunFinished,
+    RunStarted,
+    TextLayerCompared,
+)
 from app.core.pipeline.options import PipelineError, PipelineOptions, parse_pages
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
+from app.core.pipeline.pictures import keep_pictures as keep_crops
+from app.core.pipeline.pictures import save_crop
 from app.core.regions import DECODED_TASKS, TASKS, Region, record_result, route
 
 CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful

@@ -21,10 +21,10 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWid
 
 from app.core.events import Event, PrefixLaid, RunStarted, WindowStepped
 from app.core.trace import write_trace
-from app.gui.views.rounds_state import RoundRecord, RoundsModel
-from app.gui.views.window_state import WindowModel
 from app.gui.views.playback import PlaybackBar, TracePlayer
+from app.gui.views.rounds_state import RoundRecord, RoundsModel
 from app.gui.views.rounds_view import RoundsView
+from app.gui.views.window_state import WindowModel
 from app.gui.views.window_view import WindowView
 
 FRAME_MS = 16  # ≤ 60 frames a second

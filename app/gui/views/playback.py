@@ -15,7 +15,16 @@ import time
 from typing import Callable, Sequence
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QStyle,
+    QToolButton,
+    QWidget,
+)
 
 from app.core.events import Event, RoundVerified, TokensCommitted, WindowStepped
 

@@ -9,7 +9,6 @@ Everything reads `RegionRounds` (app.gui.views.rounds_state); nothing here decod
 """
 from __future__ import annotations
 
-
 from PySide6.QtCore import QEvent, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,

@@ -5,12 +5,12 @@ sweep turns matching cells green left to right, the first mismatch turns red wit
 trailing drafts fade; a full accept shows the bonus token in blue. The animation clock lives here too, and the hint
 painter the other round panels share.
 
-Reads `RoundRecord`s (app.gui.views.rounds_state and window_state); nothing here decodes or keeps its own copy of the run.
+Reads `RoundRecord`s (app.gui.views.rounds_state); nothing here decodes or keeps its own copy of the run.
 """
 from __future__ import annotations
 
 import time
-
+from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (
@@ -30,11 +30,19 @@ from app.gui.views.rounds_state import RoundRecord
 from app.gui.views.view_frame import paint_hint
 from app.gui.views.view_text import visible_whitespace
 
-
 # animation timeline at ×1, in seconds (slowed playback stretches it)
 APPEAR_S = 0.12
 SWEEP_CELL_S = 0.025
 RESOLVE_S = 0.18
+
+
+@dataclass(frozen=True)
+class _Phase:
+    """Where a round's animation is: cells fading in, verified so far, the rejected tail fading out."""
+
+    appear: float
+    swept: int
+    resolve: float
 
 
 class RoundStrip(QWidget):
@@ -116,94 +124,100 @@ class RoundStrip(QWidget):
             paint_hint(self, "The current round's draft cells appear here.")
             return
         t = (time.monotonic() - self._t0) / max(self.slow, 1e-6)
-        n = rec.slots
-        k = rec.k
-        appear = min(1.0, t / APPEAR_S) if APPEAR_S else 1.0
-        swept = int((t - APPEAR_S) / SWEEP_CELL_S) if t > APPEAR_S else -1  # cells verified so far
+        n, k = rec.slots, rec.k
         sweep_end = APPEAR_S + SWEEP_CELL_S * min(k + 1, n)
-        resolve = max(0.0, min(1.0, (t - sweep_end) / RESOLVE_S)) if t > sweep_end else 0.0
-
+        phase = _Phase(appear=min(1.0, t / APPEAR_S) if APPEAR_S else 1.0,
+                       swept=int((t - APPEAR_S) / SWEEP_CELL_S) if t > APPEAR_S else -1,  # cells verified so far
+                       resolve=max(0.0, min(1.0, (t - sweep_end) / RESOLVE_S)) if t > sweep_end else 0.0)
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pal = self.palette()
-        fg = pal.color(QPalette.ColorRole.WindowText)
         font = QFont(self.font())
+        small = QFont(font)
+        small.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
         fm = QFontMetrics(font)
+        self._paint_header(p, rec, font, small)
+        cells = n + 1
+        gap = 3.0
+        cw = max(14.0, min(72.0, (self.width() - 16 - gap * (cells - 1)) / cells))
+        for i in range(cells):
+            self._paint_cell(p, rec, i, QRectF(8 + i * (cw + gap), fm.height() + 8, cw, 34.0), phase, font, small)
+        p.end()
+
+    def _paint_header(self, p: QPainter, rec: RoundRecord, font: QFont, small: QFont) -> None:
+        """One line: which round, how much was accepted, the times; the colour legend at the right when it fits."""
+        fm, sfm = QFontMetrics(font), QFontMetrics(small)
+        fg = self.palette().color(QPalette.ColorRole.WindowText)
+        n, k = rec.slots, rec.k
         header = (
             f"{rec.region_id} · round {rec.round_index + 1} · accepted {min(k, n)}/{n} drafts"
             f" · +{rec.accepted} token{'s' if rec.accepted != 1 else ''}"
             f" · draft {rec.draft_ms:.1f} ms · verify {rec.verify_ms:.1f} ms · cache {rec.cache_len}"
         )
-        small = QFont(font)
-        small.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
-        sfm = QFontMetrics(small)
-        legend = (("accepted", colors.ACCEPTED), ("rejected", colors.REJECTED), ("verifier's token", colors.CORRECTED), ("bonus", colors.BONUS), ("draft", colors.DRAFT))
+        legend = (("accepted", colors.ACCEPTED), ("rejected", colors.REJECTED), ("verifier's token", colors.CORRECTED),
+                  ("bonus", colors.BONUS), ("draft", colors.DRAFT))
         legend_w = sum(13 + sfm.horizontalAdvance(name) + 12 for name, _ in legend)
         show_legend = self.width() - 16 - legend_w > fm.horizontalAdvance(header) * 0.6
         header_w = self.width() - 16 - (legend_w if show_legend else 0)
         p.setPen(fg)
-        p.drawText(QRectF(8, 2, header_w, fm.height() + 2), Qt.AlignmentFlag.AlignLeft, fm.elidedText(header, Qt.TextElideMode.ElideRight, int(header_w)))
-        if show_legend:
-            p.setFont(small)
-            lx = self.width() - 8.0 - legend_w + 12
-            for name, c in legend:
-                p.setPen(Qt.PenStyle.NoPen)
-                p.setBrush(c)
-                p.drawRect(QRectF(lx, 2 + (fm.height() - 9) / 2, 9, 9))
-                p.setPen(colors.faded(fg, 0.8))
-                p.drawText(QPointF(lx + 13, 2 + (fm.height() + sfm.ascent()) / 2 - 1), name)
-                lx += 13 + sfm.horizontalAdvance(name) + 12
-
-        cells = n + 1
-        gap = 3.0
-        cw = max(14.0, min(72.0, (self.width() - 16 - gap * (cells - 1)) / cells))
-        ch = 34.0
-        y = fm.height() + 8
-        for i in range(cells):
-            x = 8 + i * (cw + gap)
-            r = QRectF(x, y, cw, ch)
-            is_extra = i == n
-            if is_extra:  # correction (in the mismatch cell) or bonus: only the bonus gets its own cell
-                if not rec.full_accept or resolve <= 0:
-                    continue
-                color = colors.BONUS
-                label = rec.bonus_text()
-                alpha = resolve
-            else:
-                label = rec.candidate_texts[i] if i < len(rec.candidate_texts) else f"#{rec.candidates[i]}"
-                alpha = appear
-                if swept >= i and i < k:
-                    color = colors.ACCEPTED
-                elif swept >= i and i == k:
-                    color = colors.REJECTED
-                elif i > k and resolve > 0:
-                    color = colors.DRAFT
-                    alpha = appear * (1.0 - 0.75 * resolve)
-                else:
-                    color = colors.DRAFT
+        p.drawText(QRectF(8, 2, header_w, fm.height() + 2), Qt.AlignmentFlag.AlignLeft,
+                   fm.elidedText(header, Qt.TextElideMode.ElideRight, int(header_w)))
+        if not show_legend:
+            return
+        p.setFont(small)
+        lx = self.width() - 8.0 - legend_w + 12
+        for name, c in legend:
             p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(colors.faded(color, alpha))
-            p.drawRoundedRect(r, 4, 4)
-            p.setPen(colors.faded(colors.text_on(color), max(alpha, 0.35)))
-            p.setFont(font)
-            shown = fm.elidedText(visible_whitespace(label), Qt.TextElideMode.ElideRight, int(cw - 4))
-            p.drawText(r, Qt.AlignmentFlag.AlignCenter, shown)
-            if not is_extra and i == k and swept >= k:
-                # the verifier's token under the rejected draft, struck-through draft above
-                p.setPen(QPen(colors.faded(colors.text_on(color), 0.9), 1.2))
-                p.drawLine(QPointF(x + 3, y + ch / 2), QPointF(x + cw - 3, y + ch / 2))
-                vt = rec.verified_texts[k] if k < len(rec.verified_texts) else f"#{rec.verified[k]}"
-                vr = QRectF(x - 2, y + ch + 2, cw + 4, sfm.height() + 4)
-                p.setPen(Qt.PenStyle.NoPen)
-                p.setBrush(colors.CORRECTED)
-                p.drawRoundedRect(vr, 3, 3)
-                p.setFont(small)
-                p.setPen(colors.text_on(colors.CORRECTED))
-                p.drawText(vr, Qt.AlignmentFlag.AlignCenter, sfm.elidedText(visible_whitespace(vt), Qt.TextElideMode.ElideRight, int(cw)))
-            if i == 0:
-                p.setFont(small)
-                p.setPen(colors.faded(fg, 0.6))
-                p.drawText(QRectF(x, y + ch + 2, cw, sfm.height() + 4), Qt.AlignmentFlag.AlignCenter, "a0" if rec.k != 0 else "")
-        p.end()
+            p.setBrush(c)
+            p.drawRect(QRectF(lx, 2 + (fm.height() - 9) / 2, 9, 9))
+            p.setPen(colors.faded(fg, 0.8))
+            p.drawText(QPointF(lx + 13, 2 + (fm.height() + sfm.ascent()) / 2 - 1), name)
+            lx += 13 + sfm.horizontalAdvance(name) + 12
+
+    def _paint_cell(self, p: QPainter, rec: RoundRecord, i: int, r: QRectF, phase: "_Phase", font: QFont,
+                    small: QFont) -> None:
+        """Cell `i` of the round at this point of its animation: a draft, accepted, rejected (with the verifier's
+        token under it), or the bonus cell after a full accept."""
+        fm, sfm = QFontMetrics(font), QFontMetrics(small)
+        n, k = rec.slots, rec.k
+        x, y, cw, ch = r.x(), r.y(), r.width(), r.height()
+        is_extra = i == n
+        if is_extra:  # correction (in the mismatch cell) or bonus: only the bonus gets its own cell
+            if not rec.full_accept or phase.resolve <= 0:
+                return
+            color, label, alpha = colors.BONUS, rec.bonus_text(), phase.resolve
+        else:
+            label = rec.candidate_texts[i] if i < len(rec.candidate_texts) else f"#{rec.candidates[i]}"
+            color, alpha = colors.DRAFT, phase.appear
+            if phase.swept >= i and i < k:
+                color = colors.ACCEPTED
+            elif phase.swept >= i and i == k:
+                color = colors.REJECTED
+            elif i > k and phase.resolve > 0:
+                alpha = phase.appear * (1.0 - 0.75 * phase.resolve)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(colors.faded(color, alpha))
+        p.drawRoundedRect(r, 4, 4)
+        p.setPen(colors.faded(colors.text_on(color), max(alpha, 0.35)))
+        p.setFont(font)
+        p.drawText(r, Qt.AlignmentFlag.AlignCenter,
+                   fm.elidedText(visible_whitespace(label), Qt.TextElideMode.ElideRight, int(cw - 4)))
+        if not is_extra and i == k and phase.swept >= k:
+            # the verifier's token under the rejected draft, struck-through draft above
+            p.setPen(QPen(colors.faded(colors.text_on(color), 0.9), 1.2))
+            p.drawLine(QPointF(x + 3, y + ch / 2), QPointF(x + cw - 3, y + ch / 2))
+            vt = rec.verified_texts[k] if k < len(rec.verified_texts) else f"#{rec.verified[k]}"
+            vr = QRectF(x - 2, y + ch + 2, cw + 4, sfm.height() + 4)
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(colors.CORRECTED)
+            p.drawRoundedRect(vr, 3, 3)
+            p.setFont(small)
+            p.setPen(colors.text_on(colors.CORRECTED))
+            p.drawText(vr, Qt.AlignmentFlag.AlignCenter,
+                       sfm.elidedText(visible_whitespace(vt), Qt.TextElideMode.ElideRight, int(cw)))
+        if i == 0:
+            p.setFont(small)
+            p.setPen(colors.faded(self.palette().color(QPalette.ColorRole.WindowText), 0.6))
+            p.drawText(QRectF(x, y + ch + 2, cw, sfm.height() + 4), Qt.AlignmentFlag.AlignCenter,
+                       "a0" if rec.k != 0 else "")
 
 

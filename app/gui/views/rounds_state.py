@@ -21,7 +21,6 @@ from app.core.events import (
     RunStarted,
     TokensCommitted,
 )
-
 from app.gui.views.view_text import _SPECIAL_TOKEN, _Text, visible_whitespace
 
 BASELINE_KEYS = ("ar_tokens_per_s", "baseline_tokens_per_s", "ar_tps")

@@ -9,11 +9,11 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QWidget
 
-from app.gui.views.rounds_state import RegionRounds, RoundRecord, RoundsModel
-from app.gui.views.view_frame import ViewFrame
 from app.gui.views.live_text import TintedText
 from app.gui.views.round_panels import RoundHistory, StatsPanel
 from app.gui.views.round_strip import RoundStrip
+from app.gui.views.rounds_state import RegionRounds, RoundRecord, RoundsModel
+from app.gui.views.view_frame import ViewFrame
 
 __all__ = ["EMPTY_HINT", "RoundHistory", "RoundStrip", "RoundsView", "StatsPanel", "TintedText"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+
 def visible_whitespace(text: str) -> str:
     """Token text with its whitespace made visible (a cell must never look empty)."""
     if not text:

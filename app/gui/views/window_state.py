@@ -19,7 +19,6 @@ from app.core.events import (
     RegionFinished,
     WindowStepped,
 )
-
 from app.gui.views.view_text import _Text
 
 # --- R-SWA window ------------------------------------------------------------------------------------------------

@@ -15,7 +15,16 @@ Everything reads `WindowModel`; painting never walks more tokens than fit on scr
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen, QPixmap, QPolygonF
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPalette,
+    QPen,
+    QPixmap,
+    QPolygonF,
+)
 from PySide6.QtWidgets import (
     QSizePolicy,
     QToolTip,
@@ -23,9 +32,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.views import colors
-from app.gui.views.view_text import visible_whitespace
 from app.gui.views.live_text import WindowText
 from app.gui.views.view_frame import ViewFrame, paint_hint
+from app.gui.views.view_text import visible_whitespace
 from app.gui.views.window_state import WindowModel, WindowStream
 
 EMPTY_HINT = (
@@ -94,28 +103,30 @@ class TokenRibbon(QWidget):
             return
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pal = self.palette()
-        fg = pal.color(QPalette.ColorRole.WindowText)
+        fg = self.palette().color(QPalette.ColorRole.WindowText)
         font = QFont(self.font())
         small = QFont(font)
         small.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
-        fm, sfm = QFontMetrics(font), QFontMetrics(small)
-        n = s.output_len
+        fm = QFontMetrics(font)
         lo, hi = s.attended
-        P, W = s.prefix_len, s.window
         head = (
-            f"{s.region_id} · prefix {P:,} pinned · window W={W} · {n:,} output tokens · "
+            f"{s.region_id} · prefix {s.prefix_len:,} pinned · window W={s.window} · {s.output_len:,} output tokens · "
             f"in window {lo:,}…{max(hi - 1, lo):,} · evicted {lo:,} · blocked n-grams {len(s.bans)}"
         )
         p.setPen(fg)
-        p.drawText(QRectF(8, 2, self.width() - 16, fm.height() + 2), Qt.AlignmentFlag.AlignLeft, fm.elidedText(head, Qt.TextElideMode.ElideRight, self.width() - 16))
-
-        # overview: the prefix block then all outputs, to scale with a floor width for the prefix
+        p.drawText(QRectF(8, 2, self.width() - 16, fm.height() + 2), Qt.AlignmentFlag.AlignLeft,
+                   fm.elidedText(head, Qt.TextElideMode.ElideRight, self.width() - 16))
         y0 = fm.height() + 8
-        oh = 18.0
+        self._paint_overview(p, s, y0, 18.0, small, fg)
+        self._paint_closeup(p, s, y0 + 18.0 + 12, font, small, fg)
+        p.end()
+
+    def _paint_overview(self, p: QPainter, s: WindowStream, y0: float, oh: float, small: QFont, fg: QColor) -> None:
+        """The prefix block then all outputs, to scale with a floor width for the prefix; the window bracketed."""
+        sfm = QFontMetrics(small)
+        n, (lo, hi), P, W = s.output_len, s.attended, s.prefix_len, s.window
         x0, x1 = 8.0, self.width() - 8.0
-        total = max(P + n, 1)
-        pw = max(90.0, min((x1 - x0) * 0.35, (x1 - x0) * P / total))
+        pw = max(90.0, min((x1 - x0) * 0.35, (x1 - x0) * P / max(P + n, 1)))
         segs = s.segments or [{"kind": "prompt", "label": "prefix", "start": 0, "end": P}]
         pspan = max(P, 1)
         p.setFont(small)
@@ -132,39 +143,35 @@ class TokenRibbon(QWidget):
                 p.setPen(colors.text_on(c))
                 p.drawText(r, Qt.AlignmentFlag.AlignCenter, sfm.elidedText(label, Qt.TextElideMode.ElideRight, int(r.width() - 2)))
         ox = x0 + pw + 4
-        ow = max(10.0, x1 - ox)
-        scale = ow / max(n, W, 1)
-        if n:
-            p.fillRect(QRectF(ox, y0, lo * scale, oh), colors.faded(colors.EVICTED, 0.55))
-            p.fillRect(QRectF(ox + lo * scale, y0, max(1.5, (n - lo) * scale), oh), colors.WINDOW)
-            p.fillRect(QRectF(ox + (n - 1) * scale, y0, max(2.0, scale), oh), colors.NEWEST)
-            p.setPen(QPen(colors.BAN, 1.5))
-            for ban in s.bans:
-                bx = ox + ban.step * scale
-                p.drawLine(QPointF(bx, y0 - 3), QPointF(bx, y0 + oh + 3))
-            self._bracket(p, ox + lo * scale, ox + max(hi, lo + 1) * scale, y0 - 4, y0 + oh + 4, fg)
+        scale = max(10.0, x1 - ox) / max(n, W, 1)
+        if not n:
+            return
+        p.fillRect(QRectF(ox, y0, lo * scale, oh), colors.faded(colors.EVICTED, 0.55))
+        p.fillRect(QRectF(ox + lo * scale, y0, max(1.5, (n - lo) * scale), oh), colors.WINDOW)
+        p.fillRect(QRectF(ox + (n - 1) * scale, y0, max(2.0, scale), oh), colors.NEWEST)
+        p.setPen(QPen(colors.BAN, 1.5))
+        for ban in s.bans:
+            bx = ox + ban.step * scale
+            p.drawLine(QPointF(bx, y0 - 3), QPointF(bx, y0 + oh + 3))
+        self._bracket(p, ox + lo * scale, ox + max(hi, lo + 1) * scale, y0 - 4, y0 + oh + 4, fg)
 
-        # close-up: the newest chunks as chips (one chip per token when the engine reports every step)
-        y1 = y0 + oh + 12
+    def _paint_closeup(self, p: QPainter, s: WindowStream, y1: float, font: QFont, small: QFont, fg: QColor) -> None:
+        """The newest chunks as chips (one chip per token when the engine reports every step), the window bracketed."""
+        fm, sfm = QFontMetrics(font), QFontMetrics(small)
+        n, lo = s.output_len, s.attended[0]
+        x0, x1 = 8.0, self.width() - 8.0
         ch = 24.0
         p.setFont(font)
         chip_w = max(28.0, min(64.0, fm.horizontalAdvance("M") * 4.5))
         m = s.chunks
-        count = max(1, int((x1 - x0) // (chip_w + 2)))
-        first = max(0, m - count)
+        first = max(0, m - max(1, int((x1 - x0) // (chip_w + 2))))
         ban_chunks = {s.chunk_of(b.step) for b in s.bans[-200:]}
         first_in = s.chunk_of(lo) if m else 0  # first chunk with an output still in the window
         self._chips = (x0, y1, chip_w, ch, first, m - first)
         for j in range(first, m):
-            x = x0 + (j - first) * (chip_w + 2)
-            r = QRectF(x, y1, chip_w, ch)
+            r = QRectF(x0 + (j - first) * (chip_w + 2), y1, chip_w, ch)
             evicted = s.decoded[j] <= lo
-            if j == m - 1:
-                c = colors.NEWEST
-            elif evicted:
-                c = colors.faded(colors.EVICTED, 0.45)
-            else:
-                c = colors.WINDOW
+            c = colors.NEWEST if j == m - 1 else colors.faded(colors.EVICTED, 0.45) if evicted else colors.WINDOW
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(c)
             p.drawRoundedRect(r, 3, 3)
@@ -174,16 +181,16 @@ class TokenRibbon(QWidget):
                 p.drawRoundedRect(r.adjusted(1, 1, -1, -1), 3, 3)
             p.setPen(colors.faded(fg, 0.5) if evicted else colors.text_on(c))
             p.drawText(r, Qt.AlignmentFlag.AlignCenter, fm.elidedText(visible_whitespace(s.token_texts[j]), Qt.TextElideMode.ElideRight, int(chip_w - 4)))
-        if m:
-            bl = x0 + (max(first_in, first) - first) * (chip_w + 2) - 1
-            br = x0 + (m - first) * (chip_w + 2) - 1
-            self._bracket(p, bl, br, y1 - 4, y1 + ch + 4, fg, open_left=first_in < first)
-            p.setFont(small)
-            p.setPen(colors.faded(fg, 0.7))
-            a, _ = s.chunk_range(first)
-            unit = "tokens" if s.chunks == s.output_len else "event chunks"
-            p.drawText(QPointF(x0, y1 + ch + 6 + sfm.ascent()), f"newest {unit}: outputs {a:,}…{n - 1:,} (grey = left the window; red = n-gram blocked)")
-        p.end()
+        if not m:
+            return
+        bl = x0 + (max(first_in, first) - first) * (chip_w + 2) - 1
+        br = x0 + (m - first) * (chip_w + 2) - 1
+        self._bracket(p, bl, br, y1 - 4, y1 + ch + 4, fg, open_left=first_in < first)
+        p.setFont(small)
+        p.setPen(colors.faded(fg, 0.7))
+        a, _ = s.chunk_range(first)
+        unit = "tokens" if s.chunks == s.output_len else "event chunks"
+        p.drawText(QPointF(x0, y1 + ch + 6 + sfm.ascent()), f"newest {unit}: outputs {a:,}…{n - 1:,} (grey = left the window; red = n-gram blocked)")
 
     @staticmethod
     def _bracket(p: QPainter, a: float, b: float, top: float, bottom: float, fg: QColor, open_left: bool = False) -> None:
