@@ -132,3 +132,18 @@ def test_cer_badge_reads_sensibly_for_garbage_output(qtbot):
     assert bar.badge.text() == "CER 3.4%"
     bar.show_block(Block(region, cer=32.833, reference="abc"))
     assert bar.badge.text() == "CER > 100%" and "3283.3%" in bar.badge.toolTip()
+
+
+def test_the_block_bar_shows_what_a_conflicting_reading_changed(qtbot):
+    from app.gui.block_bar import BlockBar
+
+    session, work = _one_block_session()
+    session.apply(ev.RegionFinished(region_id="p1-r01", text="Total: 1,204", stats={"ms": 1.0}), work)
+    session.edit("p1-r01", "Total: 1,204 (checked)")
+    session.apply(ev.RegionFinished(region_id="p1-r01", text="Total: 1,284", stats={"ms": 1.0}), work)
+    bar = BlockBar()
+    qtbot.addWidget(bar)
+    bar.show_block(work.blocks["p1-r01"])
+    label = bar.conflict_label.text()
+    assert not bar.conflict.isHidden()
+    assert "line-through;\">0</span>" in label and "#abebc6;\">8</span>" in label  # 0 went, 8 came

@@ -18,19 +18,24 @@ def cer_color(cer: float) -> str:
     return "#1f9d55" if cer <= 0.02 else "#b7950b" if cer <= 0.10 else "#c0392b"
 
 
-def diff_html(ocr: str, reference: str) -> str:
-    """Character diff, reference (text layer) against the decoded text: removals struck, insertions marked."""
+def diff_spans(before: str, after: str) -> str:
+    """`before` → `after` as HTML: what went struck on red, what came on green, the rest as it is."""
     out = []
-    sm = difflib.SequenceMatcher(a=reference, b=ocr, autojunk=False)
+    sm = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
     for op, a0, a1, b0, b1 in sm.get_opcodes():
         if op == "equal":
-            out.append(html.escape(reference[a0:a1]))
+            out.append(html.escape(before[a0:a1]))
             continue
         if a1 > a0:
-            out.append(f'<span style="background:#f5b7b1; text-decoration: line-through;">{html.escape(reference[a0:a1])}</span>')
+            out.append(f'<span style="background:#f5b7b1; text-decoration: line-through;">{html.escape(before[a0:a1])}</span>')
         if b1 > b0:
-            out.append(f'<span style="background:#abebc6;">{html.escape(ocr[b0:b1])}</span>')
-    body = "".join(out).replace("\n", "<br>")
+            out.append(f'<span style="background:#abebc6;">{html.escape(after[b0:b1])}</span>')
+    return "".join(out).replace("\n", "<br>")
+
+
+def diff_html(ocr: str, reference: str) -> str:
+    """Character diff, reference (text layer) against the decoded text: removals struck, insertions marked."""
+    body = diff_spans(reference, ocr)
     return (
         "<p><b>Text layer → decoded</b> (<span style='background:#f5b7b1'>only in the text layer</span>, "
         f"<span style='background:#abebc6'>only in the decoded text</span>)</p><p style='font-family:monospace'>{body}</p>"
@@ -65,6 +70,8 @@ class BlockBar(QWidget):
         crow = QHBoxLayout(self.conflict)
         crow.setContentsMargins(0, 2, 0, 0)
         self.conflict_label = QLabel()
+        self.conflict_label.setWordWrap(True)
+        self.conflict_label.setTextFormat(Qt.TextFormat.RichText)
         self.use_ocr = QPushButton("Use new OCR")
         self.keep_edit = QPushButton("Keep my edit")
         crow.addWidget(self.conflict_label, 1)
@@ -110,8 +117,12 @@ class BlockBar(QWidget):
             self.badge.setFixedWidth(self.badge.fontMetrics().horizontalAdvance(self.badge.text()) + 22)
         self.diff_button.setEnabled(has_ref)
         self.conflict.setVisible(block.pending_ocr is not None)
-        if block.pending_ocr is not None:
-            self.conflict_label.setText("OCR ran again and read this edited block differently.")
+        if block.pending_ocr is not None:  # what the new reading changed, against the one the edit was made over
+            change = diff_spans(block.previous_ocr, block.pending_ocr)
+            self.conflict_label.setText(f"OCR read this edited block differently: <span style='font-family:monospace'>"
+                                        f"{change}</span>")
+            self.conflict_label.setToolTip("Struck: only in the reading your edit was made over; green: only in the "
+                                           "new reading. Your edit is kept until you choose.")
         self._toggle_diff(self.diff_button.isChecked())
 
     def _toggle_diff(self, on: bool) -> None:

@@ -131,10 +131,8 @@ class ReviewPane(QWidget):
         self.block_edited.emit(rid)
 
     def keep_edit(self, rid: str) -> None:
-        block = self.session.find_block(rid)
-        if block is not None:
-            block.pending_ocr = None
-            self.block_bar.show_block(block)
+        self.session.keep_edit(rid)
+        self.block_bar.show_block(self.session.find_block(rid))
 
     def resolve_conflicts(self, conflicts: list[str], prompter) -> bool:
         """After a re-run: edited blocks that OCR read differently. One question for all of them; "no" keeps the
