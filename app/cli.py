@@ -30,19 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        module = _command_module(name)
-        if module is not None:
-            module.add_arguments(p)
+        _command_module(name).add_arguments(p)
     return parser
 
 
 def _command_module(name: str):
-    try:
-        return importlib.import_module(f"app.commands.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"app.commands.{name}":
-            return None
-        raise
+    return importlib.import_module(f"app.commands.{name}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,7 +44,4 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["gui", *argv]  # `scriptorium file.pdf` opens the window on the file
     parser = build_parser()
     args = parser.parse_args(argv)
-    module = _command_module(args.command)
-    if module is None:
-        parser.error(f"the {args.command!r} command is not part of this build")
-    return int(module.run(args) or 0)
+    return int(_command_module(args.command).run(args) or 0)

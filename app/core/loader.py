@@ -98,11 +98,9 @@ def _hf_cache_dir(repo_id: str) -> Path | None:
     """The cached snapshot of `repo_id`, looked up without any network access."""
     if not repo_id:
         return None
-    try:
-        from huggingface_hub import snapshot_download
-        from huggingface_hub.errors import LocalEntryNotFoundError
-    except ImportError:  # pragma: no cover - huggingface_hub is a dependency of transformers
-        return None
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
     try:
         return Path(snapshot_download(repo_id, local_files_only=True))
     except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):

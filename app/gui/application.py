@@ -57,12 +57,10 @@ def run_app(args: argparse.Namespace) -> int:
     window.show()
     window.offer_restore()
     open_requested(window, args)
-    try:
-        import asyncio
+    import asyncio
 
-        import qasync
-    except ImportError:
-        return qt_app.exec()
+    import qasync
+
     loop = qasync.QEventLoop(qt_app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
