@@ -27,6 +27,8 @@ def _texts(rng: random.Random, spec: str, count: int, max_width: float, fontsize
     from app.core.training.synthetic import random_text
 
     charset = font_charset(spec)
+    if spec.startswith("pymupdf:"):  # PyMuPDF writes its base-14 fonts with a Latin-1 encoding (€, “, … become ·)
+        charset = "".join(ch for ch in charset if ord(ch) < 256)
     out: list[str] = []
     while len(out) < count:
         if rng.random() < 0.5:
@@ -108,7 +110,7 @@ def score(folder: str | Path, out_dir: str | Path) -> dict:
         e = n = 0
         f_tok = f_fw = 0
         for page, lines in zip(data["pages"], truth["pages"]):
-            regions = page.get("regions", [])
+            regions = page.get("blocks", page.get("regions", []))
             text = " ".join((r.get("text") or "") for r in regions)
             de, dn = cer(" ".join(lines), " ".join(text.split()))
             e, n = e + de, n + dn
