@@ -76,5 +76,5 @@ def test_closing_a_document_while_it_is_read_drops_its_crops_when_the_run_ends(q
     w.runs.work = w.work  # as if its run were in flight: the worker may still write a crop
     w.close_document(0)
     assert folder.exists()
-    w.run_presenter.finished(1, None, "")  # the worker says the (cancelled, discarded) run ended
+    w.run_presenter.finished(1, "")  # the worker says the (cancelled, discarded) run ended
     assert not folder.exists() and not w.runs.stale_pictures

@@ -232,6 +232,11 @@ def test_gui_thread_stays_responsive_and_cancel_is_prompt(qtbot, tiny_glmocr_dir
         assert w.work.blocks[rid].status == "done"
     assert all(b.status != "decoding" for b in w.work.blocks.values())
     assert w.session.live_region is None
+    # the list and the status bar say the run was cancelled and how far it got
+    read, total = w.work.run.read, w.work.run.to_read
+    assert read >= 2 and total > read
+    assert w.documents.item(0).text().endswith(f"cancelled ({read} of {total} read)")
+    assert w.statusBar().currentMessage() == f"Cancelled: {read} of {total} read."
 
 
 def test_missing_weights_are_explained_in_the_window(qtbot, tiny_glmocr_dir, one_page_pdf, tmp_path):

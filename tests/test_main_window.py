@@ -239,3 +239,20 @@ def test_every_main_window_is_themed(qtbot):
     qtbot.addWidget(w)
     app = QApplication.instance()
     assert getattr(app, "theme_follower", None) is not None
+
+
+def test_a_failed_run_says_failed_and_why_in_the_list_and_the_status_bar(qtbot, tmp_path):
+    """An engine whose weights are missing: the run fails, and the window says so (never "0 blocks" and "Ready")."""
+    from app.core.sample_documents import make_sample_pdf
+    from app.gui.main_window import MainWindow
+
+    pdf = make_sample_pdf(tmp_path / "doc.pdf")
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.engine_bar.set_engine("glm")  # no GLM-OCR weights on this machine (nor in the test's user folder)
+    w.open_files([str(pdf)], run=True)
+    qtbot.waitUntil(lambda: not w.decoder.running and w.work.run.outcome == "failed", timeout=60_000)
+    row = w.documents.item(0).text()
+    assert "failed: engine 'glm' cannot be used" in row and "0 blocks" not in row
+    assert w.statusBar().currentMessage().startswith("The run failed: engine 'glm'")
+    assert not w.banner.isHidden()

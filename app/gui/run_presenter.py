@@ -49,7 +49,7 @@ class RunPresenter:
         if work is not None:
             self.start(work)
 
-    def finished(self, run_id: int, output: object, error: str) -> None:
+    def finished(self, run_id: int, error: str) -> None:
         """The worker says the run ended (after its last event)."""
         w = self.window
         w.progress.stop()

@@ -26,7 +26,7 @@ class _Worker(QObject):
     """Lives in the worker thread. `run(request)` executes there (queued call)."""
 
     wake = Signal()
-    finished = Signal(int, object, str)  # run id, output (or None), error text
+    finished = Signal(int, str)  # run id, error text (a crash; "" otherwise)
 
     def __init__(self, client: "DecodeClient") -> None:
         super().__init__()
@@ -36,18 +36,18 @@ class _Worker(QObject):
     @Slot(object, object)
     def run(self, request: "RunRequest", cancel) -> None:
         emit = self._client._emitter(request.run_id)
-        output, error = None, ""
+        error = ""
         try:
             if self._runner is None:
                 from app.core.review.runner import PipelineRunner
 
                 self._runner = PipelineRunner()
-            output = self._runner.run(request, emit, cancel)
+            self._runner.run(request, emit, cancel)  # what it read reaches the window as events, nothing else
             self._client.device = self._runner.device
         except Exception as exc:  # noqa: BLE001 - a crash ends the run as failed (run_finished's error), never the lane
             error = str(exc) or type(exc).__name__
             traceback.print_exc()
-        self.finished.emit(request.run_id, output, error)
+        self.finished.emit(request.run_id, error)
 
     @Slot()
     def shutdown(self) -> None:
@@ -59,10 +59,10 @@ class _Worker(QObject):
 class DecodeClient(QObject):
     """The GUI's handle on the worker. `submit()` starts a run (cancelling the previous one), `cancel()` asks the
     running one to stop between two forwards. `events(list)` delivers the current run's events in order;
-    `run_finished(run_id, output, error)` follows the run's last event."""
+    `run_finished(run_id, error)` follows the run's last event (error: the lane crashed)."""
 
     events = Signal(list)
-    run_finished = Signal(int, object, str)
+    run_finished = Signal(int, str)
     _start = Signal(object, object)
     _shutdown = Signal()
 
@@ -141,13 +141,13 @@ class DecodeClient(QObject):
         if current:
             self.events.emit(current)
 
-    def _finished(self, run_id: int, output: object, error: str) -> None:
+    def _finished(self, run_id: int, error: str) -> None:
         self._drain()
         if run_id != self._run_id:
             return
         self.running = False
         self._cancel = None
-        self.run_finished.emit(run_id, output, error)
+        self.run_finished.emit(run_id, error)
 
     def shutdown(self, timeout_ms: int = 5000) -> None:
         self.cancel()
