@@ -147,3 +147,17 @@ def test_the_block_bar_shows_what_a_conflicting_reading_changed(qtbot):
     label = bar.conflict_label.text()
     assert not bar.conflict.isHidden()
     assert "line-through;\">0</span>" in label and "#abebc6;\">8</span>" in label  # 0 went, 8 came
+
+
+def test_work_from_an_older_trace_without_page_frames_still_exports_its_blocks():
+    from app.core.review.session import Session
+
+    session = Session()
+    work = session.add_document("old.pdf")
+    region = Region(id="p1-r01", page=0, box=(0, 0, 144, 20), label="text", task="text", order=0, dpi=144.0,
+                    box_pt=(0, 0, 72, 10)).to_dict()
+    session.apply(ev.LayoutDone(page=0, regions=[region]), work)  # a v0.1 trace: no frame in LayoutDone
+    session.apply(ev.RegionFinished(region_id="p1-r01", text="Still here", stats={"ms": 1.0}), work)
+    out = work.to_output()
+    assert out.to_markdown() == '<a id="page-1"></a>\n\nStill here\n'
+    assert out.to_dict()["pages"][0]["dpi"] == 144.0

@@ -59,8 +59,10 @@ class Block:
         if not isinstance(d.get("region"), dict):
             raise ValueError("a block without its region")
         region = Region.from_dict(d.pop("region"))
-        if isinstance(d.get("raw_text"), str) and not region.text:  # journals before the region kept the text
+        if isinstance(d.get("raw_text"), str) and not region.text:  # journals before the region kept the result
             region.text = d["raw_text"]
+        if isinstance(d.get("stats"), dict) and d["stats"] and "stats" not in region.extra:
+            region.extra["stats"] = d["stats"]
         known = set(cls.__dataclass_fields__) - {"region"}
         return cls(region=region, **{k: v for k, v in d.items() if k in known})
 
@@ -141,12 +143,21 @@ class DocumentWork:
         """The work as the pipeline's output, with the person's edits: what the export writes."""
         out = DocumentOutput(self.path, self.engine, self.layout, self.page_count, stats=copy.deepcopy(self.stats),
                              cancelled=self.cancelled, warnings=list(self.warnings))
-        for index in sorted(self.pages):
-            page = copy.copy(self.pages[index])
+        laid_out = set(self.pages) | {b.region.page for b in self.layout_blocks()}
+        for index in sorted(laid_out):
+            page = copy.copy(self.pages[index]) if index in self.pages else self._frame_of(index)
             page.regions = [copy.deepcopy(b.region) for b in self.layout_blocks(index)]
             out.pages.append(page)
         out.edits = {b.id: b.markdown for b in self.layout_blocks() if b.edited}
         return out
+
+    def _frame_of(self, index: int) -> PageOutput:
+        """A page laid out before events carried its frame (an older trace or journal): the frame its blocks imply."""
+        blocks = self.layout_blocks(index)
+        dpi = float(blocks[0].region.dpi) if blocks else 72.0
+        sizes = self.page_sizes if index < len(self.page_sizes) else self.guess_page_sizes()
+        w, h = sizes[index] if index < len(sizes) else (595.0, 842.0)
+        return PageOutput(index, w, h, dpi, round(w * dpi / 72.0), round(h * dpi / 72.0))
 
     def guess_page_sizes(self) -> list[tuple[float, float]]:
         """Page sizes (points) when the document itself is not at hand (a trace from another machine): the laid-out
