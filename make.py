@@ -31,7 +31,10 @@ def setup() -> None:
         return
     print("== installing scriptorium and its dependencies (a few minutes the first time)", flush=True)
     subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True)
-    subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"], check=True)
+    # compat mode: a plain path in a .pth instead of an import hook, so `python -m app` starts ~30 ms sooner (a
+    # Ctrl+C in those first milliseconds is Python's own, before the app can leave quietly)
+    subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]", "--config-settings",
+                    "editable_mode=compat"], check=True)
     STAMP.write_text(_fingerprint())
 
 

@@ -1,2 +1,26 @@
 """Scriptorium."""
 __version__ = "0.1.0"
+
+
+
+def quiet_exit(signum=None, frame=None) -> None:  # noqa: ARG001 - also a signal handler
+    """Leave at once with exit code 130 and one word: for an interrupt at a moment when nothing is being written
+    (imports, loading a model), where a KeyboardInterrupt would only surface as a traceback from inside an import."""
+    import os
+    import sys
+
+    try:
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(130)
+
+
+def leave_quietly_on_interrupt() -> None:
+    """Until a command takes Ctrl+C over (app.cli.main), an interrupt ends the process through `quiet_exit`."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, quiet_exit)
+    except ValueError:  # not the main thread (an embedding program): leave its handling alone
+        pass

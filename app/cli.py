@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import threading
 
 from app import __version__
 
@@ -38,10 +39,35 @@ def _command_module(name: str):
     return importlib.import_module(f"app.commands.{name}")
 
 
+EXIT_INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Ctrl+C at any moment ends in exit code 130 and no traceback: while the command is being set up the process
+    leaves at once (app.leave_quietly_on_interrupt); once it runs, its own handling (e.g. convert's: close files,
+    keep what was written) acts, and anything that reaches here is reported in one line."""
+    import signal
+
+    from app import leave_quietly_on_interrupt
+
+    # the process's own command line (not a test calling main([...]) in-process): signals are ours to set
+    main_thread = argv is None and threading.current_thread() is threading.main_thread()
+    if main_thread:
+        leave_quietly_on_interrupt()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["gui", *argv]  # `scriptorium file.pdf` opens the window on the file
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(_command_module(args.command).run(args) or 0)
+    module = _command_module(args.command)
+    try:
+        if main_thread:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        code = int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+        print("interrupted", file=sys.stderr)
+    finally:
+        if main_thread:
+            leave_quietly_on_interrupt()  # and while the interpreter shuts down
+    return code

@@ -85,7 +85,8 @@ def test_declined_restore_discards_and_broken_journal_is_set_aside(tmp_path):
     assert not journal.needs_restore()
     atomic_write_text(journal.path, "{not json")
     assert journal.load() is None
-    assert journal.path.with_suffix(".broken").exists()
+    assert journal.set_aside is not None and journal.set_aside.name.startswith("work.broken-")
+    assert journal.set_aside.read_text() == "{not json" and not journal.path.exists()
 
 
 def test_journal_keeps_a_whole_document_runs_raw_offsets(tmp_path):

@@ -87,7 +87,7 @@ def _run_with_formula_number(tmp_path: Path):
 
         name = "fixed"
 
-        def analyse(self, document, index, image, dpi, *, keep_headers=False):
+        def analyse(self, document, index, image, dpi, *, keep_headers=False, cancel=None, timeout=None):
             s = dpi / 72.0
             words = document.text_layer(index)
             lines: dict[float, list] = {}

@@ -189,7 +189,7 @@ def test_image_input_with_classic_engine(tmp_path):
 class BrokenLayout:
     name = "broken"
 
-    def analyse(self, document, index, image, dpi, *, keep_headers=False):
+    def analyse(self, document, index, image, dpi, *, keep_headers=False, cancel=None, timeout=None):
         raise RuntimeError("model exploded")
 
 

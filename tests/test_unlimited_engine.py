@@ -117,7 +117,7 @@ def test_document_that_does_not_fit_the_budget_is_refused_before_encoding(loaded
     with pytest.raises(DocumentTooLong) as info:
         engine.decode_document(_pages(30), emit=events.append)
     message = str(info.value)
-    assert "30 page(s)" in message and "400" in message
+    assert "30 pages" in message and "400" in message
     fit = int(re.search(r"parts of at most (\d+) pages", message).group(1))
     plan = lambda k: [engine.plan_page(i, 85, 110, crop=False) for i in range(k)]  # noqa: E731
     engine.check_budget(plan(fit))  # the advice is right: that many pages fit, one more does not

@@ -1,13 +1,15 @@
 """`scriptorium convert INPUT... -o OUTDIR`: PDFs/images → Markdown + JSON (+ picture crops), headless.
 
-For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json and OUTDIR/<stem>_images/*.png (a later input whose
-stem an earlier one took gets "<stem>-2", "-3"...), shows a progress line on a terminal (pages, regions, tokens/s)
-and prints one summary line. `--trace FILE` records the event stream as JSON lines (app.core.trace); with several
+For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json (`--formats`: any of md, json, html) and
+OUTDIR/<stem>_images/*.png as one unit (a later input whose stem an earlier one took gets "<stem>-2", "-3"...),
+shows a progress line on a terminal (pages, regions, tokens/s) and prints one summary line. The output folder is
+checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream as JSON lines (app.core.trace); with several
 inputs each gets its own file, FILE's stem + "-<output stem>".
 
 Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
-bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded;
-4 converted, but with warnings (a repaired file, a region that failed); 130 interrupted (Ctrl+C). The worst outcome
+bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded, or
+--device/--dtype names none (for every engine); 4 converted, but with warnings (a repaired file, a region that
+failed, a page's layout past its time budget, a page of headers/footers only); 130 interrupted (Ctrl+C). The worst outcome
 over all inputs wins (1 and 3 over 4).
 """
 from __future__ import annotations
@@ -18,6 +20,8 @@ import time
 from pathlib import Path
 
 from app.commands.arguments import positive
+from app.core.pipeline.options import DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, parse_formats
+from app.core.wording import count
 from app.core.engines import ENGINES  # names only: neither module imports torch
 from app.core.layout import LAYOUTS
 
@@ -50,7 +54,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-new-tokens", type=positive(int), default=None, help="cap on generated tokens per region")
     p.add_argument("--trace", default=None, metavar="FILE", help="write the event stream as JSON lines")
     p.add_argument("--no-compare", action="store_true", help="skip the comparison with the PDF text layer")
+    p.add_argument("--formats", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
+                   help="output files, any of md,json,html (default md,json)")
+    p.add_argument("--layout-timeout", type=_seconds, default=DEFAULT_LAYOUT_TIMEOUT_S, metavar="SECONDS",
+                   help="time budget of one page's layout; past it the whole page is read as one region "
+                        f"(default {DEFAULT_LAYOUT_TIMEOUT_S:g}; 0: none)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    p.add_argument("-v", "--verbose", action="store_true", help="also show third-party warnings and log lines")
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    try:
+        return parse_formats(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= 86400 or value != value:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 86400 seconds")
+    return value
 
 
 class Progress:
@@ -138,11 +165,22 @@ def _open_trace(path: Path, meta: dict):
 
 
 def run(args: argparse.Namespace) -> int:
+    _take_over_interrupts()  # first: until a document is being read, Ctrl+C leaves at once (no traceback)
     import os
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' weight-loading bar, on our stderr
+    from app.core.loader import ModelError, check_device_name, check_dtype_name
+    from app.core.noise import quiet_third_party
     from app.core.pipeline import PipelineOptions
 
+    quiet_third_party(verbose=args.verbose)
+    _warm_imports()  # an interrupt here leaves quietly: it must not land inside a C extension's import
+    try:  # before any file is opened: a typo in --device is the same mistake for every engine and input
+        check_device_name(args.device)
+        check_dtype_name(args.dtype)
+    except ModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ENGINE
     out_dir = Path(args.output)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -155,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
         model_path=args.model, layout_model_path=args.layout_model, block_size=args.block_size,
         compare_text_layer=not args.no_compare,
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
+        formats=args.formats, layout_timeout=args.layout_timeout,
     )
     models: dict[str, object] = {"engine": None, "layout": None}  # loaded once, reused for every input
     worst = EXIT_OK
@@ -184,6 +223,45 @@ def run(args: argparse.Namespace) -> int:
     return worst
 
 
+class _Interrupts:
+    """Ctrl+C while a document is being read or written raises KeyboardInterrupt (the run is cancelled, the trace
+    closed, "interrupted", exit 130); while opening a document or loading a model — nothing is being written, and
+    the time goes into imports and native loaders — the process leaves at once, quietly (app.quiet_exit)."""
+
+    armed = False
+    ARMED_PHASES = frozenset({"rendering", "layout", "decoding", "encoding", "assembling"})
+
+    @classmethod
+    def handler(cls, signum, frame) -> None:
+        if cls.armed:
+            raise KeyboardInterrupt
+        from app import quiet_exit
+
+        quiet_exit()
+
+
+def _take_over_interrupts() -> None:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _Interrupts.handler)
+
+
+def _warm_imports() -> None:
+    """Import what every run needs (C extensions among them) before Ctrl+C can raise inside an import."""
+    import multiprocessing.connection  # noqa: F401
+    import numpy  # noqa: F401
+    import PIL.Image  # noqa: F401
+    import pymupdf  # noqa: F401
+    import rapidfuzz  # noqa: F401
+
+    import app.core.layout.budget  # noqa: F401
+    import app.core.pipeline.html_render  # noqa: F401
+    import app.core.pipeline.run  # noqa: F401
+    import app.core.textlayer  # noqa: F401
+
+
 def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, trace, quiet: bool) -> int:
     """Convert one input; prints its summary line (or why it failed) and returns its exit code."""
     import os
@@ -195,13 +273,27 @@ def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, tra
     progress = Progress(inp.name, not quiet and sys.stderr.isatty())
     warnings: list[str] = []
 
+    from app.core.events import PhaseChanged
+
+    _Interrupts.armed = False
+
     def emit(event) -> None:
+        if isinstance(event, PhaseChanged):
+            _Interrupts.armed = event.phase in _Interrupts.ARMED_PHASES
         if trace is not None:
             trace(event)
         if isinstance(event, ErrorRaised) and not event.fatal:
             warnings.append(event.message)
         progress(event)
 
+    from app.core.pipeline.output import check_output
+
+    try:  # before any decoding: a read-only folder must not cost the whole OCR first
+        check_output(out_dir, stem, options.formats)
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"{inp.name}: failed (output)")
+        return EXIT_INPUT
     cancel = CancelToken()
     pipe = Pipeline(options, emit=emit, cancel=cancel, engine=models["engine"], layout=models["layout"])
     t0 = time.perf_counter()
@@ -227,6 +319,7 @@ def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, tra
         print(f"{inp.name}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED  # `finally` closes the document (and the caller the trace)
     finally:
+        _Interrupts.armed = False  # all written (or nothing): leaving at once loses nothing
         pipe.close()
     progress.clear()
     models["engine"], models["layout"] = pipe.engine, pipe.layout  # reuse the loaded models for the next input
@@ -235,8 +328,9 @@ def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, tra
         print(f"warning: {w}", file=sys.stderr)
     cer = f", CER vs text layer {s['cer']:.1%}" if s.get("cer") is not None else ""
     rate = f", {s['tokens_per_s']:.1f} tok/s" if s.get("tokens_per_s") else ""
-    flag = f", {len(warnings)} warning(s)" if warnings else ""
-    print(f"{inp.name}: {s['pages']} page(s), {s['regions']} regions ({s['decoded']} read, "
-          f"{s['pictures']} pictures), engine {out.engine}, layout {out.layout}{rate}{cer}, "
-          f"{time.perf_counter() - t0:.1f} s{flag} → {files['markdown']}")
+    flag = f", {count(len(warnings), 'warning')}" if warnings else ""
+    written = next(iter(p for k, p in files.items() if k != "images"))
+    print(f"{inp.name}: {count(s['pages'], 'page')}, {count(s['regions'], 'region')} ({s['decoded']} read, "
+          f"{count(s['pictures'], 'picture')}), engine {out.engine}, layout {out.layout}{rate}{cer}, "
+          f"{time.perf_counter() - t0:.1f} s{flag} → {written}")
     return EXIT_WARNINGS if warnings else EXIT_OK

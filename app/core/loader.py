@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,10 +209,26 @@ def read_special(manifest: Manifest, folder: Path) -> tuple[dict[str, Any], dict
 # --- device and dtype -------------------------------------------------------------------------------------------
 
 
+_DEVICE_NAME = re.compile(r"^(auto|cpu|mps|cuda(:\d{1,3})?)$")
+
+
+def check_device_name(preference: str | None) -> None:
+    """Raise ModelError for a device name no engine knows (without importing torch: classic needs none)."""
+    if preference is not None and not _DEVICE_NAME.match(preference):
+        raise ModelError(f"unknown device {preference!r}; choose one of auto, cuda, cuda:N, mps, cpu")
+
+
+def check_dtype_name(preference: str | None) -> None:
+    """Raise ModelError for a dtype name no engine knows."""
+    if preference is not None and preference != "auto" and preference not in _DTYPES:
+        raise ModelError(f"unknown dtype {preference!r}; choose one of auto, fp32, bf16, fp16, fp64")
+
+
 def pick_device(preference: str | None = None) -> str:
     """cuda → mps → cpu, unless a device is asked for ("auto" or None means choose)."""
     import torch
 
+    check_device_name(preference)
     if preference and preference != "auto":
         try:
             asked = torch.device(preference)

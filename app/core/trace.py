@@ -10,6 +10,8 @@ Layout of a file:
 Each event line is `Event.to_dict()` plus `_t`, the seconds since the writer was opened (slowed replay uses it).
 Older/newer readers ignore keys they do not know, so `_t` never gets in the way of `event_from_dict`. A run that
 crashed mid-write leaves a truncated last line: the reader drops it (and only it) instead of refusing the file.
+Every event line is checked against its dataclass (app.core.schema) before it is used: a line of the wrong shape
+makes `load_trace` raise TraceError naming the line, never a crash later in the replay.
 
 What must never live here: Qt, torch, or any knowledge of how events are shown.
 """
@@ -24,7 +26,10 @@ from pathlib import Path
 from typing import IO, Any, Iterable
 
 from app import __version__
-from app.core.events import Event, event_from_dict
+from app.core.events import Event, all_event_types, event_from_dict
+from app.core.schema import check_fields
+
+EVENT_TYPES = all_event_types()
 
 FORMAT = 1
 HEADER_TYPE = "trace_header"
@@ -148,10 +153,13 @@ def load_trace(path: str | Path) -> Trace:
                 trace.header = data
                 continue
             t = data.get(TIME_KEY)
+            cls = EVENT_TYPES.get(data.get("type"))
+            if cls is not None:  # every field of the declared type, before anything replays it
+                check_fields(cls, data, str(data.get("type")))
             event = event_from_dict(data)
         except TraceError:
             raise
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
             if is_last and not complete_end and trace.events:
                 trace.dropped_last_line = True  # the writer was killed mid-line
                 break

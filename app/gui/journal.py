@@ -2,6 +2,12 @@
 nothing. One JSON file under the user data folder, written atomically; it is marked clean when the window closes
 normally, and a start that finds an unclean journal offers to restore it.
 
+Before any of it is used, a journal is checked against its schema (`validate_journal`: the envelope here, every
+document, page, block and region against the dataclasses they load into, app.core.schema) and loaded once on
+trial. A journal that cannot be read or does not fit is never fatal and never deleted: it is set aside under a
+timestamped name (`work.broken-20261130-152300.json`, never overwriting an earlier one) and `set_aside` says where,
+so the window can tell the person once.
+
 What must never live here: widgets. The window decides when to save; this module only reads and writes.
 """
 from __future__ import annotations
@@ -13,10 +19,58 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from app.core.atomic import atomic_write_text
+from app.core.atomic import atomic_write_text, set_aside
 from app.core.paths import user_data_dir
+from app.core.pipeline.output import PageOutput
+from app.core.review.document import Block
+from app.core.schema import SchemaError, check_fields, check_value
 
 VERSION = 1
+_ENVELOPE = {"version": int, "saved_at": float, "clean": bool, "pid": int, "state": dict}
+_STATE = {"current": int, "documents": list}
+_DOCUMENT = {"path": str, "page_count": int, "page_sizes": list[tuple[float, float]], "pages": list,
+             "current_page": int, "title": str, "engine": str, "layout": str, "stats": dict[str, Any],
+             "warnings": list[str], "cancelled": bool, "blocks": list, "raw_stream": str}
+
+
+def _check_keys(data: Any, spec: dict[str, Any], where: str, required: tuple[str, ...] = ()) -> None:
+    if not isinstance(data, dict):
+        raise SchemaError(f"{where}: expected an object, found {type(data).__name__}")
+    for key in required:
+        if key not in data:
+            raise SchemaError(f"{where}: {key!r} is missing")
+    for key, kind in spec.items():
+        if key in data:
+            check_value(data[key], kind, f"{where}.{key}")
+
+
+def validate_journal(payload: Any) -> dict[str, Any]:
+    """The payload when it is a journal this app can restore; raises SchemaError (saying where and what) when not."""
+    _check_keys(payload, _ENVELOPE, "journal", required=("version", "state"))
+    if payload["version"] != VERSION:
+        raise SchemaError(f"journal: version {payload['version']} (this app reads version {VERSION})")
+    state = payload["state"]
+    _check_keys(state, _STATE, "state")
+    for i, doc in enumerate(state.get("documents", [])):
+        where = f"state.documents[{i}]"
+        _check_keys(doc, _DOCUMENT, where, required=("path",))
+        if any(w <= 0 or h <= 0 for w, h in doc.get("page_sizes", [])):
+            raise SchemaError(f"{where}.page_sizes: a page without a size")
+        for n, page in enumerate(doc.get("pages", [])):
+            check_fields(PageOutput, page, f"{where}.pages[{n}]")
+            if page["index"] < 0:
+                raise SchemaError(f"{where}.pages[{n}].index: a negative page")
+        for n, block in enumerate(doc.get("blocks", [])):
+            check_fields(Block, block, f"{where}.blocks[{n}]")
+            if block["region"]["page"] < 0:
+                raise SchemaError(f"{where}.blocks[{n}].region.page: a negative page")
+    from app.core.review.session import Session
+
+    try:  # the shape is right; loading it once on trial catches what only the loaders know
+        Session().load_dict(state)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise SchemaError(f"state: cannot be restored ({type(exc).__name__}: {exc})") from None
+    return payload
 
 
 class Journal:
@@ -26,6 +80,8 @@ class Journal:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else user_data_dir() / "journal" / "work.json"
         self.saves = 0
+        self.set_aside: Path | None = None  # where an unusable journal was moved, for the window to say
+        self.problem = ""  # why it was unusable, for a person
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scriptorium-journal")
 
     def save(self, state: dict[str, Any], *, clean: bool = False, wait: bool = True) -> Path:
@@ -38,21 +94,32 @@ class Journal:
         return self.path
 
     def load(self) -> dict[str, Any] | None:
-        """The saved payload, or None when there is none or it cannot be read (a broken journal is set aside, not
-        fatal: the app must still start)."""
+        """The saved payload, checked against the schema; None when there is none, or when it cannot be read or
+        does not fit (then it is set aside: `set_aside`, `problem`). Never raises: the app must still start."""
         try:
-            payload = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = self.path.read_bytes()
         except FileNotFoundError:
             return None
-        except (OSError, ValueError):
-            try:
-                self.path.replace(self.path.with_suffix(".broken"))
-            except OSError:
-                pass
-            return None
-        if not isinstance(payload, dict) or payload.get("version") != VERSION or "state" not in payload:
-            return None
-        return payload
+        except OSError as exc:
+            return self._set_aside(f"it cannot be read ({exc.strerror or exc})")
+        try:
+            return validate_journal(json.loads(raw.decode("utf-8")))
+        except UnicodeDecodeError:
+            return self._set_aside("it is not UTF-8 text")
+        except RecursionError:
+            return self._set_aside("it is nested too deeply")
+        except SchemaError as exc:
+            return self._set_aside(str(exc))
+        except ValueError as exc:  # JSONDecodeError
+            return self._set_aside(f"it is not JSON ({exc})")
+
+    def _set_aside(self, problem: str) -> None:
+        self.problem = problem
+        try:
+            self.set_aside = set_aside(self.path, "broken")
+        except OSError:  # cannot even move it: leave it, and say so
+            self.set_aside = self.path
+        return None
 
     def needs_restore(self) -> bool:
         payload = self.load()

@@ -11,7 +11,6 @@ code, file formats.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
@@ -415,18 +414,10 @@ class MainWindow(QMainWindow):
         return self.journal.save(self.session.to_dict(), wait=wait)
 
     def offer_restore(self) -> bool:
-        """After a crash or kill: offer the work the journal kept. Returns whether it was restored."""
-        if not self.journal.needs_restore():
-            return False
-        payload = self.journal.load()
-        names = ", ".join(Path(d["path"]).name for d in payload["state"].get("documents", []))
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(payload.get("saved_at", 0)))
-        if not self.prompter.confirm("restore_journal", "Restore unsaved work?",
-                                     f"Scriptorium did not close normally. Restore the work saved at {when} ({names})?"):
-            self.journal.discard()
-            return False
-        self.restore_state(payload["state"])
-        return True
+        """After a crash or kill: offer the work the journal kept (app.gui.journal_restore)."""
+        from app.gui.journal_restore import offer_restore
+
+        return offer_restore(self)
 
     def restore_state(self, state: dict) -> None:
         self.session.load_dict(state)

@@ -1,66 +1,25 @@
-"""The rendered preview: Markdown → HTML (python-markdown, HTML tables kept) with formulas shown as math, in a
-QTextBrowser. QTextBrowser runs no scripts; `loadResource` below refuses anything that is not local, so a document
-can never make the app reach the network. Images load only from the app's own user data folder (where the pipeline
+"""The rendered preview: Markdown → safe HTML (app.core.pipeline.html_render: HTML tables kept, anything off its
+allow-list shown escaped as text, never hidden) with formulas shown as math, in a QTextBrowser. QTextBrowser runs
+no scripts; `loadResource` below refuses anything that is not local, so a document can never make the app reach
+the network. Images load only from the app's own user data folder (where the pipeline
 keeps the picture crops of the open documents; relative links resolve there), scaled to the preview's width. Each
 block gets an anchor named by its region id.
 
-`markdown_to_html(blocks, math="mathml")` is also what the HTML export uses (real MathML for browsers).
+The same `markdown_to_html(blocks, math="mathml")` writes the HTML export and `convert --formats html`.
 """
 from __future__ import annotations
 
-import html
-import re
-from functools import lru_cache
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QTextBrowser
 
-from app.gui.math_render import latex_to_mathml, latex_to_rich_text
+from app.core.pipeline.html_render import CSS, block_html, markdown_to_html  # noqa: F401 - block_html: tests
 
-_DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
-_INLINE = re.compile(r"(?<![\\$])\$([^$\n]+?)\$(?!\$)")
 _FILE_SCHEMES = {"", "file"}
 _EMBEDDED_SCHEMES = {"data", "qrc"}
 _IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource.value
-
-CSS = """
-body { line-height: 140%; }
-table { border-collapse: collapse; margin: 6px 0; }
-td, th { border: 1px solid #9aa0a6; padding: 3px 6px; }
-th { font-weight: bold; }
-code { font-family: monospace; }
-h1 { font-size: x-large; } h2 { font-size: large; }
-"""
-
-
-def _math(latex: str, display: bool, mode: str) -> str:
-    if mode == "mathml":
-        mathml = latex_to_mathml(latex, display)
-        if mathml:
-            return f"<div class='math'>{mathml}</div>" if display else mathml
-        return f"<code>{html.escape(latex)}</code>"
-    return latex_to_rich_text(latex, display)
-
-
-@lru_cache(maxsize=4096)
-def block_html(markdown_text: str, math: str = "rich") -> str:
-    """One block of Markdown as HTML. Math is cut out before Markdown sees it (so `_` and `*` inside a formula are
-    not taken for emphasis) and put back rendered."""
-    import markdown
-
-    stash: list[str] = []
-
-    def keep(rendered: str) -> str:
-        stash.append(rendered)
-        return f"\u0000{len(stash) - 1}\u0000"
-
-    text = _DISPLAY.sub(lambda m: "\n\n" + keep(_math(m.group(1), True, math)) + "\n\n", markdown_text)
-    text = _INLINE.sub(lambda m: keep(_math(m.group(1), False, math)), text)
-    out = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists"], output_format="html")
-    out = re.sub(r"<p>\s*(\u0000\d+\u0000)\s*</p>", r"\1", out)
-    return re.sub(r"\u0000(\d+)\u0000", lambda m: stash[int(m.group(1))], out)
 
 
 def own_file(url: QUrl) -> Path | None:
@@ -81,12 +40,6 @@ def own_file(url: QUrl) -> Path | None:
     except (OSError, ValueError):
         return None
     return path if path.is_file() else None
-
-
-def markdown_to_html(blocks: list[tuple[str, str]], math: str = "rich", title: str = "") -> str:
-    parts = [f'<a name="{html.escape(rid)}"></a>{block_html(md, math)}' for rid, md in blocks if md.strip()]
-    head = f"<meta charset='utf-8'><title>{html.escape(title)}</title><style>{CSS}</style>"
-    return f"<html><head>{head}</head><body>\n" + "\n".join(parts) + "\n</body></html>"
 
 
 class Preview(QTextBrowser):

@@ -2,16 +2,38 @@
 
 Settings live in an INI file under the user data folder (so tests, which isolate SCRIPTORIUM_HOME, never touch a
 person's real settings). Code reads `settings.get("engine")`; the preferences page is generated from `OPTIONS`.
+A settings file that is not INI text (binary garbage, NUL bytes, not UTF-8, a format QSettings refuses) is set
+aside under a timestamped name and the defaults are used (`set_aside`, `problem` say so for the window's banner);
+a value of the wrong type falls back to its default (`Option.coerce`). Neither is ever fatal.
 What must never live here: widgets, or state of the open work (that is the journal's).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QSettings, Signal
 
+from app.core.atomic import set_aside
 from app.core.paths import user_data_dir
+
+
+def _unreadable(path: Path) -> str:
+    """Why `path` is not an INI text file ("" when it is, or when there is none yet)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if b"\0" in raw:
+        return "it holds binary data"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "it is not UTF-8 text"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -31,8 +53,8 @@ class Option:
     def coerce(self, value: Any) -> Any:
         """QSettings' INI backend returns strings; turn them back into the declared type, falling back to the
         default when the stored value is unusable (a hand-edited or older file)."""
-        if value is None:
-            return self.default
+        if value is None or not isinstance(value, (str, int, float, bool, list)):
+            return self.default  # e.g. a QByteArray or an unknown @Variant from a hand-edited or damaged file
         kind = self.kind
         try:
             if kind is bool:
@@ -46,7 +68,9 @@ class Option:
             elif kind is list:
                 if isinstance(value, str):
                     value = [value] if value else []
-                value = [str(v) for v in value]
+                if not all(isinstance(v, str) for v in value):
+                    return self.default
+                value = list(value)
             else:
                 value = str(value)
         except (TypeError, ValueError):
@@ -98,7 +122,23 @@ class Settings(QObject):
             folder = user_data_dir()
             folder.mkdir(parents=True, exist_ok=True)
             path = str(folder / "settings.ini")
+        self.set_aside: Path | None = None
+        self.problem = ""
+        self.problem = _unreadable(Path(path))
+        if self.problem:
+            try:
+                self.set_aside = set_aside(path, "broken")
+            except OSError:
+                self.set_aside = Path(path)
         self._qs = QSettings(path, QSettings.Format.IniFormat)
+        if self._qs.status() != QSettings.Status.NoError and not self.problem:
+            self.problem = "QSettings could not read it"
+            self._qs = None
+            try:
+                self.set_aside = set_aside(path, "broken")
+            except OSError:
+                self.set_aside = Path(path)
+            self._qs = QSettings(path, QSettings.Format.IniFormat)
 
     @property
     def path(self) -> str:

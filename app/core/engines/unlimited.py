@@ -34,6 +34,7 @@ from typing import Any, Sequence
 from app.core import events as ev
 from app.core.engines.base import BlocksCallback, CancelToken, DocumentResult, Emit, no_blocks, no_emit
 from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK, parse_output, to_regions
+from app.core.wording import count
 
 DOC_REGION = "doc"  # region id of the one generation that reads the whole document (window events carry it)
 MAX_TOTAL_TOKENS = 32768  # prompt + output, the authors' max_length
@@ -182,7 +183,7 @@ class UnlimitedEngine:
             per_page = max(1, math.ceil(image / max(1, len(plans))))
             fit = max(0, (self.max_total_tokens - self.min_output_tokens - 1 - prompt) // per_page)
             raise DocumentTooLong(
-                f"This document does not fit Unlimited-OCR's budget: its {len(plans)} page(s) need {prefix:,} prompt "
+                f"This document does not fit Unlimited-OCR's budget: its {count(len(plans), 'page')} need {prefix:,} prompt "
                 f"tokens ({image:,} image tokens, about {per_page:,} per page, plus {prompt + 1} for the prompt), "
                 f"and prompt + output may not exceed {self.max_total_tokens:,} tokens, which leaves {max(0, room):,} "
                 f"for the text (at least {self.min_output_tokens:,} needed). Read it in parts of at most {fit} "
@@ -307,7 +308,7 @@ class UnlimitedEngine:
 
         prefix_len = len(ids)
         geo = KVGeometry.of(self.model, self.loaded.dtype)
-        emit(ev.PhaseChanged("decoding", f"{n_pages} page(s), prefix {prefix_len:,} tokens, up to {budget:,} new"))
+        emit(ev.PhaseChanged("decoding", f"{count(n_pages, 'page')}, prefix {prefix_len:,} tokens, up to {budget:,} new"))
         emit(ev.RegionStarted(region_id=DOC_REGION, page=0, task="document", engine=self.name,
                               prompt_tokens=prefix_len, max_new_tokens=budget))
         emit(ev.PrefixLaid(region_id=DOC_REGION, prefix_len=prefix_len, window=self.window, segments=segments,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from app.core.regions import Region
+from app.core.wording import count
 
 PAGE_MARK = "<PAGE>"
 DET_OPEN = "<|det|>"
@@ -136,7 +137,7 @@ def _page_pieces(text: str, n_pages: int) -> tuple[list[list[tuple[int, int]]], 
             problems.append("text before the first <PAGE> assigned to page 1")
             segments[0] = [head] + segments[0]
     if len(segments) > n_pages:
-        problems.append(f"{len(segments)} <PAGE> segments for {n_pages} pages; the extra ones go to the last page")
+        problems.append(f"{count(len(segments), '<PAGE> segment')} for {count(n_pages, 'page')}; the extra ones go to the last page")
         segments = segments[: n_pages - 1] + [[p for seg in segments[n_pages - 1:] for p in seg]]
     return segments + [[] for _ in range(n_pages - len(segments))], problems
 

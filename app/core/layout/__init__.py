@@ -39,11 +39,9 @@ def resolve_layout_name(name: str = "auto", model_path=None) -> str:
 
     if find_model_dir("pp-doclayoutv3") is not None and _torchvision_works():
         return "ppdoclayout"
-    try:
-        import pymupdf4llm  # noqa: F401
-    except Exception:  # noqa: BLE001 - any import failure means "not usable here"
-        return "page"
-    return "pymupdf"
+    import importlib.util
+
+    return "pymupdf" if importlib.util.find_spec("pymupdf4llm") is not None else "page"
 
 
 def open_layout(name: str = "auto", *, model_path=None, device=None, dtype=None, **options) -> LayoutEngine:

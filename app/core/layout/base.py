@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
     from app.core.document import Document
+    from app.core.engines import CancelToken
 
 
 class LayoutError(RuntimeError):
@@ -20,8 +21,13 @@ class LayoutEngine(Protocol):
     name: str
 
     def analyse(
-        self, document: "Document", index: int, image: "Image.Image", dpi: float, *, keep_headers: bool = False
-    ) -> list[Region]: ...
+        self, document: "Document", index: int, image: "Image.Image", dpi: float, *, keep_headers: bool = False,
+        cancel: "CancelToken | None" = None, timeout: float | None = None,
+    ) -> list[Region]:
+        """The page's regions in reading order. An engine whose time per page depends on what the page holds
+        (PyMuPDF's) honours `timeout` seconds (raising app.core.layout.budget.LayoutTimeout) and stops on `cancel`
+        within a fraction of a second; a fixed-cost one checks `cancel` before it starts."""
+        ...
 
 
 def make_regions(
@@ -47,6 +53,7 @@ class PageLayout:
 
     name = "page"
 
-    def analyse(self, document, index, image, dpi, *, keep_headers: bool = False) -> list[Region]:
+    def analyse(self, document, index, image, dpi, *, keep_headers: bool = False, cancel=None,
+                timeout: float | None = None) -> list[Region]:
         det = Detection("text", 1.0, (0.0, 0.0, float(image.width), float(image.height)), 0)
         return make_regions([det], index, dpi, self.name, keep_headers=keep_headers)

@@ -57,7 +57,10 @@ class PPDocLayout:
             out.append((Detection(FOLD.get(native, native), float(s), tuple(float(v) for v in box), int(rank)), native))
         return out
 
-    def analyse(self, document, index, image, dpi, *, keep_headers: bool = False) -> list[Region]:
+    def analyse(self, document, index, image, dpi, *, keep_headers: bool = False, cancel=None,
+                timeout: float | None = None) -> list[Region]:
+        if cancel is not None:
+            cancel.check()  # one forward of a fixed-size input: its time does not depend on the page
         raw = self.detect(image)
         natives = {id(d): n for d, n in raw}
         kept = postprocess([d for d, _ in raw], image.width, image.height, threshold=self.threshold)

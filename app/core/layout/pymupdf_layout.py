@@ -13,10 +13,6 @@ than every other header on that page and than any text on the next pages. Every 
 """
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-
 from app.core.layout.base import LayoutError, make_regions
 from app.core.layout.postprocess import Detection, clamp_boxes
 from app.core.regions import Region
@@ -72,64 +68,45 @@ def title_index(boxes: list[dict], page: int, later_max_size: float | None = Non
     return first
 
 
-@contextlib.contextmanager
-def _quiet():
-    """pymupdf4llm prints progress lines to stdout (some through pymupdf.message, whose stream is bound at import
-    time); a headless convert must keep stdout for its own output."""
-    import pymupdf
-
-    sink = io.StringIO()
-    saved = getattr(pymupdf, "_g_out_message", None)
-    if saved is not None:
-        pymupdf._g_out_message = sink
-    try:
-        with contextlib.redirect_stdout(sink):
-            yield
-    finally:
-        if saved is not None:
-            pymupdf._g_out_message = saved
-
-
-def _parse_page(mupdf_doc, index: int, use_ocr: bool) -> dict:
-    with _quiet():
-        import pymupdf4llm
-
-        data = pymupdf4llm.to_json(mupdf_doc, pages=[index], use_ocr=use_ocr, write_images=False, embed_images=False,
-                                   show_progress=False)
-    pages = json.loads(data).get("pages") or []
-    return pages[0] if pages else {"boxes": []}
-
-
 class PyMuPDFLayout:
     name = "pymupdf"
 
     def __init__(self, use_ocr: bool = True, **_ignored) -> None:
         self.use_ocr = use_ocr
         self._later_size: tuple[tuple, float | None] | None = None  # (document key, size) of the last document
-        try:
-            with _quiet():
-                import pymupdf4llm  # noqa: F401
-        except Exception as exc:  # noqa: BLE001
-            raise LayoutError(f"PyMuPDF layout is not available ({exc}); install pymupdf4llm >= 2") from exc
+        import importlib.util
 
-    def analyse(self, document, index, image, dpi, *, keep_headers: bool = False) -> list[Region]:
+        if importlib.util.find_spec("pymupdf4llm") is None:  # imported in the layout process only
+            raise LayoutError("PyMuPDF layout is not available; install pymupdf4llm >= 2")
+
+    def analyse(self, document, index, image, dpi, *, keep_headers: bool = False, cancel=None,
+                timeout: float | None = None) -> list[Region]:
+        """The page's regions. The analysis runs in a child process under `timeout` seconds (LayoutTimeout past
+        it) and stops at once on `cancel` or Ctrl+C (app.core.layout.budget)."""
         import pymupdf
 
-        if document.kind == "pdf":
-            with document.lock:
-                page = document.mupdf.load_page(index)
-                rot = page.rotation_matrix if page.rotation else None
-                parsed = _parse_page(document.mupdf, index, self.use_ocr)
-        else:  # an image page: wrap it in a one-page PDF so the layout (and its OCR hook) can read it
-            w_pt, h_pt = document.page_size_pt(index)
-            tmp = pymupdf.open()
-            try:
+        from app.core.layout.budget import shared_process
+
+        tmp = pymupdf.open()
+        try:
+            if document.kind == "pdf":
+                with document.lock:
+                    page = document.mupdf.load_page(index)
+                    rot = page.rotation_matrix if page.rotation else None
+                    if document.mupdf.is_pdf:
+                        tmp.insert_pdf(document.mupdf, from_page=index, to_page=index)
+                    else:  # XPS, EPUB, CBZ: MuPDF writes the page as PDF
+                        tmp.close()
+                        tmp = pymupdf.open("pdf", document.mupdf.convert_to_pdf(index, index))
+            else:  # an image page: wrap it in a one-page PDF so the layout (and its OCR hook) can read it
+                w_pt, h_pt = document.page_size_pt(index)
                 page = tmp.new_page(width=w_pt, height=h_pt)
                 page.insert_image(page.rect, stream=document.image_bytes(index))
                 rot = None
-                parsed = _parse_page(tmp, 0, self.use_ocr)
-            finally:
-                tmp.close()
+            one_page = tmp.tobytes(garbage=0)
+        finally:
+            tmp.close()
+        parsed = shared_process().parse(one_page, self.use_ocr, timeout=timeout, cancel=cancel)
         s = dpi / 72.0
         dets, natives = [], []
         boxes = parsed.get("boxes") or []

@@ -25,6 +25,7 @@ from app.core.events import LayoutDone, PageFinished, PhaseChanged
 from app.core.pipeline.options import PipelineError
 from app.core.pipeline.output import PageOutput
 from app.core.regions import TASKS, Region, region_id, route
+from app.core.wording import count
 
 
 class LazyPages(Sequence):
@@ -103,7 +104,7 @@ def run_document_engine(pipe, indices: list[int]) -> None:
     doc, out = pipe.document, pipe.output
     for i in indices:
         out.pages.append(pipe.new_page(i, pipe.page_dpi(i), pipe.engine_name))
-    pipe.emit(PhaseChanged("decoding", detail=f"{len(indices)} pages", current=0, total=len(indices)))
+    pipe.emit(PhaseChanged("decoding", detail=count(len(indices), "page"), current=0, total=len(indices)))
     intake = BlockIntake(pipe, indices)
     try:
         result = pipe.engine.decode_document(LazyPages(doc, indices, intake.engine_dpi), emit=pipe.emit,

@@ -9,8 +9,27 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from app.core.document import DEFAULT_DPI
+from app.core.wording import count
 
 DEFAULT_OCR_DPI = 200.0
+FORMATS = ("md", "json", "html")  # what the one writer writes (app.core.pipeline.output)
+DEFAULT_FORMATS = ("md", "json")
+DEFAULT_LAYOUT_TIMEOUT_S = 20.0  # a page's layout past this falls back to the whole page (app.core.layout.budget)
+
+
+def parse_formats(spec: str | Sequence[str] | None) -> tuple[str, ...]:
+    """"md,json,html" (any order, case-insensitive) → the formats in FORMATS order. Raises ValueError with a
+    message for a person; "pdf" is named as not supported."""
+    if spec is None:
+        return DEFAULT_FORMATS
+    parts = [p.strip().lower() for p in (spec.split(",") if isinstance(spec, str) else spec) if p.strip()]
+    if not parts:
+        raise ValueError("no output format chosen (use e.g. md,json,html)")
+    unknown = [p for p in parts if p not in FORMATS]
+    if unknown:
+        hint = " (PDF output is not supported: print the HTML file instead)" if "pdf" in unknown else ""
+        raise ValueError(f"unknown output format {unknown[0]!r}; choose from {', '.join(FORMATS)}{hint}")
+    return tuple(f for f in FORMATS if f in parts)
 
 
 class PipelineError(RuntimeError):
@@ -41,6 +60,8 @@ class PipelineOptions:
     # save picture crops here as soon as a page is laid out (the GUI's working folder), their absolute path in
     # region.extra["picture_path"] (so LayoutDone carries it); None: only `write` saves them, next to the export
     picture_dir: str | None = None
+    formats: tuple[str, ...] = DEFAULT_FORMATS  # what `Pipeline.write` writes (parse_formats)
+    layout_timeout: float = DEFAULT_LAYOUT_TIMEOUT_S  # seconds a page's layout may take (0: no limit)
 
 
 def parse_pages(spec: str | Sequence[int] | None, page_count: int) -> list[int]:
@@ -52,7 +73,7 @@ def parse_pages(spec: str | Sequence[int] | None, page_count: int) -> list[int]:
         out = sorted({int(i) for i in spec})
         bad = [i for i in out if not 0 <= i < page_count]
         if bad:
-            raise ValueError(f"page {bad[0] + 1} does not exist (the document has {page_count} pages)")
+            raise ValueError(f"page {bad[0] + 1} does not exist (the document has {count(page_count, 'page')})")
         return out
     chosen: set[int] = set()
     for part in spec.replace(" ", "").split(","):
@@ -70,7 +91,7 @@ def parse_pages(spec: str | Sequence[int] | None, page_count: int) -> list[int]:
         if start < 1 or end < start:
             raise ValueError(f"the page range {part!r} is empty or starts before page 1")
         if start > page_count:
-            raise ValueError(f"page {start} does not exist (the document has {page_count} pages)")
+            raise ValueError(f"page {start} does not exist (the document has {count(page_count, 'page')})")
         chosen.update(range(start - 1, min(end, page_count)))
     if not chosen:
         raise ValueError(f"no pages chosen by {spec!r}")

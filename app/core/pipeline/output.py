@@ -1,6 +1,6 @@
 """What a run produces, as plain data, and the ONE writer of it: `DocumentOutput` (pages of regions, stats,
-warnings, picture files, the person's edits) → Markdown (app.core.pipeline.assembly) and JSON in the
-`scriptorium.document/1` schema. `scriptorium convert` writes a pipeline's output with `write_document`; the
+warnings, picture files, the person's edits) → Markdown (app.core.pipeline.assembly), JSON in the
+`scriptorium.document/1` schema and sanitised HTML (app.core.pipeline.html_render), written as one unit. `scriptorium convert` writes a pipeline's output with `write_document`; the
 window's export builds the same `DocumentOutput` from its review session and calls the same function, so the two
 cannot drift (tests/test_parity.py holds them to the same bytes).
 
@@ -9,12 +9,15 @@ What must never live here: decoding, layout, Qt.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
-from app.core.atomic import atomic_write_text
+from app.core.atomic import discard, remove_stale_temporaries, temporary_file
 from app.core.pipeline.assembly import assemble_blocks, assemble_document
+from app.core.pipeline.options import DEFAULT_FORMATS, FORMATS
 from app.core.regions import DECODED_TASKS, Region
 
 JSON_SCHEMA = "scriptorium.document/1"
@@ -141,16 +144,81 @@ class DocumentOutput:
 # saves the picture crops of an output under out_dir/image_dir and returns region id → path relative to out_dir
 SavePictures = Callable[[DocumentOutput, Path, str], dict[str, str]]
 
+SUFFIXES = {"md": ".md", "json": ".json", "html": ".html"}
 
-def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictures: SavePictures) -> dict[str, Path]:
-    """Write `<stem>.md`, `<stem>.json` (each atomically) and `<stem>_images/` into `out_dir`: the one writer of
-    `convert` and of the window's export. Raises OSError (its message names the file) when one cannot be written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    output.pictures = save_pictures(output, out_dir, f"{stem}_images")
-    md, js = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
-    for path, text in ((md, output.to_markdown()), (js, output.to_json() + "\n")):
-        try:
-            atomic_write_text(path, text)
-        except OSError as exc:
-            raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return {"markdown": md, "json": js, "images": out_dir / f"{stem}_images"}
+
+def output_files(out_dir: Path, stem: str, formats: Sequence[str] = DEFAULT_FORMATS) -> dict[str, Path]:
+    return {f: out_dir / f"{stem}{SUFFIXES[f]}" for f in formats}
+
+
+def check_output(out_dir: Path, stem: str, formats: Sequence[str] = DEFAULT_FORMATS) -> None:
+    """Before any work: can `out_dir` take this output set? Creates the folder, writes and removes a temporary
+    file, refuses targets that are folders, and removes stale temporaries of ours (a killed run's). Raises OSError
+    with a message for a person."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with temporary_file(out_dir / f"{stem}.check", "wb") as (_f, tmp):
+            pass
+        discard(tmp)
+    except OSError as exc:
+        raise OSError(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
+    for path in output_files(out_dir, stem, formats).values():
+        if path.is_dir():
+            raise OSError(f"cannot write {path}: a folder of that name is in the way")
+    remove_stale_temporaries(out_dir, [p.name for p in output_files(out_dir, stem, FORMATS).values()])
+    images = out_dir / f"{stem}_images"
+    if images.is_dir():
+        remove_stale_temporaries(images, _temporary_targets(images))
+
+
+def _temporary_targets(folder: Path) -> list[str]:
+    """The target names our temporaries in `folder` stand for (".p1-r03.png.4242-x.tmp" → "p1-r03.png")."""
+    names = []
+    for p in folder.iterdir():
+        if p.name.startswith(".") and p.name.endswith(".tmp"):
+            names.append(p.name[1:].rsplit(".", 2)[0])
+    return names
+
+
+def render_html(output: DocumentOutput) -> str:
+    """The output as one HTML page (formulas as MathML), sanitised whatever the text holds."""
+    from app.core.pipeline.html_render import markdown_to_html
+
+    blocks = [(rid, md) for page in output.pages
+              for rid, md in assemble_blocks(page.regions, output.pictures, output.edits).items()]
+    return markdown_to_html(blocks, math="mathml", title=Path(output.path).name)
+
+
+def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictures: SavePictures,
+                   formats: Sequence[str] = DEFAULT_FORMATS) -> dict[str, Path]:
+    """Write the output set — `<stem>.md`, `.json`, `.html` (those of `formats`) and `<stem>_images/` — into
+    `out_dir` as a unit: every file goes to a temporary first, and only when all are complete are they renamed into
+    place; when one cannot be written, none of the set is left (nor the picture crops this call added). The one
+    writer of `convert` and of the window's export. Raises OSError (its message names the file)."""
+    check_output(out_dir, stem, formats)
+    image_dir = out_dir / f"{stem}_images"
+    before = set(image_dir.iterdir()) if image_dir.is_dir() else set()
+    texts = {"md": output.to_markdown, "json": lambda: output.to_json() + "\n", "html": lambda: render_html(output)}
+    files = output_files(out_dir, stem, formats)
+    done: list[tuple[Path, Path]] = []
+    try:
+        output.pictures = save_pictures(output, out_dir, f"{stem}_images")
+        for fmt, path in files.items():
+            try:
+                with temporary_file(path, "w", encoding="utf-8", newline="\n") as (f, tmp):
+                    f.write(texts[fmt]())
+            except OSError as exc:
+                raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
+            done.append((tmp, path))
+        for tmp, path in done:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in done:
+            discard(tmp)
+        if image_dir.is_dir():
+            for p in set(image_dir.iterdir()) - before:
+                discard(p)
+            if not before:
+                shutil.rmtree(image_dir, ignore_errors=True)
+        raise
+    return {**{("markdown" if f == "md" else f): p for f, p in files.items()}, "images": image_dir}

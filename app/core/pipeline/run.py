@@ -54,7 +54,7 @@ from app.core.pipeline.options import PipelineError, PipelineOptions, parse_page
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
-from app.core.regions import DECODED_TASKS, TASKS, Region, record_result, route
+from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
 
 CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
 _WHERE = {"document": "open", "engine": "loading_model"}  # PipelineError kind → ErrorRaised.where
@@ -94,8 +94,14 @@ class Pipeline:
     def load_engine(self):
         if self.engine is None:
             from app.core.engines import open_engine
+            from app.core.loader import ModelError, check_device_name, check_dtype_name
 
             o = self.options
+            try:  # for every engine, also one that runs on neither (classic): a typo must not pass silently
+                check_device_name(o.device)
+                check_dtype_name(o.dtype)
+            except ModelError as exc:
+                raise PipelineError(str(exc), "engine") from None
             self.emit(PhaseChanged("loading_model", detail=self.engine_name))
             opts: dict[str, Any] = {k: v for k, v in dict(model_path=o.model_path, device=o.device, dtype=o.dtype,
                                                           block_size=o.block_size).items() if v is not None}
@@ -182,6 +188,7 @@ class Pipeline:
             raise
         out = self.output
         out.cancelled = cancelled
+        self._warn_margins_only(out)
         self.emit(PhaseChanged("assembling"))
         out.stats = {**self._stats(time.perf_counter() - t0), **{k: v for k, v in out.stats.items()
                                                                    if k == "engine_stats"}}
@@ -218,6 +225,16 @@ class Pipeline:
             self.cancel.check()
             self.output.pages.append(self.layout_page(i, current=n + 1, total=len(indices)))
             self.decode_page(i)
+
+    def _warn_margins_only(self, out: DocumentOutput) -> None:
+        """A page whose only regions are headers, footers, page numbers... gives no Markdown: say so."""
+        for page in out.pages:
+            tasks = {r.task for r in page.regions}
+            if page.regions and tasks == {"skipped"} and any(r.label in MARGIN_LABELS for r in page.regions):
+                self.emit(ErrorRaised(f"{self.document.name if self.document else out.path}: page {page.index + 1} "
+                                      "holds only headers, footers or page numbers, which are left out "
+                                      "(--keep-headers reads them)",
+                                      where="layout", fatal=False))
 
     def _stats(self, seconds: float) -> dict[str, Any]:
         out = self.output
@@ -267,10 +284,19 @@ class Pipeline:
         self.emit(PhaseChanged("layout", detail=f"page {index + 1}", current=current, total=total))
         layout = self.load_layout()
         source = layout.name
+        from app.core.layout.budget import LayoutTimeout
+
+        budget = self.options.layout_timeout or None
         try:
-            regions = layout.analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers)
+            regions = layout.analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers,
+                                     cancel=self.cancel, timeout=budget)
         except Cancelled:
             raise
+        except LayoutTimeout:
+            self.emit(ErrorRaised(f"{doc.name}: the layout of page {index + 1} took longer than {budget:g} s (a page "
+                                  "of thousands of drawings?); the whole page is read as one region",
+                                  where="layout", fatal=False))
+            regions, source = self._whole_page(index, image, dpi), "page"
         except Exception as exc:  # noqa: BLE001 - a layout failure on one page falls back to the whole page
             self.emit(ErrorRaised(f"{doc.name}: layout failed on page {index + 1} ({exc}); the whole page is read "
                                   "as one region", where="layout", fatal=False))
@@ -399,10 +425,11 @@ class Pipeline:
         return saved
 
     def write(self, out_dir, stem: str | None = None) -> dict[str, Path]:
-        """Write <stem>.md, <stem>.json and <stem>_images/*.png into out_dir (app.core.pipeline.output)."""
+        """Write the output set (`options.formats`: <stem>.md, .json, .html) and <stem>_images/*.png into out_dir as a
+        unit (app.core.pipeline.output)."""
         stem = stem or Path(self.output.path).stem
         try:
-            return write_document(self.output, Path(out_dir), stem, self.save_pictures)
+            return write_document(self.output, Path(out_dir), stem, self.save_pictures, self.options.formats)
         except OSError as exc:
             raise PipelineError(str(exc) if "cannot write" in str(exc) else f"cannot write into {out_dir}: "
                                 f"{exc.strerror or exc}", kind="output") from None

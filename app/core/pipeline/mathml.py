@@ -3,6 +3,12 @@ QTextBrowser draws (italic identifiers, <sup>/<sub>, fractions, roots, arrays as
 
 The HTML export keeps real MathML (browsers render it); only the in-app preview needs this translation. A formula
 the converter cannot parse is shown as its source in a code span: readable, never an error.
+
+latex2mathml copies `\text{...}` content into `<mtext>` as it is, so `\text{</math><script>...}` would become live
+markup. `<` and `>` therefore never reach it: they travel as private-use stand-ins and come back escaped
+(`&lt;` / `&gt;`) in the MathML, as text. (app.core.pipeline.html_render sanitises the result once more.)
+
+What must never live here: Qt (the export and `convert` use this too).
 """
 from __future__ import annotations
 
@@ -14,13 +20,21 @@ _NS = "{http://www.w3.org/1998/Math/MathML}"
 _SPACED_OPS = set("=+−-×÷<>≤≥≈≠→←⇒∈∉⊂⊆∪∩±∓·")
 
 
+_LT, _GT = "\ue0f0", "\ue0f1"  # stand-ins for < and > while latex2mathml works (private use, never in OCR text)
+_STAND_INS = {f"<mi>{_LT}</mi>": "<mo>&lt;</mo>", f"<mi>{_GT}</mi>": "<mo>&gt;</mo>", _LT: "&lt;", _GT: "&gt;"}
+
+
 def latex_to_mathml(latex: str, display: bool = False) -> str | None:
+    source = latex.strip().replace(_LT, "").replace(_GT, "").replace("<", _LT).replace(">", _GT)
     try:
         from latex2mathml.converter import convert
 
-        return convert(latex.strip(), display="block" if display else "inline")
+        mathml = convert(source, display="block" if display else "inline")
     except Exception:  # noqa: BLE001 - any parse failure falls back to the source
         return None
+    for stand_in, escaped in _STAND_INS.items():
+        mathml = mathml.replace(stand_in, escaped)
+    return mathml
 
 
 @lru_cache(maxsize=512)

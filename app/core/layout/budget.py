@@ -1,0 +1,187 @@
+"""A page's layout under a time budget, interruptible: PyMuPDF's layout analysis (pymupdf4llm, its ONNX model and
+its OCR hook) runs in native code where Python's signal handlers cannot run — a page of thousands of vector lines
+or a dense grid can keep it busy for minutes, deaf to Ctrl+C and Cancel. So it runs in one child process
+(`LayoutProcess`): the parent sends a one-page PDF, waits in short slices, and at every slice checks the cancel
+token and the deadline. Ctrl+C (KeyboardInterrupt in the parent), Cancel (`Cancelled`) or the budget running out
+(`LayoutTimeout`) end the child at once (it is started again for the next page), so each acts within ~0.1 s.
+
+One child serves the whole process (every PyMuPDFLayout shares it); it ignores SIGINT (the terminal sends Ctrl+C
+to the whole process group: the parent decides) and dies with the parent.
+
+What must never live here: the mapping of PyMuPDF's boxes to regions (app.core.layout.pymupdf_layout).
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import json
+import multiprocessing
+import threading
+import time
+from typing import Any
+
+from app.core.layout.base import LayoutError
+
+START_TIMEOUT_S = 120.0  # importing pymupdf4llm + onnxruntime on a busy machine; Ctrl+C and Cancel still act
+POLL_S = 0.05
+
+
+class LayoutTimeout(LayoutError):
+    """The page's layout ran past its budget (the child was ended)."""
+
+
+@contextlib.contextmanager
+def _quiet():
+    """pymupdf4llm prints progress lines to stdout (some through pymupdf.message, whose stream is bound at import
+    time); a headless convert must keep stdout for its own output."""
+    import pymupdf
+
+    sink = io.StringIO()
+    saved = getattr(pymupdf, "_g_out_message", None)
+    if saved is not None:
+        pymupdf._g_out_message = sink
+    try:
+        with contextlib.redirect_stdout(sink):
+            yield
+    finally:
+        if saved is not None:
+            pymupdf._g_out_message = saved
+
+
+def parse_page(mupdf_doc, index: int, use_ocr: bool) -> dict:
+    """pymupdf4llm's JSON of one page (runs in app.core.layout.budget's child process)."""
+    with _quiet():
+        import pymupdf4llm
+
+        data = pymupdf4llm.to_json(mupdf_doc, pages=[index], use_ocr=use_ocr, write_images=False, embed_images=False,
+                                   show_progress=False)
+    pages = json.loads(data).get("pages") or []
+    return pages[0] if pages else {"boxes": []}
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child process
+    """A parent that left without ending us (killed, os._exit) must not leave a page being laid out for minutes."""
+    import os
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.2)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _serve(conn, use_ocr_default: bool) -> None:  # pragma: no cover - runs in the child process
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    from app.core.noise import quiet_third_party
+
+    quiet_third_party(verbose=False)
+    import pymupdf
+
+    with _quiet():
+        import pymupdf4llm  # noqa: F401 - loaded before "ready", so a page's budget never pays for it
+    conn.send(("ready", None))
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        pdf_bytes, use_ocr = message
+        try:
+            with pymupdf.open(stream=pdf_bytes, filetype="pdf") as doc:
+                result = ("ok", parse_page(doc, 0, use_ocr))
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which falls back to the whole page
+            result = ("error", f"{type(exc).__name__}: {exc}")
+        conn.send(result)
+
+
+class LayoutProcess:
+    """The child that runs PyMuPDF's layout on one-page PDFs."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc = None
+        self._conn = None
+        self.starts = 0
+
+    def _wait(self, deadline: float | None, cancel, what: str) -> Any:
+        from app.core.engines import Cancelled
+
+        while True:
+            if self._conn.poll(POLL_S):
+                try:
+                    return self._conn.recv()
+                except (EOFError, OSError):
+                    self.stop()
+                    raise LayoutError(f"the layout process ended while {what}") from None
+            if cancel is not None and cancel.cancelled:
+                self.stop()
+                raise Cancelled()
+            if deadline is not None and time.monotonic() > deadline:
+                self.stop()
+                raise LayoutTimeout(what)
+            if not self._proc.is_alive():
+                self.stop()
+                raise LayoutError(f"the layout process ended while {what}")
+
+    def _ensure(self, cancel) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            return
+        self.stop()
+        ctx = multiprocessing.get_context("spawn")  # never fork a process that holds Qt, torch or threads
+        parent, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve, args=(child, True), name="scriptorium-layout", daemon=True)
+        self._proc.start()
+        child.close()
+        self._conn = parent
+        self.starts += 1
+        kind, _ = self._wait(time.monotonic() + START_TIMEOUT_S, cancel, "starting")
+        if kind != "ready":
+            self.stop()
+            raise LayoutError("the layout process did not start")
+
+    def parse(self, pdf_bytes: bytes, use_ocr: bool, *, timeout: float | None = None, cancel=None) -> dict:
+        """pymupdf4llm's JSON page of the one-page PDF `pdf_bytes`. Raises LayoutTimeout past `timeout` seconds,
+        Cancelled when `cancel` fires, LayoutError when the child fails; KeyboardInterrupt ends the child too."""
+        with self._lock:
+            try:
+                self._ensure(cancel)
+                self._conn.send((pdf_bytes, use_ocr))
+                deadline = time.monotonic() + timeout if timeout else None
+                kind, value = self._wait(deadline, cancel, "laying out the page")
+            except BaseException:  # Ctrl+C, Cancel, the budget: the child may be mid-page; end it
+                self.stop()
+                raise
+        if kind == "ok":
+            return value
+        raise LayoutError(value)
+
+    def stop(self) -> None:
+        """End the child now (it is started again when needed)."""
+        proc, conn = self._proc, self._conn
+        self._proc = self._conn = None
+        if conn is not None:
+            try:
+                conn.close()
+            except OSError:
+                pass
+        if proc is not None and proc.is_alive():
+            proc.kill()
+            proc.join(2.0)
+
+
+_SHARED = LayoutProcess()
+atexit.register(_SHARED.stop)
+
+
+def shared_process() -> LayoutProcess:
+    return _SHARED
