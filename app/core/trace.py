@@ -145,6 +145,8 @@ def load_trace(path: str | Path) -> Trace:
             if not isinstance(data, dict):
                 raise ValueError("a line must be a JSON object")
             if data.get("type") == HEADER_TYPE:
+                if not isinstance(data.get("format", FORMAT), int):
+                    raise TraceError(f"{path}, line {lineno}: the trace header's format is not a number")
                 if data.get("format", FORMAT) > FORMAT:
                     raise TraceError(
                         f"{path}: trace format {data.get('format')} is newer than this app reads ({FORMAT}); "

@@ -187,13 +187,20 @@ class MainWindow(QMainWindow):
         self.update_actions()
 
     def _render_failed(self, path: str, message: str, needs_password: bool) -> None:
-        if needs_password and path not in self.runs.passwords:
-            password = self.prompter.password("Encrypted PDF", f"{Path(path).name} is encrypted. Password:")
-            if password:
+        """An encrypted PDF asks for its password, and again after a wrong one (until the person cancels)."""
+        if needs_password and any(d.path == path for d in self.session.documents):
+            tried = self.runs.passwords.pop(path, None)
+            again = "That password did not open it. " if tried is not None else ""
+            password = self.prompter.password("Encrypted PDF", f"{Path(path).name} is encrypted. {again}Password:")
+            if password and password != tried:
                 self.runs.passwords[path] = password
                 self.renderer.set_password(path, password)
                 self.renderer.request_info(path)
                 return
+        work = next((d for d in self.session.documents if d.path == path), None)
+        if work is not None:  # the list says it too, not "0 blocks"
+            work.open_failed(message)
+            self.refresh_documents()
         self.banner.show_message(message)
 
     # --- pages ------------------------------------------------------------------------------------------------------

@@ -31,7 +31,10 @@ class Prompter:
 
     def _scripted(self, key: str) -> tuple[bool, Any]:
         if key in self.answers:
-            return True, self.answers[key]
+            answer = self.answers[key]
+            if isinstance(answer, list):  # a script of answers, one per time the question is asked
+                return True, answer.pop(0) if answer else None
+            return True, answer
         if not self.interactive:
             return True, DEFAULTS.get(key)
         return False, None

@@ -92,6 +92,8 @@ class PageRenderer(QObject):
         self._pool.start(_Task(work))
 
     def forget(self, path: str) -> None:
+        self._passwords.pop(path, None)
+
         def work() -> None:
             doc = self._documents.pop(path, None)
             close = getattr(doc, "close", None)

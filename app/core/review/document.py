@@ -117,6 +117,10 @@ class DocumentWork:
         """What the document list shows beside the name: "15 blocks", "cancelled (3 of 15 re-read)", "failed: …"."""
         return self.run.summary(sum(1 for b in self.blocks.values() if b.status == "done"))
 
+    def open_failed(self, message: str) -> None:
+        """The file could not be opened (damaged, encrypted, too large): the list shows "failed: <why>"."""
+        self.run = RunProgress(outcome="failed", reason=message.removeprefix(f"{Path(self.path).name}: "))
+
     def ordered(self, page: int | None = None) -> list[Block]:
         blocks = [b for b in self.blocks.values() if page is None or b.region.page == page]
         return sorted(blocks, key=lambda b: (b.region.page, b.region.order, b.id))

@@ -105,7 +105,8 @@ class RunController:
 
     def forget(self, work: DocumentWork) -> None:
         """`work` is being closed: its run stops (events dropped) and its picture crops go, now or once the run has
-        stopped (the worker may still write one)."""
+        stopped (the worker may still write one). Its password is forgotten: reopening it asks again."""
+        self.passwords.pop(work.path, None)
         if self.work is work:
             self.cancel(discard=True)
             self.work = None
