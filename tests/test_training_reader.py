@@ -61,7 +61,7 @@ def test_prefix_codec_rows():
 
 def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torch_thread):
     """Left-padded training rows give the same clean-stream logits as each line alone, and those equal the logits
-    of the app's decoders at inference (reader.prefill, then causal text forwards at positions P + r)."""
+    of the app's decoders at inference (reader.prefill, then causal text forwards at the aligned positions r + 1)."""
     import torch
 
     from app.core.decoding.autoregressive import forward_logits, text_positions
@@ -89,11 +89,13 @@ def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torc
         from app.core.training.objective import joint_forward_embeds
         from app.core.training.reader import prefix_embeddings
 
+        from app.core.training.reader import RESPONSE_START, prefix_positions
+
         b, P = rows.shape[:2]
         valid = torch.cat([rows[..., 0] >= 0, torch.ones(b, 1, dtype=torch.bool)], dim=1)
-        pos = (torch.arange(P + 1)[None] - (P + 1 - valid.sum(1)[:, None])).clamp(min=0)[None].expand(3, -1, -1)
+        pos = prefix_positions(valid).expand(3, -1, -1)
         out = joint_forward_embeds(model, prefix_embeddings(model, rows, codec.sep), pos, targets, mask1,
-                                   mask_id=codec.mask, block_size=4, prefix_valid=valid)
+                                   mask_id=codec.mask, block_size=4, prefix_valid=valid, response_start=RESPONSE_START)
         return clean_logits(model, out)
 
     with torch.no_grad():
@@ -106,8 +108,8 @@ def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torc
             pre = prefill(model, codec, reading)
             ids = codec.encode_text(text)
             torch.testing.assert_close(pre.seed, alone[0, 0], atol=2e-5, rtol=1e-4)
-            logits = forward_logits(model, torch.tensor([ids]), text_positions(pre.prompt_len, len(ids), 0, "cpu"),
-                                    pre.cache)
+            logits = forward_logits(model, torch.tensor([ids]),
+                                    text_positions(pre.prompt_len, len(ids), pre.delta, "cpu"), pre.cache)
             torch.testing.assert_close(logits, alone[0, 1:len(ids) + 1], atol=2e-5, rtol=1e-4)
 
 

@@ -98,11 +98,15 @@ def _cached_mask(prefix_len: int, length: int, block_size: int, device: str):
     return joint_attention_mask(prefix_len, length, block_size, device=device)
 
 
-def joint_positions(prefix_pos, length: int):
-    """(3, b, P + 3L): prefix M-RoPE positions, then N + r on all three axes for each stream."""
+def joint_positions(prefix_pos, length: int, start=None):
+    """(3, b, P + 3L): prefix M-RoPE positions, then N + r on all three axes for each stream (N = `start`, a
+    per-row tensor or an int, when given; else the max prefix position + 1)."""
     import torch
 
-    N = prefix_pos.amax(dim=(0, 2)) + 1  # (b,)
+    if start is None:
+        N = prefix_pos.amax(dim=(0, 2)) + 1  # (b,)
+    else:
+        N = torch.as_tensor(start, device=prefix_pos.device).expand(prefix_pos.shape[1])
     r = torch.arange(length, device=prefix_pos.device)
     resp = (N[:, None] + r[None, :])[None].expand(3, -1, -1)
     return torch.cat([prefix_pos, resp, resp, resp], dim=2)
@@ -201,10 +205,11 @@ def joint_forward(model, prefix: Prefix, targets, mask1, *, mask_id: int, block_
 
 
 def joint_forward_embeds(model, prefix_embeds, prefix_pos, targets, mask1, *, mask_id: int, block_size: int,
-                         prefix_valid=None, image_features=None) -> JointOutput:
+                         prefix_valid=None, image_features=None, response_start=None) -> JointOutput:
     """`joint_forward` from ready prefix embeddings (b, P, H) and their positions (3, b, P). `prefix_valid` (b, P)
     bool marks real prefix tokens: rows of different prefix lengths are left-padded, padding is attended by no row
-    (a padding row sees only itself) and should carry position 0, so each row's response starts at its own N."""
+    (a padding row sees only itself) and should carry position 0, so each row's response starts at its own N.
+    `response_start` sets N (see `joint_positions`)."""
     import torch
 
     b, L = targets.shape
@@ -213,7 +218,7 @@ def joint_forward_embeds(model, prefix_embeds, prefix_pos, targets, mask1, *, ma
     c2 = torch.where(~mask1, torch.full_like(targets, mask_id), targets)
     resp_embeds = model.get_input_embeddings()(torch.cat([targets, c1, c2], dim=1))
     embeds = torch.cat([prefix_embeds.to(resp_embeds.dtype), resp_embeds], dim=1)
-    pos = joint_positions(prefix_pos, L)
+    pos = joint_positions(prefix_pos, L, response_start)
     allow = _cached_mask(P, L, block_size, str(embeds.device))
     attn = allow[None, None].expand(b, 1, -1, -1)
     if prefix_valid is not None:

@@ -9,7 +9,12 @@ CTC character and is embedded as the SUM of four rows of the model's own embeddi
 (the character, its confidence bin, its best alternative character and that alternative's probability bin, alt0 =
 none), then `<|assistant|>` (SEP) as a plain token. Text tokens are plain rows of the same table, so the decoders
 of the app (autoregressive.py, selfspec.py) run the checkpoint unchanged after `prefill` has put the prefix into the
-KV cache: positions are 0..P-1 for the prefix and P + r for response token r on all three M-RoPE rows (δ = 0).
+KV cache.
+
+Positions (all three M-RoPE rows alike) are ALIGNED: recognised character i sits at position i + 1, SEP at 0, and
+response token r at r + 1, the position of the recogniser's character it most likely equals: every row then finds
+the character it has to write next one position ahead (relative +1), so copying needs no learned alignment. In the
+decoders' terms a token at absolute index i sits at i + δ with δ = 1 − P (P = prefix length with SEP).
 The vision tower of the class is present (the class needs one) but minimal and unused.
 """
 from __future__ import annotations
@@ -124,13 +129,29 @@ def prefill(model, codec: PrefixCodec, reading: Reading):
         r = torch.tensor(rows, dtype=torch.long, device=device).view(1, len(rows), 4)
         embeds = prefix_embeddings(model, r, codec.sep).to(model.dtype)
         P = embeds.shape[1]
-        pos = torch.arange(P, device=device).view(1, 1, P).expand(3, 1, P)
+        pos = prefix_positions(torch.ones(1, P, dtype=torch.bool, device=device)).expand(3, 1, P)
         cache = new_cache(model)
         out = model(inputs_embeds=embeds, position_ids=pos, use_cache=True, logits_to_keep=1,
                     **{cache_kwarg(model): cache})
     seed = out.logits[0, -1]
     _sync(seed)
-    return Prefix(cache, seed, P, 0, (time.perf_counter() - t0) * 1e3)
+    return Prefix(cache, seed, P, 1 - P, (time.perf_counter() - t0) * 1e3)
+
+
+RESPONSE_START = 1  # the position of response token 0 (see the module docstring)
+
+
+def prefix_positions(valid: "torch.Tensor") -> "torch.Tensor":
+    """(1, b, P) aligned positions for left-padded prefixes (valid (b, P) bool, SEP last): character i of a row at
+    i + 1, SEP at 0, padding at 0."""
+    import torch
+
+    b, P = valid.shape
+    n = valid.sum(1, keepdim=True)  # real tokens incl. SEP
+    idx = torch.arange(P, device=valid.device)[None] - (P - n)  # 0.. for real tokens
+    pos = torch.where(valid, idx + 1, torch.zeros_like(idx))
+    pos[:, -1] = 0  # SEP
+    return pos[None]
 
 
 def count_parameters(model) -> int:

@@ -257,16 +257,14 @@ class ReaderTrainer:
         import torch
 
         from app.core.training.objective import joint_forward_embeds, joint_loss
-        from app.core.training.reader import prefix_embeddings
+        from app.core.training.reader import RESPONSE_START, prefix_embeddings, prefix_positions
 
         b, P = rows.shape[:2]
         valid = torch.cat([rows[..., 0] >= 0, torch.ones(b, 1, dtype=torch.bool)], dim=1)  # + SEP
         embeds = prefix_embeddings(self.model, rows, self.codec.sep)
-        lengths = valid.sum(1)
-        pos = (torch.arange(P + 1)[None] - (P + 1 - lengths[:, None])).clamp(min=0)
-        pos = pos[None].expand(3, -1, -1)
+        pos = prefix_positions(valid).expand(3, -1, -1)
         out = joint_forward_embeds(self.model, embeds, pos, targets, mask1, mask_id=self.codec.mask,
-                                   block_size=self.cfg.block_size, prefix_valid=valid)
+                                   block_size=self.cfg.block_size, prefix_valid=valid, response_start=RESPONSE_START)
         return joint_loss(self.model, out, targets, n, mask1, block_size=self.cfg.block_size, lam=self.cfg.lam)
 
     # --- loop ----------------------------------------------------------------------------------------------------
