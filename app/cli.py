@@ -55,6 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     if main_thread:
         leave_quietly_on_interrupt()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--layout-worker"]:  # the installed bundle's layout child (app.core.layout.budget)
+        from app.core.layout.budget import serve
+
+        serve()
+        return 0
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["gui", *argv]  # `scriptorium file.pdf` opens the window on the file
     parser = build_parser()

@@ -165,7 +165,17 @@ def _open_trace(path: Path, meta: dict):
 
 
 def run(args: argparse.Namespace) -> int:
-    _take_over_interrupts()  # first: until a document is being read, Ctrl+C leaves at once (no traceback)
+    previous = _take_over_interrupts()  # first: until a document is being read, Ctrl+C leaves at once
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:  # called in-process (tests): give the caller its handler back
+            import signal
+
+            signal.signal(signal.SIGINT, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     import os
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' weight-loading bar, on our stderr
@@ -240,17 +250,18 @@ class _Interrupts:
         quiet_exit()
 
 
-def _take_over_interrupts() -> None:
+def _take_over_interrupts():
+    """Install `_Interrupts.handler`; returns the handler it replaced (None off the main thread)."""
     import signal
     import threading
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _Interrupts.handler)
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, _Interrupts.handler)
 
 
 def _warm_imports() -> None:
     """Import what every run needs (C extensions among them) before Ctrl+C can raise inside an import."""
-    import multiprocessing.connection  # noqa: F401
     import numpy  # noqa: F401
     import PIL.Image  # noqa: F401
     import pymupdf  # noqa: F401

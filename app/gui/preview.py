@@ -96,6 +96,8 @@ class Preview(QTextBrowser):
                 if image.width() > width:
                     image = image.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
                 return image
+        if not url.toString():
+            return None
         if url.toString() not in self.blocked:
             self.blocked.append(url.toString())
         if scheme not in _FILE_SCHEMES:

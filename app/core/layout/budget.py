@@ -1,12 +1,12 @@
 """A page's layout under a time budget, interruptible: PyMuPDF's layout analysis (pymupdf4llm, its ONNX model and
 its OCR hook) runs in native code where Python's signal handlers cannot run — a page of thousands of vector lines
 or a dense grid can keep it busy for minutes, deaf to Ctrl+C and Cancel. So it runs in one child process
-(`LayoutProcess`): the parent sends a one-page PDF, waits in short slices, and at every slice checks the cancel
-token and the deadline. Ctrl+C (KeyboardInterrupt in the parent), Cancel (`Cancelled`) or the budget running out
+(`LayoutProcess`, `python -m app.core.layout.budget`): the parent sends a one-page PDF over a pipe, waits in short
+slices, and at every slice checks the cancel token and the deadline. Ctrl+C (KeyboardInterrupt in the parent), Cancel (`Cancelled`) or the budget running out
 (`LayoutTimeout`) end the child at once (it is started again for the next page), so each acts within ~0.1 s.
 
-One child serves the whole process (every PyMuPDFLayout shares it); it ignores SIGINT (the terminal sends Ctrl+C
-to the whole process group: the parent decides) and dies with the parent.
+One child serves the whole process (every PyMuPDFLayout shares it); it runs in its own session with no terminal
+output (Ctrl+C reaches the parent only, which decides), and dies with the parent.
 
 What must never live here: the mapping of PyMuPDF's boxes to regions (app.core.layout.pymupdf_layout).
 """
@@ -16,7 +16,10 @@ import atexit
 import contextlib
 import io
 import json
-import multiprocessing
+import pickle
+import select
+import struct
+import subprocess
 import threading
 import time
 from typing import Any
@@ -75,11 +78,40 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child process
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _serve(conn, use_ocr_default: bool) -> None:  # pragma: no cover - runs in the child process
+def _send(stream, message) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack(">Q", len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream):
+    head = stream.read(8)
+    if len(head) < 8:
+        raise EOFError
+    (size,) = struct.unpack(">Q", head)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)  # noqa: S301 - our own child and parent, over a private pipe
+
+
+def serve() -> None:  # pragma: no cover - runs in the child process
+    """The child's loop: one-page PDFs in on stdin, pymupdf4llm's JSON page out on stdout."""
+    import os
     import signal
+    import sys
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # whatever a library prints must not corrupt the answers
+    try:
+        _answer(stdin, stdout)
+    except BaseException:  # noqa: BLE001 - the parent went away mid-message: nothing to say, no one to say it to
+        os._exit(0)
+
+
+def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child process
     from app.core.noise import quiet_third_party
 
     quiet_third_party(verbose=False)
@@ -87,10 +119,10 @@ def _serve(conn, use_ocr_default: bool) -> None:  # pragma: no cover - runs in t
 
     with _quiet():
         import pymupdf4llm  # noqa: F401 - loaded before "ready", so a page's budget never pays for it
-    conn.send(("ready", None))
+    _send(stdout, ("ready", None))
     while True:
         try:
-            message = conn.recv()
+            message = _receive(stdin)
         except EOFError:
             return
         if message is None:
@@ -101,7 +133,15 @@ def _serve(conn, use_ocr_default: bool) -> None:  # pragma: no cover - runs in t
                 result = ("ok", parse_page(doc, 0, use_ocr))
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which falls back to the whole page
             result = ("error", f"{type(exc).__name__}: {exc}")
-        conn.send(result)
+        _send(stdout, result)
+
+
+def _command() -> list[str]:
+    import sys
+
+    if getattr(sys, "frozen", False):  # the installed bundle: its executable is the app (app.cli knows the flag)
+        return [sys.executable, "--layout-worker"]
+    return [sys.executable, "-m", "app.core.layout.budget"]
 
 
 class LayoutProcess:
@@ -109,18 +149,19 @@ class LayoutProcess:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._proc = None
-        self._conn = None
+        self._proc: subprocess.Popen | None = None
         self.starts = 0
 
     def _wait(self, deadline: float | None, cancel, what: str) -> Any:
         from app.core.engines import Cancelled
 
+        proc = self._proc
         while True:
-            if self._conn.poll(POLL_S):
+            ready, _, _ = select.select([proc.stdout], [], [], POLL_S)
+            if ready:
                 try:
-                    return self._conn.recv()
-                except (EOFError, OSError):
+                    return _receive(proc.stdout)
+                except (EOFError, OSError, pickle.UnpicklingError):
                     self.stop()
                     raise LayoutError(f"the layout process ended while {what}") from None
             if cancel is not None and cancel.cancelled:
@@ -129,20 +170,18 @@ class LayoutProcess:
             if deadline is not None and time.monotonic() > deadline:
                 self.stop()
                 raise LayoutTimeout(what)
-            if not self._proc.is_alive():
+            if proc.poll() is not None:
                 self.stop()
                 raise LayoutError(f"the layout process ended while {what}")
 
     def _ensure(self, cancel) -> None:
-        if self._proc is not None and self._proc.is_alive():
+        if self._proc is not None and self._proc.poll() is None:
             return
         self.stop()
-        ctx = multiprocessing.get_context("spawn")  # never fork a process that holds Qt, torch or threads
-        parent, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(child, True), name="scriptorium-layout", daemon=True)
-        self._proc.start()
-        child.close()
-        self._conn = parent
+        # its own session: a terminal's Ctrl+C goes to us, and we decide; no stdout/stderr of ours, so a pipe
+        # reading our output never waits for it
+        self._proc = subprocess.Popen(_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, start_new_session=True)
         self.starts += 1
         kind, _ = self._wait(time.monotonic() + START_TIMEOUT_S, cancel, "starting")
         if kind != "ready":
@@ -155,7 +194,11 @@ class LayoutProcess:
         with self._lock:
             try:
                 self._ensure(cancel)
-                self._conn.send((pdf_bytes, use_ocr))
+                try:
+                    _send(self._proc.stdin, (pdf_bytes, use_ocr))
+                except OSError:
+                    self.stop()
+                    raise LayoutError("the layout process ended before the page was sent") from None
                 deadline = time.monotonic() + timeout if timeout else None
                 kind, value = self._wait(deadline, cancel, "laying out the page")
             except BaseException:  # Ctrl+C, Cancel, the budget: the child may be mid-page; end it
@@ -167,16 +210,20 @@ class LayoutProcess:
 
     def stop(self) -> None:
         """End the child now (it is started again when needed)."""
-        proc, conn = self._proc, self._conn
-        self._proc = self._conn = None
-        if conn is not None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        for stream in (proc.stdin, proc.stdout):
             try:
-                conn.close()
+                stream.close()
             except OSError:
                 pass
-        if proc is not None and proc.is_alive():
-            proc.kill()
-            proc.join(2.0)
+        try:
+            proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 _SHARED = LayoutProcess()
@@ -185,3 +232,7 @@ atexit.register(_SHARED.stop)
 
 def shared_process() -> LayoutProcess:
     return _SHARED
+
+
+if __name__ == "__main__":  # the child: python -m app.core.layout.budget
+    serve()
