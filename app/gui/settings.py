@@ -125,23 +125,16 @@ class Settings(QObject):
             folder = user_data_dir()
             folder.mkdir(parents=True, exist_ok=True)
             path = str(folder / "settings.ini")
-        self.set_aside: Path | None = None
-        self.problem = ""
+        self.set_aside: Path | None = None  # where a damaged settings file was moved, for the window to say
         self.problem = _unreadable(Path(path))
+        if not self.problem and QSettings(path, QSettings.Format.IniFormat).status() != QSettings.Status.NoError:
+            self.problem = "it is not an INI file Qt can read"
         if self.problem:
             try:
                 self.set_aside = set_aside(path, "broken")
-            except OSError:
+            except OSError:  # cannot even move it: the defaults are used all the same
                 self.set_aside = Path(path)
         self._qs = QSettings(path, QSettings.Format.IniFormat)
-        if self._qs.status() != QSettings.Status.NoError and not self.problem:
-            self.problem = "QSettings could not read it"
-            self._qs = None
-            try:
-                self.set_aside = set_aside(path, "broken")
-            except OSError:
-                self.set_aside = Path(path)
-            self._qs = QSettings(path, QSettings.Format.IniFormat)
 
     @property
     def path(self) -> str:
