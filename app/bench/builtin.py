@@ -28,7 +28,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--model", help="built-in checkpoint folder (default: the installed one)")
     p.add_argument("--reps", type=int, default=3, help="timing repetitions per mode (default 3)")
     p.add_argument("--pages", type=int, default=0, help="read only the first N pages (default all)")
-    p.add_argument("--threads", type=int, default=2, help="torch / ONNX Runtime CPU threads (default 2)")
+    p.add_argument("--threads", type=int, default=2,
+                   help="ONNX Runtime threads for the detector/recogniser (default 2; the decoder runs on one thread)")
     p.add_argument("--dpi", type=float, default=200.0, help="page rendering DPI (default 200, the engine's)")
     p.add_argument("--quick", action="store_true", help="CI-size run: first page, 8 lines, 1 repetition")
     p.add_argument("--json", help="also write all numbers to this JSON file")
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.core.engine import EngineUnavailable
     from app.core.paths import sample_document
 
-    torch.set_num_threads(max(1, args.threads))
+    torch.set_num_threads(1)  # what the engine does while decoding (reader.one_thread)
     try:
         engine = open_engine(model_path=args.model, device="cpu", threads=args.threads)
     except EngineUnavailable as exc:

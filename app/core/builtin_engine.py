@@ -175,6 +175,14 @@ class ReaderEngine:
     def decode_region(self, image: "Image.Image", task: str, *, region_id: str, emit: Emit = no_emit,
                       cancel: CancelToken | None = None, page: int = 0, max_new_tokens: int | None = None,
                       **_ignored: Any) -> RegionResult:
+        from app.core.training.reader import one_thread
+
+        with one_thread():
+            return self._decode_region(image, task, region_id=region_id, emit=emit, cancel=cancel, page=page,
+                                       max_new_tokens=max_new_tokens)
+
+    def _decode_region(self, image: "Image.Image", task: str, *, region_id: str, emit: Emit, cancel, page: int,
+                       max_new_tokens: int | None) -> RegionResult:
         t0 = time.perf_counter()
         budget = int(max_new_tokens or self.max_new_tokens or (4096 if task in ("table", "formula") else 2048))
         emit(RegionStarted(region_id, page, task, self.name, 0, budget, stop_ids=list(self.stop_ids)))

@@ -154,6 +154,26 @@ def prefix_positions(valid: "torch.Tensor") -> "torch.Tensor":
     return pos[None]
 
 
+class one_thread:
+    """Run the decoder's forwards on one torch thread (restored afterwards). Its matmuls are far too small for
+    intra-op parallelism to pay, and on a busy machine two spinning OpenMP threads make a forward 10-50x slower."""
+
+    def __enter__(self):
+        import torch
+
+        self.before = torch.get_num_threads()
+        if self.before != 1:
+            torch.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+
+        if self.before != 1:
+            torch.set_num_threads(self.before)
+        return False
+
+
 def count_parameters(model) -> int:
     return sum(p.numel() for p in model.parameters())
 

@@ -363,7 +363,16 @@ class ReaderTrainer:
     # --- evaluation ----------------------------------------------------------------------------------------------
 
     def evaluate(self, rows: list[dict], *, selfspec_check: bool) -> dict[str, Any]:
-        """The app's decoders on held-out lines (self-spec always; AR too when `selfspec_check`)."""
+        """The app's decoders on held-out lines (self-spec always; AR too when `selfspec_check`), one thread."""
+        from app.core.training.reader import one_thread
+
+        self.model.eval()
+        with one_thread():
+            out = self._evaluate(rows, selfspec_check=selfspec_check)
+        self.model.train()
+        return out
+
+    def _evaluate(self, rows: list[dict], *, selfspec_check: bool) -> dict[str, Any]:
         import torch
 
         from app.core.decoding.autoregressive import ar_decode
@@ -371,7 +380,6 @@ class ReaderTrainer:
         from app.core.training.reader import decode_text, prefill
         from app.core.training.recogniser import Reading
 
-        self.model.eval()
         stops = list(self.model.generation_config.eos_token_id)
         errs = rec_errs = chars = exact = 0
         tokens = forwards = 0
@@ -412,7 +420,6 @@ class ReaderTrainer:
                 accepted += [r.k for r in dec.rounds]
                 if e and len(examples) < 8:
                     examples.append({"text": row["text"], "model": text, "recogniser": reading.text})
-        self.model.train()
         out = {
             "lines": len(rows), "cer": round(errs / max(1, chars), 5), "rec_cer": round(rec_errs / max(1, chars), 5),
             "exact": round(exact / max(1, len(rows)), 4), "tpf": round(tokens / max(1, forwards), 3),
