@@ -44,7 +44,7 @@ def temporary_file(path: str | Path, mode: str = "wb", **open_kw) -> Iterator[tu
     exception it is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=str(path.parent))
+    fd, tmp = tempfile.mkstemp(prefix=f".{_tag(path.name)}.{os.getpid()}-", suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, mode, **open_kw) as f:
             yield f, Path(tmp)
@@ -54,6 +54,11 @@ def temporary_file(path: str | Path, mode: str = "wb", **open_kw) -> Iterator[tu
     except BaseException:
         discard(Path(tmp))
         raise
+
+
+def _tag(name: str) -> str:
+    """The target's name as its temporaries carry it: cut so that a long (but legal) name still leaves room."""
+    return name[:120]
 
 
 def discard(path: Path) -> None:
@@ -87,7 +92,7 @@ def remove_stale_temporaries(folder: str | Path, names: list[str]) -> list[Path]
         entries = list(folder.iterdir())
     except OSError:
         return removed
-    wanted = set(names)
+    wanted = {_tag(n) for n in names}
     pattern = re.compile(r"^\.(?P<name>.+)\.(?:(?P<pid>\d+)-)?[A-Za-z0-9_]{6,}\.tmp$")
     for entry in entries:
         m = pattern.match(entry.name)

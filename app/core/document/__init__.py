@@ -75,6 +75,8 @@ def open_document(
         raise DocumentError(f"{path}: no such file")
     if path.is_dir():
         raise DocumentError(f"{path}: is a folder, not a document")
+    if not path.is_file():  # a FIFO or a device would block the open (or never end)
+        raise DocumentError(f"{path}: not a regular file (a pipe or a device), not a document")
     try:
         size = path.stat().st_size
         kind = _sniff(path)
