@@ -209,6 +209,16 @@ def test_2_the_preview_shows_hostile_text_escaped_instead_of_hiding_it(qtbot):
     assert not [u for u in preview.blocked if u.startswith("http")]
 
 
+def test_2_prose_that_holds_a_less_than_sign_keeps_every_word_visible():
+    from app.core.pipeline.html_render import block_html
+
+    for text in ("if a<b then c>d", "x <a", "<p class=x>kept</p> and <table border='1'><tr><td>1</td></tr></table>"):
+        html = block_html(text, "mathml")
+        assert _live(html) == []
+    assert "if a&lt;b then c&gt;d" in block_html("if a<b then c>d", "mathml")
+    assert "<table>" in block_html("<table border='1'><tr><td>1</td></tr></table>", "mathml")
+
+
 def test_2_the_windows_export_writes_the_same_safe_html(qtbot, tmp_path):
     from app.core import events as ev
     from app.core.regions import Region

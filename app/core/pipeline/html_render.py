@@ -49,6 +49,9 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
 URL_SCHEMES = {"http", "https", "mailto"}
 
 _RAW_HTML = re.compile(r"<!--.*?(?:-->|$)|<![^>]*>?|<\?.*?(?:\?>|$)|</?([A-Za-z][A-Za-z0-9:-]*)[^>]*>?", re.S)
+_VALUE = r"""(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))"""
+_TAG = re.compile(rf"^</?[A-Za-z][A-Za-z0-9:-]*((?:\s+[A-Za-z_:][-\w:.]*{_VALUE}?)*)\s*/?>$")
+_ATTR = re.compile(rf"([A-Za-z_:][-\w:.]*)({_VALUE}?)")
 _DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
 _INLINE = re.compile(r"(?<![\\$])\$([^$\n]+?)\$(?!\$)")
 _MARK = "\ue0ff"  # brackets a stashed formula's number while Markdown and the sanitiser work (private use)
@@ -84,12 +87,25 @@ def sanitize_html(fragment: str) -> str:
                      strip_comments=True)
 
 
+def _well_formed(tag: str, name: str) -> bool:
+    """`<name attr="v" …>` as a tag is written, not prose that happens to hold a `<` ("if a<b then c>d": `then`
+    is no attribute of `b`): every attribute has a value or is one the allow-list knows for this tag."""
+    m = _TAG.match(tag)
+    if m is None:
+        return False
+    allowed = ALLOWED_ATTRIBUTES.get(name, set())
+    return all(value or attr.lower() in allowed for attr, value in _ATTR.findall(m.group(1)))
+
+
 def escape_unlisted_html(text: str) -> str:
-    """Escape raw HTML in Markdown source that is not on the allow-list (tags, comments, declarations), so that
-    it shows as text; allowed tags stay for Markdown and the sanitiser."""
+    """Escape raw HTML in Markdown source that is not on the allow-list (tags, comments, declarations, and
+    allowed tags that are not written as tags), so that it shows as text; allowed tags stay for Markdown and the
+    sanitiser."""
     def one(m: re.Match) -> str:
         name = (m.group(1) or "").lower()
-        return m.group(0) if name in ALLOWED_TAGS else html.escape(m.group(0), quote=False)
+        if name in ALLOWED_TAGS and _well_formed(m.group(0), name):
+            return m.group(0)
+        return html.escape(m.group(0), quote=False)
 
     return _RAW_HTML.sub(one, text)
 
