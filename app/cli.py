@@ -72,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
         print("interrupted", file=sys.stderr)
+    except BrokenPipeError:  # `convert … | head -1`: the reader left; nothing more to say to it
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        code = 1
     finally:
         if main_thread:
             leave_quietly_on_interrupt()  # and while the interpreter shuts down
