@@ -2,8 +2,9 @@
 its OCR hook) runs in native code where Python's signal handlers cannot run — a page of thousands of vector lines
 or a dense grid can keep it busy for minutes, deaf to Ctrl+C and Cancel. So it runs in one child process
 (`LayoutProcess`, `python -m app.core.layout.budget`): the parent sends a one-page PDF over a pipe, waits in short
-slices, and at every slice checks the cancel token and the deadline. Ctrl+C (KeyboardInterrupt in the parent), Cancel (`Cancelled`) or the budget running out
-(`LayoutTimeout`) end the child at once (it is started again for the next page), so each acts within ~0.1 s.
+slices, and at every slice checks the cancel token and the deadline. Ctrl+C (KeyboardInterrupt in the parent),
+Cancel (`Cancelled`) or the budget running out (`LayoutTimeout`) end the child at once (it is started again for
+the next page), so each acts within ~0.1 s.
 
 One child serves the whole process (every PyMuPDFLayout shares it); it runs in its own session with no terminal
 output (Ctrl+C reaches the parent only, which decides), and dies with the parent.
@@ -103,8 +104,10 @@ def serve() -> None:  # pragma: no cover - runs in the child process
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # whatever a library prints must not corrupt the answers
+    stdin = sys.stdin.buffer
+    stdout = os.fdopen(os.dup(1), "wb")  # the answers get their own descriptor; fd 1 (where native code and
+    os.dup2(2, 1)  # libraries print) goes where stderr goes, so nothing printed can corrupt them
+    sys.stdout = sys.stderr
     try:
         _answer(stdin, stdout)
     except BaseException:  # noqa: BLE001 - the parent went away mid-message: nothing to say, no one to say it to
