@@ -61,6 +61,18 @@ def _tag(name: str) -> str:
     return name[:120]
 
 
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Ctrl+C (SIGINT) waits until the block is done: a set of renames is never stopped half-way."""
+    import signal
+
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
 def discard(path: Path) -> None:
     try:
         os.unlink(path)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from app.core.atomic import discard, remove_stale_temporaries, temporary_file
+from app.core.atomic import discard, interrupts_deferred, remove_stale_temporaries, temporary_file
 from app.core.pipeline.assembly import assemble_blocks, assemble_document
 from app.core.pipeline.options import DEFAULT_FORMATS, FORMATS
 from app.core.regions import DECODED_TASKS, Region
@@ -210,8 +210,9 @@ def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictur
             except OSError as exc:
                 raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
             done.append((tmp, path))
-        for tmp, path in done:
-            os.replace(tmp, path)
+        with interrupts_deferred():  # the set is renamed whole, or not at all
+            for tmp, path in done:
+                os.replace(tmp, path)
     except BaseException:
         for tmp, _ in done:
             discard(tmp)
