@@ -23,7 +23,7 @@ def tell_set_aside(window) -> None:
     if journal.set_aside is not None:
         notes.append((f"The saved work (journal) could not be used ({journal.problem}); it was set aside as "
                       f"{journal.set_aside.name}.", journal.set_aside))
-    settings_aside = getattr(window.settings, "set_aside", None)
+    settings_aside = window.settings.set_aside
     if settings_aside is not None:
         notes.append((f"The settings file could not be read ({window.settings.problem}); it was set aside as "
                       f"{settings_aside.name} and the defaults are used.", settings_aside))
