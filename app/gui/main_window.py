@@ -213,11 +213,13 @@ class MainWindow(QMainWindow):
         self.page_view.show_page(page, work.page_sizes[page], len(work.page_sizes))
         self.show_regions()
         self.thumbnails.set_current_page(page)
-        self.statusBar().showMessage(f"Page {page + 1} of {len(work.page_sizes)}", 2000)
 
     def _page_chosen(self, page: int) -> None:
+        """The person chose a page (a run's outcome in the status bar is not overwritten by pages it shows)."""
         self.follow_live = False
         self.show_page(page)
+        if self.work is not None and self.page_view.page == page:
+            self.statusBar().showMessage(f"Page {page + 1} of {len(self.work.page_sizes)}", 2000)
 
     def show_regions(self) -> None:
         work = self.work
