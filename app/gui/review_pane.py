@@ -14,6 +14,7 @@ from app.gui.markdown_editor import MarkdownEditor
 from app.gui.preview import Preview
 from app.core.review.document import Block, DocumentWork
 from app.core.review.session import Session
+from app.core.wording import count
 
 PLACEHOLDER = "…"
 
@@ -143,7 +144,7 @@ class ReviewPane(QWidget):
         replace = prompter.confirm(
             "overwrite_edited",
             "Edited blocks",
-            f"OCR ran again and read {len(pending)} block(s) that you edited differently. Replace your edits with "
+            f"OCR ran again and read {count(len(pending), 'block')} that you edited differently. Replace your edits with "
             "the new OCR text? (No keeps your edits; each block can still take the new text later.)",
         )
         if replace:
