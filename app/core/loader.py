@@ -238,8 +238,8 @@ def pick_device(preference: str | None = None) -> str:
         if preference.startswith("cuda") and not torch.cuda.is_available():
             raise ModelError(f"device {preference!r} was asked for, but this torch build sees no CUDA GPU")
         if asked.type == "cuda" and asked.index is not None and asked.index >= torch.cuda.device_count():
-            raise ModelError(f"device {preference!r} was asked for, but only {count(torch.cuda.device_count(), 'CUDA GPU')} "
-                             "visible")
+            visible = count(torch.cuda.device_count(), "CUDA GPU")
+            raise ModelError(f"device {preference!r} was asked for, but only {visible} visible")
         if preference == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
             raise ModelError("device 'mps' was asked for, but it is not available")
         return preference
