@@ -46,7 +46,7 @@ def graph(tmp_path_factory) -> Path:
     return graph_paper_pdf(tmp_path_factory.mktemp("graph") / "graph.pdf")
 
 
-# --- 1: the journal, settings and traces --------------------------------------------------------------------------
+# --- 1: the journal, settings and traces -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ISSUE_JOURNALS)
 def test_1_a_wrong_shape_journal_is_set_aside_and_the_window_opens_and_says_so(qtbot, name):
@@ -116,7 +116,8 @@ def test_1_settings_values_of_the_wrong_type_fall_back_to_their_defaults(tmp_pat
     path.write_text("[General]\nrecent_files=@ByteArray(x)\nrender_dpi=abc\ntheme=purple\n")
     settings = Settings(str(path))
     assert settings.set_aside is None
-    assert settings.get("recent_files") == [] and settings.get("render_dpi") == 144 and settings.get("theme") == "system"
+    assert settings.get("recent_files") == [] and settings.get("render_dpi") == 144
+    assert settings.get("theme") == "system"
 
 
 def test_1_a_trace_line_of_the_wrong_shape_is_refused_naming_the_line(tmp_path):
@@ -131,7 +132,7 @@ def test_1_a_trace_line_of_the_wrong_shape_is_refused_naming_the_line(tmp_path):
         assert path.name in str(err.value), name
 
 
-# --- 2: HTML ----------------------------------------------------------------------------------------------------------
+# --- 2: HTML ---------------------------------------------------------------------------------------------------------
 
 class _Live(HTMLParser):
     """Collects whatever would run or load in a browser."""
@@ -302,7 +303,7 @@ def test_3_ctrl_c_during_a_layout_ends_convert_within_a_second(graph, tmp_path):
     assert proc.returncode == 130 and "Traceback" not in out + err, err
 
 
-# --- 4: pages of headers and footers only -----------------------------------------------------------------------------
+# --- 4: pages of headers and footers only ----------------------------------------------------------------------------
 
 def test_4_a_document_of_headers_and_footers_only_warns_and_exits_4(tmp_path):
     pdf = margins_only_pdf(tmp_path / "margins.pdf")
@@ -312,7 +313,7 @@ def test_4_a_document_of_headers_and_footers_only_warns_and_exits_4(tmp_path):
     assert "1 warning" in proc.stdout
 
 
-# --- 5: a wrong PDF password in the window ------------------------------------------------------------------------------
+# --- 5: a wrong PDF password in the window ---------------------------------------------------------------------------
 
 def test_5_a_wrong_password_asks_again_and_a_reopened_document_asks_anew(qtbot, sample, tmp_path):
     from app.gui.main_window import MainWindow
@@ -346,7 +347,7 @@ def test_5_giving_up_on_the_password_says_why_in_the_banner_and_the_list(qtbot, 
     assert "failed" in w.documents.item(0).text()
 
 
-# --- 6: Ctrl+C at startup ---------------------------------------------------------------------------------------------
+# --- 6: Ctrl+C at startup --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("delay", [0.1, 0.15, 0.2, 0.4])
 def test_6_ctrl_c_in_the_first_moments_of_convert_is_exit_130_without_a_traceback(sample, tmp_path, delay):
@@ -381,7 +382,7 @@ def test_7_the_pipeline_checks_the_device_for_classic_too(sample):
     assert err.value.kind == "engine" and "unknown device 'gpu9'" in str(err.value)
 
 
-# --- 8: output sets, folder checks, temporaries, wording, noise ----------------------------------------------------------
+# --- 8: output sets, folder checks, temporaries, wording, noise ------------------------------------------------------
 
 def test_8_a_failed_write_leaves_none_of_the_set_and_keeps_what_was_there(tmp_path, monkeypatch):
     from app.core.pipeline.output import DocumentOutput, write_document

@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         for item in win["tracebacks"] + win["unexplained"]:
             print(f"  window: {item}")
         bad += len(win["tracebacks"]) + len(win["over_budget"])
-    print(f"tracebacks {len(conv['tracebacks']) + ('Traceback' in gtext) + (0 if args.no_window else len(win['tracebacks']))}"
-          f", over-budget {len(conv['over_budget']) + (0 if args.no_window else len(win['over_budget']))}")
+    window_tb, window_over = (0, 0) if args.no_window else (len(win["tracebacks"]), len(win["over_budget"]))
+    print(f"tracebacks {len(conv['tracebacks']) + ('Traceback' in gtext) + window_tb}, "
+          f"over-budget {len(conv['over_budget']) + window_over}")
     return 1 if bad else 0

@@ -3,14 +3,14 @@
 For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json (`--formats`: any of md, json, html) and
 OUTDIR/<stem>_images/*.png as one unit (a later input whose stem an earlier one took gets "<stem>-2", "-3"...),
 shows a progress line on a terminal (pages, regions, tokens/s) and prints one summary line. The output folder is
-checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream as JSON lines (app.core.trace); with several
-inputs each gets its own file, FILE's stem + "-<output stem>".
+checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream
+as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<output stem>".
 
 Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
 bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded, or
 --device/--dtype names none (for every engine); 4 converted, but with warnings (a repaired file, a region that
-failed, a page's layout past its time budget, a page of headers/footers only); 130 interrupted (Ctrl+C). The worst outcome
-over all inputs wins (1 and 3 over 4).
+failed, a page's layout past its time budget, a page of headers/footers only); 130 interrupted (Ctrl+C). The
+worst outcome over all inputs wins (1 and 3 over 4).
 """
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """What a run produces, as plain data, and the ONE writer of it: `DocumentOutput` (pages of regions, stats,
 warnings, picture files, the person's edits) → Markdown (app.core.pipeline.assembly), JSON in the
-`scriptorium.document/1` schema and sanitised HTML (app.core.pipeline.html_render), written as one unit. `scriptorium convert` writes a pipeline's output with `write_document`; the
-window's export builds the same `DocumentOutput` from its review session and calls the same function, so the two
-cannot drift (tests/test_parity.py holds them to the same bytes).
+`scriptorium.document/1` schema and sanitised HTML (app.core.pipeline.html_render), written as one unit.
+`scriptorium convert` writes a pipeline's output with `write_document`; the window's export builds the same
+`DocumentOutput` from its review session and calls the same function, so the two cannot drift
+(tests/test_parity.py holds them to the same bytes).
 
 What must never live here: decoding, layout, Qt.
 """
