@@ -91,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
 
     print("fonts: " + ", ".join(f"{family} ({len(paths)})" for family, paths in find_fonts().items()))
     cfg = TrainConfig(
-        out=str(out), device=args.device, minutes=args.minutes, steps=args.steps, batch_size=args.batch_size,
-        lr=args.lr, preset=args.preset, block_size=args.block_size, workers=args.workers, seed=args.seed,
+        out=str(out), device=args.device, minutes=args.minutes or 10.0, steps=args.steps, batch_size=args.batch_size,
+        lr=args.lr or 5e-4, preset=args.preset, block_size=args.block_size, workers=args.workers, seed=args.seed,
         resume=args.resume, eval_lines=args.eval_lines, final_eval=not args.no_final_eval,
         save_dtype=args.save_dtype,
     )
