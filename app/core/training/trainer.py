@@ -421,7 +421,8 @@ def model_card(report: dict[str, Any]) -> str:
         "A tiny `GlmOcrForConditionalGeneration` (character vocabulary, patch 8) trained from scratch on synthetic "
         "printed lines with GravityOCR's joint objective: AR next-token loss on a clean stream plus block-diffusion "
         "loss on two complementary masked streams, so the same weights decode autoregressively and draft blocks for "
-        "self-speculative decoding. Produced by `scriptorium train` (README, \"The built-in model\", the earlier vision-tower recipe).",
+        "self-speculative decoding. Produced by `scriptorium train --recipe vision` (README, \"The built-in "
+        "model\").",
         "",
         "| measured | value |",
         "|---|---|",
