@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_reader(args: argparse.Namespace, out) -> int:
     """The built-in reader recipe (CPU): features, training, held-out evaluation, checkpoint + model card."""
-    from app.core.training.reader_train import ReaderConfig, train_reader, verdict
+    from app.core.training.reader_card import verdict
+    from app.core.training.reader_train import ReaderConfig, train_reader
 
     t0 = time.perf_counter()
     cfg = ReaderConfig(

@@ -25,8 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-BAR_CER = 0.02
-BAR_TPF = 2.0
+from app.core.training.reader_card import BAR_CER, BAR_TPF, model_card, verdict  # noqa: F401 - re-exported
 
 
 @dataclass
@@ -447,70 +446,6 @@ class ReaderTrainer:
         if report is not None:
             (target / "train_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
         return target
-
-
-def verdict(report: dict[str, Any]) -> str:
-    ev = report.get("eval") or {}
-    if not ev:
-        return "not measured"
-    worst = max((v["cer"] for v in ev.get("per_font", {}).values()), default=1.0)
-    ok = worst <= BAR_CER and ev.get("tpf", 0) >= BAR_TPF and ev.get("selfspec_equals_ar", False)
-    return ("met" if ok else "NOT met") + f" (worst per-font CER {worst:.2%}, TPF {ev.get('tpf', 0):.2f})"
-
-
-def model_card(report: dict[str, Any], cfg: ReaderConfig, params: int) -> str:
-    from app.core.training.linedata import HELD_OUT_FONTS
-    from app.core.training.reader import PRESETS
-    from app.core.training.recogniser import LICENSE_NOTE
-
-    ev = report.get("eval") or {}
-    rows = "\n".join(f"| {k} | {v['chars']} | {v['cer']:.2%} | {v['rec_cer']:.2%} |"
-                     for k, v in ev.get("per_font", {}).items())
-    return f"""# Scriptorium built-in line reader
-
-A {params / 1e6:.2f}M-parameter `GlmOcrForConditionalGeneration` text decoder (hidden {PRESETS[cfg.preset]['hidden']},
-{PRESETS[cfg.preset]['layers']} layers, preset `{cfg.preset}`; its vision tower is a minimal unused stub) that reads the output of RapidOCR's
-pretrained PP-OCRv6 line recogniser (`PP-OCRv6_rec_small.onnx`, run with ONNX Runtime): the recogniser's greedy CTC
-characters, each with its confidence bin, its best alternative character and that alternative's probability bin,
-form a discrete prefix embedded with the model's own embedding table; the decoder writes the line's text. Trained
-with GravityOCR's joint AR + block-diffusion objective (block size {cfg.block_size}, learned `<|mask|>` row), so the
-app's self-speculative decoder drafts {cfg.block_size} tokens a round with it and verifies them with the same weights.
-
-## Training
-- Command: `python -m app train --out models/builtin` (seed {cfg.seed}, {cfg.threads} CPU threads): this invocation
-  took {report.get('wall_minutes')} min of wall time; the run trained {report.get('train_minutes')} min in all
-  (a resumed run counts only its own wall time):
-  {report.get('steps')} steps of {cfg.batch_size} lines, {report.get('lines_seen')} lines seen
-  ({report.get('epochs')} epochs over {report.get('training_lines')} cached lines), AdamW lr {cfg.lr}.
-- Data: synthetic lines rendered offline (prose from the Python standard library's docstrings and a synthetic mix of
-  prose, numbers, dates, prices, codes, punctuation and random characters; sizes 14-44 px; DejaVu, the standard PDF
-  fonts PyMuPDF embeds, Pillow's font; about 60 % degraded: grey levels, low contrast, blur, noise, low resolution,
-  JPEG, skew up to ±3°, loose crops), read by the recogniser; plus synthetic low-confidence slips in
-  {cfg.corrupt:.0%} of the prefixes.
-
-## Measured on held-out synthetic lines (fonts {', '.join(HELD_OUT_FONTS)} and texts never trained on, {ev.get('lines')}
-lines, about 60 % of them degraded: blur, noise, low contrast, low resolution, JPEG, skew)
-| | |
-|---|---|
-| CER, built-in model (self-speculative) | {ev.get('cer', float('nan')):.2%} |
-| CER, the recogniser's greedy CTC reading | {ev.get('rec_cer', float('nan')):.2%} |
-| exact lines | {ev.get('exact', float('nan')):.1%} |
-| TPF (tokens per forward) | {ev.get('tpf', float('nan'))} |
-| mean accepted draft tokens per round | {ev.get('mean_accepted', float('nan'))} |
-| self-spec == AR token for token (fp32) | {ev.get('selfspec_equals_ar')} ({ev.get('selfspec_ar_mismatches')} mismatches) |
-| decoder ms per line, self-spec / AR | {ev.get('selfspec_ms_per_line')} / {ev.get('ar_ms_per_line')} (×{ev.get('speedup')}) |
-
-| font | chars | CER model | CER recogniser |
-|---|---|---|---|
-{rows}
-
-On these (partly degraded) lines, CER <= {BAR_CER:.0%} per font, TPF >= {BAR_TPF}, self-spec == AR:
-**{verdict(report)}**. The shipping bar is measured on clean printed PDFs (`app/core/training/heldout_pdf.py`).
-
-## Licence
-The decoder weights: Apache-2.0 (Scriptorium). The image side is not in this folder: {LICENSE_NOTE}; the app loads
-it from the installed `rapidocr` package.
-"""
 
 
 def train_reader(cfg: ReaderConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
