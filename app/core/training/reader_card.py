@@ -2,10 +2,7 @@
 verdict against the reading bar on the card's held-out lines."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    from app.core.training.reader_train import ReaderConfig
+from typing import Any
 
 BAR_CER = 0.02
 BAR_TPF = 2.0
@@ -20,7 +17,8 @@ def verdict(report: dict[str, Any]) -> str:
     return ("met" if ok else "NOT met") + f" (worst per-font CER {worst:.2%}, TPF {ev.get('tpf', 0):.2f})"
 
 
-def model_card(report: dict[str, Any], cfg: "ReaderConfig", params: int) -> str:
+def model_card(report: dict[str, Any], cfg: Any, params: int) -> str:
+    """The card for a run of `cfg` (a reader_train.ReaderConfig)."""
     from app.core.training.linedata import HELD_OUT_FONTS
     from app.core.training.reader import PRESETS
     from app.core.training.recogniser import LICENSE_NOTE
