@@ -415,3 +415,9 @@ def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | N
 
 
 BuiltinEngine = ReaderEngine  # the name other modules first knew
+
+
+def open_ar(**options: Any):
+    """The built-in model with greedy AR decoding (the baseline the rounds are measured against)."""
+    options["mode"] = "ar"
+    return open_engine(**options)
