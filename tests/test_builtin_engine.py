@@ -11,7 +11,7 @@ import pytest
 try:
     from app.core.engines import EngineUnavailable, open_engine
 except ImportError:  # before the engines package
-    from app.core.engine import EngineUnavailable, open_engine
+    from app.core.engines import EngineUnavailable, open_engine
 
 SHIPPED = Path(__file__).resolve().parents[1] / "models" / "builtin"
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"

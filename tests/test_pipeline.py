@@ -134,8 +134,8 @@ def test_layout_only_keep_headers_and_pages(tmp_path):
         parse_pages("x", 3)
 
 
-def test_auto_choices_without_weights():
-    assert resolve_engine_name("auto") == "classic"
+def test_auto_choices_without_gravityocr_weights():
+    assert resolve_engine_name("auto") == "builtin"  # the built-in model ships in models/builtin/
     assert resolve_layout_name("auto") == "pymupdf"
     assert resolve_engine_name("glm") == "glm"
 

@@ -29,7 +29,7 @@ def test_selfspec_equals_ar_with_accepted_drafts(overfit):
     try:
         from app.core.engines.glmocr import open_ar, open_selfspec
     except ImportError:  # before the engines package
-        from app.core.decoding.glmocr_engine import open_ar, open_selfspec
+        from app.core.engines.glmocr import open_ar, open_selfspec
     from app.core.loader import load_model
     from app.core.training.overfit import OVERFIT_TEXTS, overfit_lines
 

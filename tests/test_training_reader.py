@@ -120,7 +120,7 @@ def test_train_command_smoke_then_resume(tmp_path, capsys):
     try:
         from app.core.engines import open_engine
     except ImportError:  # before the engines package
-        from app.core.engine import open_engine
+        from app.core.engines import open_engine
 
     out, work = tmp_path / "ckpt", tmp_path / "work"
     args = ["train", "--out", str(out), "--work", str(work), "--preset", "test", "--lines", "40", "--heldout-lines",

@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from PIL import Image
 
-    from app.core.builtin_engine import open_engine
-    from app.core.engine import EngineUnavailable
+    from app.core.engines.builtin import open_engine
+    from app.core.engines import EngineUnavailable
     from app.core.paths import sample_document
 
     torch.set_num_threads(1)  # what the engine does while decoding (reader.one_thread)

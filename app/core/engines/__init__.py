@@ -47,7 +47,8 @@ ENGINES: dict[str, EngineSpec] = {
         EngineSpec("gravity-ar", "GravityOCR, autoregressive", "region", "app.core.engines.glmocr:open_ar", "gravityocr", ""),
         EngineSpec("glm", "GLM-OCR, autoregressive", "region", "app.core.engines.glmocr:open_ar", "glm-ocr", ""),
         EngineSpec("unlimited", "Unlimited-OCR, whole document (R-SWA)", "document", "app.core.engines.unlimited:open_engine", "unlimited-ocr", "window"),
-        EngineSpec("builtin", "Built-in model (self-speculative)", "region", "app.core.builtin_engine:open_engine", "builtin", "rounds"),
+        EngineSpec("builtin", "Built-in model (self-speculative)", "region", "app.core.engines.builtin:open_engine", "builtin", "rounds"),
+        EngineSpec("builtin-ar", "Built-in model, autoregressive", "region", "app.core.engines.builtin:open_ar", "builtin", ""),
         EngineSpec("classic", "Classic OCR (RapidOCR, CPU)", "region", "app.core.engines.classic:open_engine", "", ""),
     )
 }

@@ -65,7 +65,7 @@ def pdf_lines(pdf_path=None, *, dpi: int = 200, limit: int = 200):
     try:
         from app.core.engines.line_finder import normalize_line
     except ImportError:  # before the engines package
-        from app.core.lines import normalize_line
+        from app.core.engines.line_finder import normalize_line
     from app.core.paths import sample_document
 
     out = []
@@ -102,7 +102,7 @@ def evaluate_checkpoint(folder, *, heldout=None, device: str = "cpu", pdf: bool 
     try:
         from app.core.engines.glmocr import open_ar, open_selfspec
     except ImportError:  # before the engines package
-        from app.core.decoding.glmocr_engine import open_ar, open_selfspec
+        from app.core.engines.glmocr import open_ar, open_selfspec
     from app.core.loader import load_model
 
     loaded = load_model("builtin", folder, device=device, dtype="fp32")

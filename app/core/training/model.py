@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.core.models.glmocr import (
+from app.core.checkpoints.glmocr import (
     CHAT_TEMPLATE, EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section,
 )
 
@@ -36,7 +36,7 @@ def make_processor(tokenizer=None):
     """The GLM-OCR processor (image-only variant) for line images: patch 8, merge 2, height kept at 32 px."""
     from transformers.models.glm46v.image_processing_pil_glm46v import Glm46VImageProcessorPil
 
-    from app.core.models.glmocr import image_only_processor_class
+    from app.core.checkpoints.glmocr import image_only_processor_class
     from app.core.training.vocab import build_char_tokenizer
 
     image_processor = Glm46VImageProcessorPil(

@@ -37,7 +37,7 @@ def overfit_lines(texts=OVERFIT_TEXTS):
     try:
         from app.core.engines.line_finder import split_lines, to_grey
     except ImportError:  # before the engines package
-        from app.core.lines import split_lines, to_grey
+        from app.core.engines.line_finder import split_lines, to_grey
     from app.core.training.synthetic import COLUMN, Line
 
     img = region_image(texts)

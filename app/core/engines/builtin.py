@@ -20,10 +20,9 @@ import dataclasses
 import json
 import os
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from app.core.engine import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
+from app.core.engines.base import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -274,16 +273,13 @@ class LegacyBuiltinEngine:
         self.inner = inner
         self.name = name
         self.line_height = line_height
-        self.block_size = getattr(inner, "block_size", 0)
-        self.mode = getattr(inner, "mode", "selfspec")
-        self.model_path = getattr(inner, "model_path", "")
-        self.device = getattr(inner, "device", "cpu")
+        self.block_size = inner.block_size
+        self.mode = inner.mode
+        self.model_path = inner.model_path
+        self.device = inner.device
 
     def read_lines(self, image: "Image.Image"):
-        try:
-            from app.core.engines.line_finder import split_lines
-        except ImportError:  # before the engines package
-            from app.core.lines import split_lines
+        from app.core.engines.line_finder import split_lines
 
         return split_lines(image, height=self.line_height)
 
@@ -342,9 +338,7 @@ class LegacyBuiltinEngine:
         return RegionResult(region_id, text, tokens, stats, cancelled)
 
     def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close:
-            close()
+        self.inner.close()
 
 
 def merge_stats(per_line: list[dict[str, Any]], block_size: int) -> dict[str, Any]:
@@ -401,13 +395,8 @@ def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | N
     bd = loaded.path / "block_diffusion.json"
     if bd.is_file():
         line_height = int(json.loads(bd.read_text(encoding="utf-8")).get("line_height", 32))
-    try:
-        from app.core.engines import glmocr as glmocr_engine
-    except ImportError:  # before the engines package
-        try:
-            from app.core.decoding import glmocr_engine
-        except ImportError as exc:  # pragma: no cover
-            raise EngineUnavailable(f"the GLM-OCR decoders are not part of this build ({exc})") from exc
+    from app.core.engines import glmocr as glmocr_engine
+
     opener = glmocr_engine.open_ar if mode == "ar" else glmocr_engine.open_selfspec
     inner = opener(loaded=loaded, manifest=manifest or "builtin", engine=f"{engine}-line", block_size=block_size,
                    **options)
