@@ -378,16 +378,7 @@ def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | N
                                     threads=options.get("threads"), max_new_tokens=options.get("max_new_tokens"))
             except (OSError, ValueError, KeyError) as exc:
                 raise EngineUnavailable(f"the built-in model in {folder} could not be loaded: {exc}") from exc
-    if loaded is None:
-        try:
-            folder = resolve_model_dir(get_manifest(manifest or "builtin"), model_path)
-        except ModelNotFound as exc:
-            if model_path is not None:
-                raise EngineUnavailable(f"{exc} {TRAIN_HINT.format(user_dir='<data>/models/builtin')}") from exc
-            raise EngineUnavailable(no_model_message()) from exc
-        except ModelError as exc:
-            raise EngineUnavailable(str(exc)) from exc
-        try:
+        try:  # a checkpoint of the earlier vision-tower recipe
             loaded = load_model(manifest or "builtin", folder, device=device, dtype=dtype)
         except ModelError as exc:
             raise EngineUnavailable(str(exc)) from exc
@@ -401,9 +392,6 @@ def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | N
     inner = opener(loaded=loaded, manifest=manifest or "builtin", engine=f"{engine}-line", block_size=block_size,
                    **options)
     return LegacyBuiltinEngine(inner, name=engine or "builtin", line_height=line_height)
-
-
-BuiltinEngine = ReaderEngine  # the name other modules first knew
 
 
 def open_ar(**options: Any):
