@@ -139,6 +139,7 @@ def test_legacy_vision_checkpoint_reads_a_region_line_by_line():
     assert isinstance(events[-1], RegionFinished) and events[-1].text == result.text
     rounds = [e for e in events if isinstance(e, RoundVerified)]
     assert rounds and all(e.region_id == "p1-r01" for e in rounds)
+    assert [e.round_index for e in rounds] == list(range(len(rounds)))  # one region: numbering runs across lines
     assert "".join(e.text for e in rounds) == result.text
 
     ar = open_engine("builtin", model_path=folder, device="cpu", mode="ar")

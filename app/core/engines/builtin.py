@@ -4,7 +4,7 @@ A region image is cut into text lines by RapidOCR's PP-OCRv6 detector (the line 
 multi-column and skewed text included), each line crop is read by the PP-OCRv6 recogniser (ONNX), and the built-in
 decoder (a small GlmOcr text decoder, app.core.training.reader) turns the recogniser's reading into the line's text
 with the app's own decoders: self-speculative by default (`mode="ar"` for the greedy AR baseline). Lines decode one
-after another; their events are re-labelled with the region's id and numbered on (round / step indices and output
+after another; their events carry the region's id and continue its numbering (round / step indices and output
 lengths continue across lines), so the rounds view shows one region, framed by one RegionStarted and one
 RegionFinished (with the merged stats and the per-line figures). Pieces of one visual row are joined by a space,
 rows by a space (one paragraph, as the classic engine joins them); a table region becomes an HTML table of the
@@ -16,13 +16,13 @@ line finder (LegacyBuiltinEngine below).
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from app.core.engines.base import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
+from app.core.engines.glmocr import Numbering
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -299,33 +299,19 @@ class LegacyBuiltinEngine:
             if cancel is not None and cancel.cancelled:
                 cancelled = True
                 break
-            first = {"pending": i > 0}  # the newline that joins this line to the previous one
-
-            def relay(event, first=first) -> None:
-                if isinstance(event, (RegionStarted, RegionFinished)):
-                    return
-                changes: dict[str, Any] = {"region_id": region_id}
-                if isinstance(event, RoundVerified):
-                    changes.update(round_index=event.round_index + offsets["round"],
-                                   output_len=event.output_len + offsets["tokens"])
-                elif isinstance(event, TokensCommitted):
-                    changes.update(step=event.step + offsets["step"])
-                if first["pending"] and getattr(event, "text", ""):
-                    changes["text"] = "\n" + event.text
-                    first["pending"] = False
-                emit(dataclasses.replace(event, **changes))
-
-            res = self.inner.decode_region(line, "text", region_id=f"{region_id}/line{i}", emit=relay, cancel=cancel,
-                                           page=page, max_new_tokens=max(8, budget - len(tokens)))
-            texts.append(res.text)
-            tokens += list(res.tokens)
-            st = dict(res.stats)
-            st["box"] = list(box)
+            # the line's rounds continue the region's numbering; a newline joins it to the previous line
+            numbering = Numbering(offsets["round"], offsets["step"], offsets["tokens"], "\n" if i else "")
+            decoded = self.inner.decode_inputs(self.inner.build_inputs(line, "text"), region_id=region_id, emit=emit,
+                                               cancel=cancel, budget=max(8, budget - len(tokens)), numbering=numbering)
+            texts.append(self.inner.text_of(decoded.tokens))
+            tokens += list(decoded.tokens)
+            st = decoded.stats.to_dict()
+            st.update(box=list(box), stopped=decoded.stopped)
             per_line.append(st)
             offsets["round"] += int(st.get("rounds", 0))
-            offsets["step"] += int(st.get("output_tokens", len(res.tokens)))
-            offsets["tokens"] += len(res.tokens)
-            if res.cancelled:
+            offsets["step"] += int(st.get("output_tokens", len(decoded.tokens)))
+            offsets["tokens"] += len(decoded.tokens)
+            if decoded.stopped == "cancelled":
                 cancelled = True
                 break
         text = "\n".join(t for t in texts if t)

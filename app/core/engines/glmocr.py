@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from app.core.engines import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
+from app.core.engines.base import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
 from app.core.loader import ModelError
 from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS
@@ -36,6 +37,17 @@ def clean_text(text: str) -> str:
     if "<think>" in text:
         text = text.split("<think>", 1)[0]
     return text.strip()
+
+
+@dataclass(frozen=True)
+class Numbering:
+    """Where a region's event numbering stands when a decode continues it (the next line of a built-in region):
+    rounds, AR steps and output tokens so far, and the text that joins this decode's first piece to the last."""
+
+    round: int = 0
+    step: int = 0
+    tokens: int = 0
+    lead: str = ""
 
 
 class TextStream:
@@ -125,43 +137,61 @@ class GlmOcrEngine:
         max_new_tokens: int | None = None,
         draft_hook=None,
     ) -> RegionResult:
-        from app.core.decoding.autoregressive import ar_decode, prefill
-
         t0 = time.perf_counter()
         inputs = self.build_inputs(image, task)
         budget = self.budget(task, max_new_tokens)
         emit(RegionStarted(region_id, page, task, self.name, int(inputs["input_ids"].shape[1]), budget,
                            stop_ids=[int(t) for t in self.stop_ids]))
-        stream = TextStream(self.tokenizer)
         if cancel is not None and cancel.cancelled:
             return self._finish(region_id, [], None, "cancelled", emit, t0)
+        decoded = self.decode_inputs(inputs, region_id=region_id, emit=emit, cancel=cancel, budget=budget,
+                                     draft_hook=draft_hook)
+        return self._finish(region_id, decoded.tokens, decoded.stats, decoded.stopped, emit, t0)
+
+    def decode_inputs(self, inputs: dict[str, Any], *, region_id: str, emit: Emit, cancel: CancelToken | None,
+                      budget: int, numbering: Numbering = Numbering(), draft_hook=None):
+        """The decode itself: its rounds (or AR tokens) as events of `region_id`, numbered on from `numbering`;
+        no RegionStarted/RegionFinished (whoever reads the region frames it). Returns the decoder's result."""
+        from app.core.decoding.autoregressive import ar_decode, prefill
+
+        stream = TextStream(self.tokenizer)
+        lead = [numbering.lead]
+
+        def piece(text: str) -> str:
+            if text and lead[0]:
+                text, lead[0] = lead[0] + text, ""
+            return text
+
         prefix = prefill(self.model, inputs)
         if self.mode == "selfspec":
             from app.core.decoding.selfspec import selfspec_decode
 
             def on_round(rnd) -> None:
                 emit(RoundVerified(
-                    region_id, rnd.index, rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
-                    stream.push(rnd.new_tokens, final=rnd.final), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
+                    region_id, rnd.index + numbering.round, rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
+                    piece(stream.push(rnd.new_tokens, final=rnd.final)), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
                     candidate_texts=self._token_texts(rnd.candidates), verified_texts=self._token_texts(rnd.verified),
-                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len))
+                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + numbering.tokens))
 
-            decoded = selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
-                                      stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round,
-                                      cancel=cancel, draft_hook=draft_hook)
-        else:
-            def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
-                final = token in self.stop_ids or step + 1 >= budget
-                emit(TokensCommitted(region_id, step, [token], stream.push([token], final=final), ms, cache_len,
-                                     token_texts=self._token_texts([token])))
+            return selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
+                                   stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round, cancel=cancel,
+                                   draft_hook=draft_hook)
 
-            decoded = ar_decode(self.model, prefix, stop_ids=self.stop_ids, max_new_tokens=budget,
-                                on_token=on_token, cancel=cancel)
-        return self._finish(region_id, decoded.tokens, decoded.stats, decoded.stopped, emit, t0)
+        def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
+            final = token in self.stop_ids or step + 1 >= budget
+            emit(TokensCommitted(region_id, step + numbering.step, [token], piece(stream.push([token], final=final)),
+                                 ms, cache_len, token_texts=self._token_texts([token])))
+
+        return ar_decode(self.model, prefix, stop_ids=self.stop_ids, max_new_tokens=budget, on_token=on_token,
+                         cancel=cancel)
+
+    def text_of(self, tokens: Sequence[int]) -> str:
+        """The region text of decoded tokens (stop ids dropped, DESIGN §3 post-processing)."""
+        body = [t for t in tokens if t not in self.stop_ids]
+        return clean_text(self.tokenizer.decode(body, skip_special_tokens=True))
 
     def _finish(self, region_id, tokens, stats, stopped, emit, t0) -> RegionResult:
-        body = [t for t in tokens if t not in self.stop_ids]
-        text = clean_text(self.tokenizer.decode(body, skip_special_tokens=True))
+        text = self.text_of(tokens)
         info = stats.to_dict() if stats is not None else {}
         info.update(engine=self.name, stopped=stopped, request_ms=(time.perf_counter() - t0) * 1e3,
                     device=self.device, dtype=self.dtype)
