@@ -98,17 +98,10 @@ def run(args: argparse.Namespace) -> int:
     )
     from app.core.loader import ModelError
 
-    try:
-        report = train(cfg, log=print)
-    except (ModelError, ValueError) as exc:  # a device that is not there, a state that does not match the options
-        print(f"scriptorium train: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # noqa: BLE001 - a bug must still end in a message, not a traceback
-        if os.environ.get("SCRIPTORIUM_DEBUG"):
-            raise
-        print(f"scriptorium train: unexpected {type(exc).__name__}: {exc} (set SCRIPTORIUM_DEBUG=1 for the "
-              "traceback, and please report it)", file=sys.stderr)
-        return 1
+    # a device that is not there, a state that does not match the options: a person's mistake (exit 2)
+    report, code = _guarded(lambda: train(cfg, log=print), (ModelError, ValueError))
+    if report is None:
+        return code
     print(f"done: {report.get('steps')} steps, {report.get('lines_seen')} lines, held-out CER {report.get('cer')}, "
           f"model card: {out / 'MODEL_CARD.md'}")
     return 0
@@ -126,19 +119,28 @@ def run_reader(args: argparse.Namespace, out) -> int:
         preset=args.preset, block_size=args.block_size, seed=args.seed, threads=args.threads or 2,
         workers=2 if args.workers is None else args.workers, resume=args.resume, final_eval=not args.no_final_eval,
     )
-    try:
-        report = train_reader(cfg, log=lambda m: print(m, flush=True))
-    except ValueError as exc:  # a state that does not match the options
-        print(f"scriptorium train: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # noqa: BLE001 - a bug must still end in a message, not a traceback
-        if os.environ.get("SCRIPTORIUM_DEBUG"):
-            raise
-        print(f"scriptorium train: unexpected {type(exc).__name__}: {exc} (set SCRIPTORIUM_DEBUG=1 for the "
-              "traceback, and please report it)", file=sys.stderr)
-        return 1
+    # a state that does not match the options: a person's mistake (exit 2)
+    report, code = _guarded(lambda: train_reader(cfg, log=lambda m: print(m, flush=True)), (ValueError,))
+    if report is None:
+        return code
     ev = report.get("eval") or {}
     print(f"done in {(time.perf_counter() - t0) / 60:.1f} min wall time: {report.get('steps')} steps, "
           f"{report.get('lines_seen')} lines; held-out CER {ev.get('cer')} (recogniser {ev.get('rec_cer')}), "
           f"TPF {ev.get('tpf')}; bar {verdict(report)}; model card: {out / 'MODEL_CARD.md'}", flush=True)
     return 0
+
+
+def _guarded(run, mistakes: tuple[type[BaseException], ...]):
+    """(report, 0) from `run()`, or (None, exit code) with one line on stderr: 2 for the `mistakes` a person can
+    fix, 1 for a bug (a message, never a traceback, unless SCRIPTORIUM_DEBUG is set)."""
+    try:
+        return run(), 0
+    except mistakes as exc:
+        print(f"scriptorium train: {exc}", file=sys.stderr)
+        return None, 2
+    except Exception as exc:  # noqa: BLE001 - a bug must still end in a message, not a traceback
+        if os.environ.get("SCRIPTORIUM_DEBUG"):
+            raise
+        print(f"scriptorium train: unexpected {type(exc).__name__}: {exc} (set SCRIPTORIUM_DEBUG=1 for the "
+              "traceback, and please report it)", file=sys.stderr)
+        return None, 1
