@@ -306,6 +306,47 @@ def test_3_ctrl_c_during_a_layout_ends_convert_within_a_second(graph, tmp_path):
     assert proc.returncode == 130 and "Traceback" not in out + err, err
 
 
+def test_3_an_interrupt_native_code_turns_into_another_error_still_cancels_the_run(sample):
+    """PyMuPDF turns a KeyboardInterrupt raised inside its write callback into a "Director error": once the run's
+    token is set, that error is a cancel, not a failed layout read as a whole page and a finished run."""
+    from app.core.engines import CancelToken
+    from app.core.layout import PageLayout
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    cancel = CancelToken()
+
+    class SwallowingLayout(PageLayout):
+        def analyse(self, *args, **kwargs):
+            cancel.cancel()  # what the Ctrl+C handler does first
+            raise RuntimeError("Director error: <class 'KeyboardInterrupt'>")
+
+    events = []
+    pipe = Pipeline(PipelineOptions(engine="classic"), emit=events.append, cancel=cancel, layout=SwallowingLayout())
+    out = pipe.run(sample)
+    pipe.close()
+    names = [type(e).__name__ for e in events]
+    assert out.cancelled and "RunCancelled" in names and "RunFinished" not in names
+    assert not any(type(e).__name__ == "ErrorRaised" and "layout failed" in e.message for e in events)
+
+
+def test_3_ctrl_c_during_the_layout_sets_the_token_and_a_second_one_raises():
+    from app.commands.convert import _Interrupts
+    from app.core.engines import CancelToken
+
+    _Interrupts.cancel, _Interrupts.armed, _Interrupts.phase = CancelToken(), True, "layout"
+    try:
+        _Interrupts.handler(signal.SIGINT, None)  # no exception inside PyMuPDF's callbacks: the layout wait polls
+        assert _Interrupts.cancel.cancelled
+        with pytest.raises(KeyboardInterrupt):
+            _Interrupts.handler(signal.SIGINT, None)
+        _Interrupts.cancel, _Interrupts.phase = CancelToken(), "decoding"
+        with pytest.raises(KeyboardInterrupt):
+            _Interrupts.handler(signal.SIGINT, None)
+        assert _Interrupts.cancel.cancelled
+    finally:
+        _Interrupts.cancel, _Interrupts.armed, _Interrupts.phase = None, False, ""
+
+
 # --- 4: pages of headers and footers only ----------------------------------------------------------------------------
 
 def test_4_a_document_of_headers_and_footers_only_warns_and_exits_4(tmp_path):

@@ -234,20 +234,39 @@ def _run(args: argparse.Namespace) -> int:
 
 
 class _Interrupts:
-    """Ctrl+C while a document is being read or written raises KeyboardInterrupt (the run is cancelled, the trace
-    closed, "interrupted", exit 130); while opening a document or loading a model — nothing is being written, and
-    the time goes into imports and native loaders — the process leaves at once, quietly (app.quiet_exit)."""
+    """Ctrl+C while a document is being read or written cancels the run (the trace closed, "interrupted", exit 130,
+    nothing half-written); while opening a document or loading a model — nothing is being written, and the time goes
+    into imports and native loaders — the process leaves at once, quietly (app.quiet_exit).
+
+    The run's cancel token is set first, so a KeyboardInterrupt that native code swallows (PyMuPDF turns one raised
+    inside its write callback into a "Director error") still ends the run. During the layout no KeyboardInterrupt
+    is raised at all: the wait on the layout child polls the token, and raising inside PyMuPDF's callbacks is what
+    turned Ctrl+C into a failed layout and a finished run."""
 
     armed = False
+    phase = ""
+    cancel = None  # the CancelToken of the run in progress
     ARMED_PHASES = frozenset({"rendering", "layout", "decoding", "encoding", "assembling"})
+    COOPERATIVE_PHASES = frozenset({"layout"})
 
     @classmethod
     def handler(cls, signum, frame) -> None:
         if cls.armed:
+            first = cls.cancel is not None and not cls.cancel.cancelled
+            if cls.cancel is not None:
+                cls.cancel.cancel()
+            if first and cls.phase in cls.COOPERATIVE_PHASES:
+                return  # the layout wait sees the token within a poll; a second Ctrl+C raises
             raise KeyboardInterrupt
         from app import quiet_exit
 
         quiet_exit()
+
+
+def _interrupted(inp: Path, progress) -> int:
+    progress.clear()
+    print(f"{inp.name}: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _take_over_interrupts():
@@ -291,6 +310,7 @@ def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, tra
     def emit(event) -> None:
         if isinstance(event, PhaseChanged):
             _Interrupts.armed = event.phase in _Interrupts.ARMED_PHASES
+            _Interrupts.phase = event.phase
         if trace is not None:
             trace(event)
         if isinstance(event, ErrorRaised) and not event.fatal:
@@ -305,18 +325,24 @@ def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, tra
         print(f"error: {exc}", file=sys.stderr)
         print(f"{inp.name}: failed (output)")
         return EXIT_INPUT
-    cancel = CancelToken()
+    cancel = _Interrupts.cancel = CancelToken()
     pipe = Pipeline(options, emit=emit, cancel=cancel, engine=models["engine"], layout=models["layout"])
     t0 = time.perf_counter()
     try:
         out = pipe.run(inp)
+        if cancel.cancelled:  # Ctrl+C reached the run as a cancel (or as an exception native code swallowed)
+            raise KeyboardInterrupt
         files = pipe.write(out_dir, stem)
     except PipelineError as exc:
+        if cancel.cancelled:
+            return _interrupted(inp, progress)
         progress.clear()
         print(f"error: {exc}", file=sys.stderr)
         print(f"{inp.name}: failed ({exc.kind})")
         return EXIT_ENGINE if exc.kind in ("engine", "layout") else EXIT_INPUT
     except Exception as exc:  # noqa: BLE001 - a bug must still end in a message, not a traceback
+        if cancel.cancelled:
+            return _interrupted(inp, progress)
         if os.environ.get("SCRIPTORIUM_DEBUG"):
             raise
         progress.clear()
@@ -326,9 +352,7 @@ def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, tra
         return EXIT_INPUT
     except KeyboardInterrupt:
         cancel.cancel()
-        progress.clear()
-        print(f"{inp.name}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED  # `finally` closes the document (and the caller the trace)
+        return _interrupted(inp, progress)  # `finally` closes the document (and the caller the trace)
     finally:
         _Interrupts.armed = False  # all written (or nothing): leaving at once loses nothing
         pipe.close()

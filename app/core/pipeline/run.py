@@ -298,6 +298,7 @@ class Pipeline:
                                   where="layout", fatal=False))
             regions, source = self._whole_page(index, image, dpi), "page"
         except Exception as exc:  # noqa: BLE001 - a layout failure on one page falls back to the whole page
+            self.cancel.check()  # an interrupt native code turned into another exception is still a cancel
             self.emit(ErrorRaised(f"{doc.name}: layout failed on page {index + 1} ({exc}); the whole page is read "
                                   "as one region", where="layout", fatal=False))
             regions, source = self._whole_page(index, image, dpi), "page"
