@@ -71,6 +71,9 @@ class RegionResult:
     tokens: list[int] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
     cancelled: bool = False
+    # the log-probability the model gave each output token (same length as `tokens`), or empty when the engine
+    # (or the server) reports none: block confidence is derived from it, never invented
+    logprobs: list[float] = field(default_factory=list)
 
 
 @dataclass
