@@ -94,8 +94,10 @@ def record_result(region: Region, text: str, stats: dict[str, Any], *, cancelled
     region.text = text
     region.extra["engine"] = engine
     region.extra["stats"] = dict(stats)
-    region.flags = [f for f in region.flags if f not in ("error", "cancelled")]
+    region.flags = [f for f in region.flags if f not in ("error", "cancelled", "truncated")]
     if stats.get("error"):
         region.flags.append("error")
+    if stats.get("truncated"):  # cut at the token budget: shown and counted, never done
+        region.flags.append("truncated")
     if cancelled:
         region.flags.append("cancelled")

@@ -50,6 +50,7 @@ ENGINES: dict[str, EngineSpec] = {
         EngineSpec("builtin", "Built-in model (self-speculative)", "region", "app.core.engines.builtin:open_engine", "builtin", "rounds"),
         EngineSpec("builtin-ar", "Built-in model, autoregressive", "region", "app.core.engines.builtin:open_ar", "builtin", ""),
         EngineSpec("classic", "Classic OCR (RapidOCR, CPU)", "region", "app.core.engines.classic:open_engine", "", ""),
+        EngineSpec("remote", "Remote server (SGLang, vLLM, OpenAI-compatible)", "region", "app.core.engines.remote:open_engine", "", ""),
     )
 }
 

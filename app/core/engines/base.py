@@ -6,7 +6,8 @@ Two shapes of engine exist:
 
 The Protocols list everything the pipeline uses; every engine implements all of it (no `getattr` with a default,
 no signature inspection). Event contract of a region engine: for every `decode_region` that returns, it has emitted
-exactly one RegionStarted and one RegionFinished for `region_id`; when it raises, the pipeline reports the failure.
+exactly one RegionFinished for `region_id`, after a RegionStarted (a remote engine that retries a request starts the
+region again); when it raises, the pipeline reports the failure.
 A document engine emits its generation's events under its own stream id and hands each completed block to
 `on_blocks` (plain Regions in the pixels of the page images it was given); it never emits LayoutDone or run
 lifecycle events: the pipeline owns those.
@@ -89,6 +90,7 @@ class Engine(Protocol):
     kind: str  # "region" | "document"
     device: str  # where it computes ("cpu", "cuda:0", …)
     input_dpi: float  # the DPI the pipeline renders its input at (crops for region engines, pages for document ones)
+    concurrency: int  # regions it reads at once: 1 for a local model (one lane), N for servers (the scheduler's cap)
 
     def close(self) -> None:
         """Release the model (the worker drops an engine when the person picks another)."""

@@ -69,6 +69,7 @@ class ReaderEngine:
     """RapidOCR's detector and recogniser + the built-in decoder, one region at a time."""
 
     kind = "region"
+    concurrency = 1
     title = "Built-in model (PP-OCRv6 recogniser + GlmOcr decoder, self-speculative)"
     input_dpi = 200.0  # crops are rendered at this DPI (10-pt text: lines about 28 px high)
 
@@ -267,6 +268,7 @@ class LegacyBuiltinEngine:
     """A vision-tower checkpoint (`train --recipe vision`): projection-profile lines, GLM-OCR decoders."""
 
     kind = "region"
+    concurrency = 1
     input_dpi = 200.0
 
     def __init__(self, inner, *, name: str = "builtin", line_height: int = 32) -> None:

@@ -97,6 +97,7 @@ class ClassicEngine:
     title = "Classic OCR (RapidOCR, CPU)"
     device = "cpu"  # ONNX Runtime on the CPU
     input_dpi = 200.0  # crops are rendered at this DPI for recognition
+    concurrency = 1
 
     def __init__(self, min_score: float = 0.3, *, name: str = "classic") -> None:
         self.name = name

@@ -74,6 +74,7 @@ class GlmOcrEngine:
     """A loaded GLM-OCR-family checkpoint decoding regions in `mode` "selfspec" or "ar"."""
 
     kind = "region"
+    concurrency = 1  # one lane owns the model
 
     def __init__(self, loaded: "LoadedModel", *, name: str, mode: str, block_size: int = 0,
                  max_new_tokens: int | None = None) -> None:

@@ -116,6 +116,7 @@ class Detokenizer:
 
 class UnlimitedEngine:
     kind = "document"
+    concurrency = 1
 
     def __init__(self, loaded, *, name: str = "unlimited", mode: str = "auto", cache: str = "static",
                  max_total_tokens: int = MAX_TOTAL_TOKENS, max_new_tokens: int | None = None,

@@ -1,0 +1,48 @@
+"""Where the asyncio side of a run executes: the host loop when one is installed and running (the app's qasync loop,
+on the GUI thread), else a fresh `asyncio.run` on the calling thread (`convert`, benches, tests).
+
+Network requests to OCR servers run on that loop; local model work stays in the one worker lane. A caller on the
+worker lane hands its coroutine to the host loop and waits for the result there, so the lane stays the only owner
+of the model and of the open document while requests run concurrently on the loop.
+
+What must never live here: Qt (the app installs its loop with `set_host_loop`), engines, the pipeline.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from typing import Awaitable, Callable, TypeVar
+
+T = TypeVar("T")
+_host: asyncio.AbstractEventLoop | None = None
+_host_thread: int | None = None
+
+
+def set_host_loop(loop: asyncio.AbstractEventLoop | None) -> None:
+    """Install (or, with None, remove) the loop that runs every run's asyncio side; call it on the loop's thread."""
+    global _host, _host_thread
+    _host, _host_thread = loop, (threading.get_ident() if loop is not None else None)
+
+
+def host_loop() -> asyncio.AbstractEventLoop | None:
+    return _host
+
+
+class LoopGone(RuntimeError):
+    """The host loop stopped while a run waited on it (the app is closing)."""
+
+
+def run_async(make: Callable[[], Awaitable[T]]) -> T:
+    """Run the coroutine `make()` to its end and return its result (or raise its exception)."""
+    host = _host
+    if host is not None and host.is_running() and threading.get_ident() != _host_thread:
+        future = asyncio.run_coroutine_threadsafe(make(), host)
+        while True:
+            try:
+                return future.result(timeout=0.1)
+            except concurrent.futures.TimeoutError:
+                if not host.is_running() or host.is_closed():
+                    future.cancel()
+                    raise LoopGone("the event loop stopped while requests were in flight") from None
+    return asyncio.run(make())

@@ -1,0 +1,396 @@
+"""The remote engine: regions read by OpenAI-compatible OCR servers (SGLang, vLLM, `transformers serve`).
+
+One request per region: `POST /v1/chat/completions` with the crop as a base64 PNG data URL and the model family's
+prompt (`reference/remote.md`), temperature 0, the task's token budget, streamed so the text reaches the views as
+it is written. `finish_reason == "length"` marks the region truncated (its stats say so; never done). Requests go to
+the least busy of the servers; a 429, a 5xx or a broken connection is retried with exponential backoff (tenacity),
+on another server when there is one; other failures and exhausted retries raise, and the scheduler flags the region.
+
+The API key is read from an environment variable (its NAME is the setting) and goes into the Authorization header
+only: never into stats, events, traces or logs. Servers are checked when the engine opens (`/health`,
+`/v1/models`); an unreachable one is an EngineUnavailable that names it.
+
+Concurrency: `concurrency` requests per server (the region scheduler keeps that many in flight). The async method
+`decode_region_async` is what the scheduler runs; `decode_region` runs it on the host loop (app.core.aio).
+
+What must never live here: Qt, the region scheduler (app.core.pipeline.scheduler), page assembly.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import os
+import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.core.engines import remote_stats
+from app.core.engines.base import CancelToken, Emit, EngineUnavailable, RegionResult, no_emit
+from app.core.engines.glmocr import clean_text
+from app.core.events import RegionFinished, RegionStarted, TokensCommitted
+from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
+
+DEFAULT_KEY_VARIABLE = "SCRIPTORIUM_API_KEY"
+DEFAULT_CONCURRENCY = 8  # requests in flight per server
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How one model family is asked: prompts per task, the order of image and text, server-specific extras."""
+
+    name: str
+    title: str
+    prompts: dict[str, str]
+    text_first: bool = False
+    gravity: bool = False  # GravityOCR's SGLang worker: tokens per forward = accept length / 2
+    sglang_extra: dict[str, Any] = field(default_factory=dict)
+    vllm_extra: dict[str, Any] = field(default_factory=dict)
+
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (
+    Profile("glmocr", "GLM-OCR (regions)", dict(TASK_PROMPTS)),
+    Profile("gravity", "GravityOCR on its SGLang patch (regions)", dict(TASK_PROMPTS), gravity=True),
+    # Unlimited-OCR reads a whole page per request (baidu/Unlimited-OCR infer.py): the text first, its n-gram
+    # blocker with the single-page window; SGLang runs the real sliding window, vLLM its masked variant
+    Profile("unlimited", "Unlimited-OCR (one page per request)", {"text": "document parsing."}, text_first=True,
+            sglang_extra={"skip_special_tokens": False,
+                          "custom_params": {"ngram_size": 35, "window_size": 128}},
+            vllm_extra={"skip_special_tokens": False}),
+)}
+
+
+class Transient(RuntimeError):
+    """A failure worth another try: 429, a 5xx, a refused or broken connection, a stream cut short."""
+
+
+class RemoteError(RuntimeError):
+    """A server refused the request for good (4xx other than 429, a malformed answer)."""
+
+
+@dataclass
+class Server:
+    url: str  # the root, without /v1
+    flavour: str = "openai"  # sglang | vllm | openai (read from /v1/models' owned_by)
+    in_flight: int = 0
+    requests: int = 0
+    failures: int = 0
+    metrics_before: dict[str, float] | None = None
+
+    @property
+    def chat_url(self) -> str:
+        return f"{self.url}/v1/chat/completions"
+
+
+def server_root(url: str) -> str:
+    url = url.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise EngineUnavailable(f"server address {url!r} must start with http:// or https://")
+    return url[:-3] if url.endswith("/v1") else url
+
+
+def png_data_url(image: "Image.Image") -> str:
+    buf = io.BytesIO()
+    image.convert("RGB").save(buf, "PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+class RemoteEngine:
+    kind = "region"
+    input_dpi = 200.0  # crops are rendered at this DPI, as for the local GLM-OCR engines
+
+    def __init__(self, servers: list[str], *, model: str = "", name: str = "remote", profile: str = "glmocr",
+                 concurrency: int = DEFAULT_CONCURRENCY, api_key_env: str = DEFAULT_KEY_VARIABLE,
+                 max_new_tokens: int | None = None, stream: bool = True, retries: int = 3, backoff_s: float = 0.5,
+                 timeout_s: float = 600.0, check: bool = True) -> None:
+        if not servers:
+            raise EngineUnavailable("the remote engine needs at least one --server URL")
+        if profile not in PROFILES:
+            raise EngineUnavailable(f"unknown remote profile {profile!r}; choose one of: {', '.join(PROFILES)}")
+        self.name = name
+        self.profile = PROFILES[profile]
+        self.servers = [Server(server_root(u)) for u in servers]
+        self.model = model
+        self.concurrency = max(1, int(concurrency)) * len(self.servers)
+        self.device = "remote: " + ", ".join(s.url for s in self.servers)
+        self.max_new_tokens = max_new_tokens
+        self.stream = stream
+        self.retries, self.backoff_s, self.timeout_s = max(0, int(retries)), float(backoff_s), float(timeout_s)
+        self.api_key_env = api_key_env
+        self._key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self.in_flight = self.max_in_flight = 0
+        self._client = None
+        self._spec: list[dict[str, Any]] = []
+        if check:
+            self.check_servers()
+
+    def __repr__(self) -> str:  # never the key
+        return f"RemoteEngine({[s.url for s in self.servers]}, model={self.model!r}, profile={self.profile.name!r})"
+
+    # --- servers ---------------------------------------------------------------------------------------------
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
+
+    def check_servers(self) -> None:
+        """`/health` and `/v1/models` of every server; the model name from the first server when none is given."""
+        import httpx2
+
+        for s in self.servers:
+            try:
+                with httpx2.Client(timeout=10.0, headers=self._headers()) as client:
+                    health = client.get(f"{s.url}/health")
+                    models = client.get(f"{s.url}/v1/models")
+            except httpx2.HTTPError as exc:
+                raise EngineUnavailable(f"the OCR server {s.url} cannot be reached ({type(exc).__name__}: {exc}); "
+                                        "is it running, and is the address right?") from None
+            if models.status_code in (401, 403):
+                raise EngineUnavailable(f"the OCR server {s.url} refused the API key (HTTP {models.status_code}); "
+                                        f"set it in the environment variable {self.api_key_env}")
+            if health.status_code >= 500 or models.status_code != 200:
+                raise EngineUnavailable(f"the OCR server {s.url} is not ready (/health: HTTP {health.status_code}, "
+                                        f"/v1/models: HTTP {models.status_code})")
+            served = [m for m in (models.json().get("data") or []) if isinstance(m, dict)]
+            owners = {str(m.get("owned_by", "")).lower() for m in served}
+            s.flavour = "sglang" if "sglang" in owners else "vllm" if "vllm" in owners else "openai"
+            if not self.model and served:
+                self.model = str(served[0].get("id", ""))
+            s.metrics_before = self._read_metrics(s)
+        if not self.model:
+            raise EngineUnavailable(f"{self.servers[0].url} lists no model; name one with --remote-model")
+
+    def _read_metrics(self, server: Server) -> dict[str, float] | None:
+        import httpx2
+
+        try:
+            resp = httpx2.get(f"{server.url}/metrics", timeout=5.0, headers=self._headers())
+        except httpx2.HTTPError:
+            return None
+        return remote_stats.parse_prometheus(resp.text) if resp.status_code == 200 else None
+
+    def _pick(self, avoid: Server | None = None) -> Server:
+        pool = [s for s in self.servers if s is not avoid] or self.servers
+        return min(pool, key=lambda s: (s.in_flight, s.failures, s.requests))
+
+    def server_stats(self) -> list[dict[str, Any]]:
+        """Per server: requests, failures and the speculative statistics it reports (`spec`: None when none)."""
+        per_request = remote_stats.merge(self._spec)
+        out = []
+        for s in self.servers:
+            spec = per_request
+            if spec is None and s.metrics_before is not None:
+                after = self._read_metrics(s)
+                spec = remote_stats.from_prometheus(s.metrics_before, after) if after is not None else None
+            out.append({"url": s.url, "flavour": s.flavour, "requests": s.requests, "failures": s.failures,
+                        "spec": spec})
+        return out
+
+    # --- requests --------------------------------------------------------------------------------------------
+    def budget(self, task: str) -> int:
+        return int(self.max_new_tokens or MAX_NEW_TOKENS.get(task, 512))
+
+    def request_body(self, image: "Image.Image", task: str, server: Server) -> dict[str, Any]:
+        prompt = self.profile.prompts.get(task)
+        if prompt is None:
+            raise ValueError(f"task {task!r} is not read by the {self.profile.title} profile")
+        parts = [{"type": "image_url", "image_url": {"url": png_data_url(image)}}, {"type": "text", "text": prompt}]
+        if self.profile.text_first:
+            parts.reverse()
+        body: dict[str, Any] = {"model": self.model, "messages": [{"role": "user", "content": parts}],
+                                "temperature": 0, "max_tokens": self.budget(task), "stream": self.stream}
+        if self.stream:
+            body["stream_options"] = {"include_usage": True}
+        if server.flavour in ("sglang", "vllm"):
+            body.update(top_k=1, logprobs=True)
+            body.update(self.profile.sglang_extra if server.flavour == "sglang" else self.profile.vllm_extra)
+            if server.flavour == "sglang" and not self.stream:
+                body["return_meta_info"] = True
+        return body
+
+    @asynccontextmanager
+    async def session(self):
+        """One HTTP connection pool for the requests of a run (on the running loop)."""
+        import httpx2
+
+        if self._client is not None:
+            yield self
+            return
+        limits = httpx2.Limits(max_connections=self.concurrency + 4)
+        async with httpx2.AsyncClient(timeout=httpx2.Timeout(self.timeout_s, connect=10.0), limits=limits) as client:
+            self._client = client
+            try:
+                yield self
+            finally:
+                self._client = None
+
+    async def decode_region_async(self, image: "Image.Image", task: str, *, region_id: str, page: int = 0,
+                                  emit: Emit = no_emit, cancel: CancelToken | None = None) -> RegionResult:
+        """Read one region on a server, retrying transient failures; raises when it cannot be read."""
+        from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
+        if self._client is None:
+            async with self.session():
+                return await self.decode_region_async(image, task, region_id=region_id, page=page, emit=emit,
+                                                      cancel=cancel)
+        t0 = time.perf_counter()
+        last: list[Server | None] = [None]
+        attempts = 0
+        async for attempt in AsyncRetrying(stop=stop_after_attempt(self.retries + 1), reraise=True,
+                                           retry=retry_if_exception_type(Transient),
+                                           wait=wait_exponential_jitter(initial=self.backoff_s, max=30.0)):
+            with attempt:
+                attempts += 1
+                server = self._pick(avoid=last[0])
+                last[0] = server
+                result = await self._request(server, image, task, region_id, page, emit, t0, attempts)
+        return result
+
+    async def _request(self, server: Server, image, task: str, region_id: str, page: int, emit: Emit, t0: float,
+                       attempt: int) -> RegionResult:
+        import httpx2
+
+        body = self.request_body(image, task, server)
+        emit(RegionStarted(region_id, page, task, self.name, 0, body["max_tokens"]))
+        reply = _Reply(gravity=self.profile.gravity)
+        server.in_flight += 1
+        server.requests += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.stream:
+                async with self._client.stream("POST", server.chat_url, json=body, headers=self._headers()) as resp:
+                    await _check_status(resp, server)
+                    async for line in resp.aiter_lines():
+                        if reply.feed_line(line, emit, region_id):
+                            break
+            else:
+                resp = await self._client.post(server.chat_url, json=body, headers=self._headers())
+                await _check_status(resp, server)
+                reply.feed(resp.json(), emit, region_id)
+            if reply.finish is None:
+                raise Transient(f"{server.url} closed the answer before it finished")
+        except httpx2.TransportError as exc:
+            server.failures += 1
+            raise Transient(f"{server.url}: {type(exc).__name__}: {exc or 'connection lost'}") from None
+        except Transient:
+            server.failures += 1
+            raise
+        except asyncio.CancelledError:  # Cancel: the request is dropped (the server aborts it); report the part read
+            emit(RegionFinished(region_id, clean_text(reply.text), self._stats(reply, server, t0, attempt),
+                                cancelled=True))
+            raise
+        finally:
+            server.in_flight -= 1
+            self.in_flight -= 1
+        stats = self._stats(reply, server, t0, attempt)
+        if reply.spec:
+            self._spec.append(reply.spec)
+        text = clean_text(reply.text)
+        emit(RegionFinished(region_id, text, stats, False, []))
+        return RegionResult(region_id, text, [], stats, False, logprobs=reply.logprobs)
+
+    def _stats(self, reply: "_Reply", server: Server, t0: float, attempt: int) -> dict[str, Any]:
+        usage = reply.usage or {}
+        stats: dict[str, Any] = {
+            "engine": self.name, "server": server.url, "model": self.model, "profile": self.profile.name,
+            "stopped": {"stop": "stop", "length": "max_new_tokens"}.get(reply.finish or "", reply.finish or ""),
+            "tokens": int(usage.get("completion_tokens") or reply.pieces),
+            "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+            "request_ms": round((time.perf_counter() - t0) * 1e3, 1), "attempts": attempt, "device": self.device,
+        }
+        if reply.finish == "length":
+            stats["truncated"] = True
+        if reply.spec:
+            stats["spec"] = reply.spec
+        return stats
+
+    def decode_region(self, image: "Image.Image", task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
+                      cancel: CancelToken | None = None) -> RegionResult:
+        from app.core.aio import run_async
+
+        return run_async(lambda: self.decode_region_async(image, task, region_id=region_id, page=page, emit=emit,
+                                                          cancel=cancel))
+
+    def close(self) -> None:
+        self._client = None
+
+
+async def _check_status(resp, server: Server) -> None:
+    if resp.status_code == 200:
+        return
+    detail = (await resp.aread()).decode("utf-8", "replace")[:300]
+    message = f"{server.url} answered HTTP {resp.status_code}: {detail}"
+    if resp.status_code in RETRY_STATUS:
+        raise Transient(message)
+    raise RemoteError(message)
+
+
+class _Reply:
+    """What one answer said so far: text pieces, finish reason, usage, log-probabilities, speculative stats."""
+
+    def __init__(self, *, gravity: bool = False) -> None:
+        self.gravity = gravity
+        self.parts: list[str] = []
+        self.pieces = 0
+        self.finish: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.logprobs: list[float] = []
+        self.spec: dict[str, Any] | None = None
+        self.t_last = time.perf_counter()
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def feed_line(self, line: str, emit: Emit, region_id: str) -> bool:
+        """One server-sent-events line; True at the end of the stream."""
+        if not line.startswith("data:"):
+            return False
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return True
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise RemoteError(f"the server sent a line that is not JSON: {data[:120]!r}") from None
+        self.feed(chunk, emit, region_id)
+        return False
+
+    def feed(self, chunk: dict[str, Any], emit: Emit, region_id: str) -> None:
+        if chunk.get("error"):
+            raise Transient(f"the server reported an error: {str(chunk['error'])[:200]}")
+        for choice in chunk.get("choices") or []:
+            piece = (choice.get("delta") or choice.get("message") or {}).get("content") or ""
+            if piece:
+                now = time.perf_counter()
+                emit(TokensCommitted(region_id, self.pieces, [], piece, round((now - self.t_last) * 1e3, 2)))
+                self.parts.append(piece)
+                self.pieces += 1
+                self.t_last = now
+            content = (choice.get("logprobs") or {}).get("content") or []
+            self.logprobs.extend(float(t["logprob"]) for t in content if t.get("logprob") is not None)
+            if choice.get("finish_reason"):
+                self.finish = str(choice["finish_reason"])
+            if choice.get("meta_info"):
+                self.spec = remote_stats.from_sglang_meta(choice["meta_info"], gravity=self.gravity) or self.spec
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        if chunk.get("metrics"):
+            self.spec = remote_stats.from_vllm_metrics(chunk["metrics"]) or self.spec
+
+
+def open_engine(*, servers=None, server=None, model: str = "", remote_model: str = "", profile: str = "glmocr",
+                concurrency: int = DEFAULT_CONCURRENCY, api_key_env: str = DEFAULT_KEY_VARIABLE,
+                max_new_tokens: int | None = None, engine: str = "remote", **options: Any) -> RemoteEngine:
+    """The remote engine. Options: servers (URLs), remote_model (the served model's name; default: the first the
+    server lists), profile (glmocr | gravity | unlimited), concurrency (per server), api_key_env, max_new_tokens,
+    stream, retries, backoff_s, timeout_s."""
+    urls = list(servers or ([server] if server else []))
+    extra = {k: options[k] for k in ("stream", "retries", "backoff_s", "timeout_s", "check") if k in options}
+    return RemoteEngine(urls, model=remote_model or model, name=engine or "remote", profile=profile,
+                        concurrency=concurrency, api_key_env=api_key_env, max_new_tokens=max_new_tokens, **extra)
