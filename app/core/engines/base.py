@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
+    from contextlib import AbstractAsyncContextManager
+
     from PIL import Image
 
     from app.core.events import Event
@@ -98,6 +100,18 @@ class Engine(Protocol):
 
 class RegionEngine(Engine, Protocol):
     def decode_region(
+        self, image: "Image.Image", task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
+        cancel: CancelToken | None = None,
+    ) -> RegionResult: ...
+
+
+class ConcurrentRegionEngine(RegionEngine, Protocol):
+    """A region engine with `concurrency` > 1 (servers): the region scheduler runs its reads on an asyncio loop."""
+
+    def session(self) -> "AbstractAsyncContextManager[Any]":
+        """The connections of one run, opened on the running loop."""
+
+    async def decode_region_async(
         self, image: "Image.Image", task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
         cancel: CancelToken | None = None,
     ) -> RegionResult: ...

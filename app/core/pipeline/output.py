@@ -29,7 +29,7 @@ def rounded(v: float | None, nd: int = 4) -> float | None:
 
 
 def region_status(r: Region) -> str:
-    """pending | done | cancelled | failed | skipped, from the region alone (the pipeline and the review session
+    """pending | done | cancelled | truncated | failed | skipped, from the region alone (the pipeline and the review session
     record results on regions the same way: app.core.regions.record_result)."""
     if r.task not in DECODED_TASKS:
         return "skipped"
@@ -37,6 +37,8 @@ def region_status(r: Region) -> str:
         return "failed"
     if "cancelled" in r.flags:
         return "cancelled"
+    if "truncated" in r.flags:  # cut at its token budget: incomplete, never done
+        return "truncated"
     return "done" if "stats" in r.extra else "pending"
 
 

@@ -54,6 +54,7 @@ from app.core.pipeline.options import PipelineError, PipelineOptions, parse_page
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
+from app.core.pipeline.scheduler import decode_concurrently
 from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
 
 CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
@@ -221,10 +222,14 @@ class Pipeline:
 
             run_document_engine(self, indices)
             return
+        concurrent = self.engine.concurrency > 1  # servers: the region scheduler reads across pages
         for n, i in enumerate(indices):
             self.cancel.check()
             self.output.pages.append(self.layout_page(i, current=n + 1, total=len(indices)))
-            self.decode_page(i)
+            if not concurrent:
+                self.decode_page(i)
+        if concurrent:
+            decode_concurrently(self, indices)
 
     def _warn_margins_only(self, out: DocumentOutput) -> None:
         """A page whose only regions are headers, footers, page numbers... gives no Markdown: say so."""
@@ -249,6 +254,7 @@ class Pipeline:
             "tokens_per_s": round(tokens / dec_s, 2) if tokens and dec_s > 0 else 0.0,
             "seconds": round(seconds, 3), "cer": rounded(out.cer),
             "errors": sum("error" in r.flags for r in regions),
+            "truncated": sum("truncated" in r.flags for r in regions),
         }
 
     # -- per page ------------------------------------------------------------------------------------------------
@@ -335,16 +341,26 @@ class Pipeline:
         """(Re)decode the regions of page `index` (already laid out), except the ids in `keep`."""
         page = self.output.page(index)
         keep = set(keep)
-        todo = [r for r in page.regions if r.task in DECODED_TASKS and r.id not in keep]
+        if self.load_engine().concurrency > 1:
+            decode_concurrently(self, [index], keep)
+            return page
+        todo = self.regions_to_read(page, keep)
         t0 = time.perf_counter()
         for k, r in enumerate(todo):
             self.cancel.check()
             self.emit(PhaseChanged("decoding", detail=f"page {index + 1}", current=k + 1, total=len(todo)))
             self._decode_one(r)
+        return self.finish_page(page, t0)
+
+    def regions_to_read(self, page: PageOutput, keep: set[str] | Sequence[str] = ()) -> list[Region]:
+        return [r for r in page.regions if r.task in DECODED_TASKS and r.id not in keep]
+
+    def finish_page(self, page: PageOutput, t0: float) -> PageOutput:
+        """A page's regions are all read: compare it with its text layer and announce it."""
         page.decoded = True
         self.compare_page(page)
         page.ms += (time.perf_counter() - t0) * 1000
-        self.emit(PageFinished(index, len(page.regions), round(page.ms, 1)))
+        self.emit(PageFinished(page.index, len(page.regions), round(page.ms, 1)))
         return page
 
     def decode_regions(self, region_ids: Sequence[str]) -> list[Region]:

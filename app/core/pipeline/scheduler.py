@@ -1,0 +1,180 @@
+"""The region scheduler: which region is read next, how many at once, and when a result lands in the document.
+
+Regions are read concurrently up to the engine's declared `concurrency` (a local model: 1, in the one lane; an
+engine of servers: N requests in flight), earliest first: the priority is (document, page, reading order), so the
+first pages finish first. Results are applied in that order too (a fast late region waits for the slow early one
+before it is recorded), while the engine's events flow at once, each carrying its region id, so a view can follow
+one region while others run. Cancel stops dispatch and cancels the requests in flight (the engine drops the
+connection, which aborts the request on the server). A region whose read fails (the engine has already retried
+what is worth retrying) is flagged `error` with the reason, and the rest go on; a region cut at its token budget is
+flagged `truncated` and reported as a warning, never as done.
+
+The asyncio side runs where app.core.aio says (the app's qasync loop, else `asyncio.run`); the caller's thread
+renders the crops before dispatch, so the document stays with its owner.
+
+What must never live here: HTTP or model code (the engines), Qt, the lifecycle events (app.core.pipeline.run).
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from app.core.engines.base import Cancelled, CancelToken, Emit, RegionResult
+from app.core.events import ErrorRaised, PhaseChanged, RegionFinished
+from app.core.regions import Region, record_result
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
+
+CANCEL_POLL_S = 0.05
+
+
+@dataclass(order=True)
+class Job:
+    priority: tuple[int, int, int]  # (document, page, reading order)
+    region: Region = field(compare=False)
+    image: "Image.Image" = field(compare=False, repr=False)
+
+
+@dataclass
+class Outcome:
+    job: Job
+    result: RegionResult | None = None
+    error: BaseException | None = None
+    cancelled: bool = False
+
+
+class RegionScheduler:
+    """Reads jobs through an engine with `decode_region_async`, up to `engine.concurrency` at once."""
+
+    def __init__(self, engine, emit: Emit, cancel: CancelToken) -> None:
+        self.engine = engine
+        self.emit = emit
+        self.cancel = cancel
+        self.in_flight = self.max_in_flight = 0
+
+    async def run(self, jobs: Sequence[Job], apply: Callable[[Outcome], None]) -> None:
+        """Read every job; `apply(outcome)` is called once per job in priority order (on cancel: for the jobs that
+        finished, then Cancelled is raised)."""
+        order = sorted(jobs)
+        pending = list(reversed(order))  # pop() takes the earliest
+        done: dict[int, Outcome] = {}
+        index = {id(job): k for k, job in enumerate(order)}
+        applied = [0]
+
+        def flush() -> None:
+            while applied[0] in done:
+                apply(done.pop(applied[0]))
+                applied[0] += 1
+
+        async def lane() -> None:
+            while pending and not self.cancel.cancelled:
+                job = pending.pop()
+                outcome = Outcome(job)
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                try:
+                    outcome.result = await self.engine.decode_region_async(
+                        job.image, job.region.task, region_id=job.region.id, page=job.region.page, emit=self.emit,
+                        cancel=self.cancel)
+                except asyncio.CancelledError:
+                    outcome.cancelled = True
+                    done[index[id(job)]] = outcome
+                    raise
+                except Exception as exc:  # noqa: BLE001 - one failing region must not end the document
+                    outcome.error = exc
+                finally:
+                    self.in_flight -= 1
+                done[index[id(job)]] = outcome
+                flush()
+
+        async with self.engine.session():
+            lanes = [asyncio.ensure_future(lane()) for _ in range(max(1, min(self.engine.concurrency, len(order))))]
+            watcher = asyncio.ensure_future(self._watch(lanes))
+            try:
+                ended = await asyncio.gather(*lanes, return_exceptions=True)
+            finally:
+                watcher.cancel()
+        for what in ended:  # a lane ends by a bug only (a region's failure is its outcome): never swallow it
+            if isinstance(what, Exception):
+                raise what
+        if self.cancel.cancelled:
+            for k in sorted(done):  # what finished before Cancel stays (and the cut ones say so)
+                apply(done.pop(k))
+            raise Cancelled()
+        flush()
+
+    async def _watch(self, lanes: list[asyncio.Future]) -> None:
+        while not self.cancel.cancelled:
+            await asyncio.sleep(CANCEL_POLL_S)
+        for lane in lanes:
+            lane.cancel()
+
+
+def decode_concurrently(pipe, pages: Sequence[int], keep: Sequence[str] | set[str] = ()) -> None:
+    """Read the regions of laid-out pages `pages` of a Pipeline with its engine's concurrency; each page is finished
+    (`pipe.finish_page`) once all its regions are applied, in page order."""
+    from app.core.aio import run_async
+    import time
+
+    t0 = time.perf_counter()
+    todo = {i: pipe.regions_to_read(pipe.output.page(i), keep) for i in pages}
+    total = sum(len(v) for v in todo.values())
+    jobs = []
+    for i, regions in todo.items():
+        for r in regions:
+            pipe.cancel.check()
+            jobs.append(Job((0, i, r.order), r, pipe.document.crop(r.page, r.box_pt, pipe.ocr_dpi(r.page))))
+    left = {i: len(v) for i, v in todo.items()}
+    count = [0]
+    finished: list[int] = []
+
+    def finish_ready() -> None:
+        for i in pages:  # in page order: a page is finished once it and every earlier page are complete
+            if i in finished:
+                continue
+            if left[i]:
+                return
+            pipe.finish_page(pipe.output.page(i), t0)
+            finished.append(i)
+
+    def apply(outcome: Outcome) -> None:
+        region = outcome.job.region
+        apply_outcome(pipe, outcome)
+        count[0] += 1
+        pipe.emit(PhaseChanged("decoding", detail=f"page {region.page + 1}", current=count[0], total=total))
+        if not outcome.cancelled:
+            left[region.page] -= 1
+            finish_ready()
+
+    scheduler = RegionScheduler(pipe.engine, pipe.emit, pipe.cancel)
+    pipe.emit(PhaseChanged("decoding", detail=f"{total} regions, up to {pipe.engine.concurrency} at once",
+                           current=0, total=total))
+    finish_ready()  # pages with nothing to read
+    run_async(lambda: scheduler.run(jobs, apply))
+    pipe.scheduler_stats = {"max_in_flight": scheduler.max_in_flight}
+
+
+def apply_outcome(pipe, outcome: Outcome) -> None:
+    """Record one read on its region (the text, its stats and flags) and say what went wrong, if anything."""
+    region, engine = outcome.job.region, pipe.engine_name
+    name = pipe.document.name if pipe.document is not None else ""
+    if outcome.cancelled:
+        record_result(region, region.text, {}, cancelled=True, engine=engine)
+        return
+    if outcome.error is not None:
+        exc = outcome.error
+        reason = f"{type(exc).__name__}: {exc}"
+        pipe.emit(ErrorRaised(f"{name}: region {region.id} could not be read ({reason})", where="decoding",
+                              region_id=region.id, fatal=False))
+        stats: dict[str, Any] = {"error": str(exc)}
+        record_result(region, "", stats, cancelled=False, engine=engine)
+        pipe.emit(RegionFinished(region.id, "", stats))  # the engine raised: it did not finish the region
+        return
+    result = outcome.result
+    record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=engine)
+    if result.stats.get("truncated"):
+        pipe.emit(ErrorRaised(f"{name}: region {region.id} was cut at its limit of {result.stats.get('tokens')} "
+                              "tokens (truncated: its text is incomplete)", where="decoding", region_id=region.id,
+                              fatal=False))
