@@ -1,10 +1,13 @@
-"""`scriptorium convert INPUT... -o OUTDIR`: PDFs/images → Markdown + JSON (+ picture crops), headless.
+"""`scriptorium convert INPUT... -o OUTDIR`: PDFs/images (or folders of them) → Markdown + JSON (+ picture crops).
 
 For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json (`--formats`: any of md, json, html) and
 OUTDIR/<stem>_images/*.png as one unit (a later input whose stem an earlier one took gets "<stem>-2", "-3"...),
 shows a progress line on a terminal (pages, regions, tokens/s) and prints one summary line. The output folder is
 checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream
 as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<output stem>".
+A folder is walked recursively and its tree mirrored under OUTDIR; a per-page checkpoint in OUTDIR lets `--resume`
+skip the pages (and inputs) an earlier, interrupted run finished; batches end with a summary table
+(app.commands.batch). `--engine remote --server URL...` reads regions on OCR servers (app.core.engines.remote).
 
 Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
 bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded, or
@@ -32,7 +35,8 @@ MAX_DPI = 1200.0  # a page at 1200 DPI is already ~10k px a side
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="PDF or image files (PNG, JPEG, TIFF, WebP, BMP)")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="PDF or image files (PNG, JPEG, TIFF, WebP, BMP), or folders of them (walked recursively)")
     p.add_argument("-o", "--output", "--out", dest="output", required=True, metavar="OUTDIR", help="output folder")
     p.add_argument("--engine", default="auto", choices=ENGINE_CHOICES,
                    help="OCR engine (auto: GravityOCR when its weights are found, else built-in, else classic)")
@@ -59,8 +63,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout-timeout", type=_seconds, default=DEFAULT_LAYOUT_TIMEOUT_S, metavar="SECONDS",
                    help="time budget of one page's layout; past it the whole page is read as one region "
                         f"(default {DEFAULT_LAYOUT_TIMEOUT_S:g}; 0: none)")
+    p.add_argument("--resume", action="store_true",
+                   help="skip the pages and inputs an earlier run into the same OUTDIR finished (its checkpoint)")
+    add_remote_arguments(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.add_argument("-v", "--verbose", action="store_true", help="also show third-party warnings and log lines")
+
+
+def add_remote_arguments(p: argparse.ArgumentParser) -> None:
+    """The remote engine's options (also `bench remote`'s)."""
+    from app.core.engines.remote import DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, PROFILES
+
+    p.add_argument("--server", action="append", default=[], metavar="URL",
+                   help="OCR server for --engine remote (OpenAI-compatible, e.g. http://host:30000/v1); repeatable")
+    p.add_argument("--remote-model", default="", metavar="NAME", help="the served model's name (default: the first "
+                   "the server lists)")
+    p.add_argument("--remote-profile", default="glmocr", choices=tuple(PROFILES), help="prompts of the model family")
+    p.add_argument("--concurrency", type=positive(int), default=DEFAULT_CONCURRENCY,
+                   help=f"requests in flight per server (default {DEFAULT_CONCURRENCY})")
+    p.add_argument("--api-key-env", default=DEFAULT_KEY_VARIABLE, metavar="VAR",
+                   help=f"environment variable holding the servers' API key (default {DEFAULT_KEY_VARIABLE})")
+
+
+def remote_options(args: argparse.Namespace) -> dict:
+    return {"servers": list(args.server), "remote_model": args.remote_model, "profile": args.remote_profile,
+            "concurrency": args.concurrency, "api_key_env": args.api_key_env}
 
 
 def _formats(text: str) -> tuple[str, ...]:
@@ -80,82 +107,9 @@ def _seconds(text: str) -> float:
     return value
 
 
-class Progress:
-    """A one-line progress display on stderr (terminal only): pages, regions, tokens/s."""
-
-    def __init__(self, name: str, enabled: bool) -> None:
-        self.name, self.enabled = name, enabled
-        self.page = self.pages = self.region = self.regions = 0
-        self.tokens = 0
-        self.t_decode: float | None = None
-        self.phase = ""
-        self._last = 0.0
-
-    def __call__(self, event) -> None:
-        from app.core import events as ev
-
-        if isinstance(event, ev.PhaseChanged):
-            self.phase = event.phase
-            if event.phase in ("rendering", "layout"):
-                self.page, self.pages = event.current or self.page, event.total or self.pages
-            elif event.phase == "decoding":
-                self.region, self.regions = event.current, event.total
-                if self.t_decode is None:
-                    self.t_decode = time.perf_counter()
-        elif isinstance(event, ev.TokensCommitted):
-            self.tokens += len(event.tokens)
-        elif isinstance(event, ev.RoundVerified):
-            self.tokens += len(event.new_tokens)
-        self.draw()
-
-    @property
-    def rate(self) -> float:
-        if self.t_decode is None or not self.tokens:
-            return 0.0
-        return self.tokens / max(1e-6, time.perf_counter() - self.t_decode)
-
-    def draw(self, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not force and now - self._last < 0.1:
-            return
-        self._last = now
-        width = 20
-        within = max(0, self.region - 1) / self.regions if self.regions else 0.0
-        done = (max(0, self.page - 1) + within) / self.pages if self.pages else 0.0
-        bar = "#" * int(width * max(0.0, min(1.0, done)))
-        rate = f" · {self.rate:.1f} tok/s" if self.tokens else ""
-        line = (f"\r{self.name[:30]} [{bar:<{width}}] page {self.page}/{self.pages} · region {self.region}/"
-                f"{self.regions}{rate} · {self.phase}")
-        sys.stderr.write(line[:120].ljust(100))
-        sys.stderr.flush()
-
-    def clear(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 110 + "\r")
-            sys.stderr.flush()
-
-
 def _trace_path(trace: str, stem: str, several: bool) -> Path:
     t = Path(trace)
     return t.with_name(f"{t.stem}-{stem}{t.suffix or '.jsonl'}") if several else t
-
-
-def output_stems(inputs: list[str]) -> list[str]:
-    """One output stem per input: the file's stem, with "-2", "-3"... for a later input whose stem an earlier one
-    took (a/report.pdf and b/report.pdf must not overwrite each other's report.md)."""
-    taken: set[str] = set()
-    stems = []
-    for raw in inputs:
-        base = Path(raw).stem or "document"
-        stem, n = base, 1
-        while stem.lower() in taken:  # case-insensitive file systems would collide too
-            n += 1
-            stem = f"{base}-{n}"
-        taken.add(stem.lower())
-        stems.append(stem)
-    return stems
 
 
 def _open_trace(path: Path, meta: dict):
@@ -205,31 +159,56 @@ def _run(args: argparse.Namespace) -> int:
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
         formats=args.formats, layout_timeout=args.layout_timeout,
     )
+    if args.engine == "remote":
+        if not args.server:
+            print("error: --engine remote needs at least one --server URL", file=sys.stderr)
+            return EXIT_USAGE
+        options.engine_options.update(remote_options(args))
+    from app.commands.batch import (
+        BatchProgress, FileResult, discard_checkpoints, expand_inputs, page_count, print_summary,
+    )
+
+    items, empty = expand_inputs(args.inputs)
+    for folder in empty:
+        print(f"warning: {folder}: no documents or images in this folder", file=sys.stderr)
+    batch = len(items) > 1 or any(Path(raw).is_dir() for raw in args.inputs)
+    show = not args.quiet and sys.stderr.isatty()
+    progress = BatchProgress(sum(page_count(i.path) for i in items) if show else 0, len(items), show)
     models: dict[str, object] = {"engine": None, "layout": None}  # loaded once, reused for every input
-    worst = EXIT_OK
-    several = len(args.inputs) > 1
-    for raw, stem in zip(args.inputs, output_stems(args.inputs)):
-        trace = None
-        if args.trace:
-            trace_path = _trace_path(args.trace, stem, several)
+    worst = EXIT_WARNINGS if empty else EXIT_OK
+    results: list[FileResult] = []
+    try:
+        for item in items:
+            trace = None
+            if args.trace:
+                trace_path = _trace_path(args.trace, item.rel.as_posix().replace("/", "-"), len(items) > 1)
+                try:
+                    trace = _open_trace(trace_path, {"input": str(item.path)})
+                except OSError as exc:
+                    print(f"error: cannot write the trace file {trace_path}: {exc.strerror or exc}", file=sys.stderr)
+                    return EXIT_USAGE
+            result = FileResult(str(item.rel), "failed")
+            results.append(result)
             try:
-                trace = _open_trace(trace_path, {"input": str(raw)})
-            except OSError as exc:
-                print(f"error: cannot write the trace file {trace_path}: {exc.strerror or exc}", file=sys.stderr)
-                return EXIT_USAGE
-        try:
-            code = _convert_one(Path(raw), stem, out_dir, options, models, trace, args.quiet)
-        finally:
-            if trace is not None:
-                trace.close()
-        if code == EXIT_INTERRUPTED:
-            return code
-        if code == EXIT_INPUT or code == EXIT_ENGINE:
-            worst = code if worst in (EXIT_OK, EXIT_WARNINGS) else worst
-            if code == EXIT_ENGINE:
-                break  # the next input would fail the same way
-        elif code == EXIT_WARNINGS and worst == EXIT_OK:
-            worst = code
+                code = _convert_one(item, out_dir, options, models, trace, progress, result, args.resume)
+            finally:
+                if trace is not None:
+                    trace.close()
+            if code == EXIT_INTERRUPTED:
+                result.outcome = "interrupted"
+                return code
+            if code == EXIT_INPUT or code == EXIT_ENGINE:
+                worst = code if worst in (EXIT_OK, EXIT_WARNINGS) else worst
+                if code == EXIT_ENGINE:
+                    break  # the next input would fail the same way
+            elif code == EXIT_WARNINGS and worst == EXIT_OK:
+                worst = code
+        else:  # every input went through: nothing is left to resume
+            discard_checkpoints(out_dir)
+    finally:
+        progress.clear()
+        if batch and results:
+            print_summary(results)
     return worst
 
 
@@ -263,8 +242,7 @@ class _Interrupts:
         quiet_exit()
 
 
-def _interrupted(inp: Path, progress) -> int:
-    progress.clear()
+def _interrupted(inp: Path) -> int:
     print(f"{inp.name}: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
@@ -292,20 +270,30 @@ def _warm_imports() -> None:
     import app.core.textlayer  # noqa: F401
 
 
-def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, trace, quiet: bool) -> int:
+def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, result, resume: bool) -> int:
     """Convert one input; prints its summary line (or why it failed) and returns its exit code."""
     import os
 
+    from app.commands.batch import Checkpoint, checkpoint_settings, count_regions
     from app.core.engines import CancelToken
-    from app.core.events import ErrorRaised
+    from app.core.events import ErrorRaised, PageFinished, PhaseChanged
     from app.core.pipeline import Pipeline, PipelineError
+    from app.core.pipeline.output import check_output
 
-    progress = Progress(inp.name, not quiet and sys.stderr.isatty())
+    checkpoint = Checkpoint(out_dir, item, checkpoint_settings(options))
+    inp, stem, out_dir = item.path, item.rel.name, out_dir / item.rel.parent  # a folder's tree is mirrored
+    why = checkpoint.load() if resume and inp.is_file() else "no --resume"
+    if resume and not why and checkpoint.done:
+        progress.start_document(inp.name, len(checkpoint.pages))
+        print(f"{inp.name}: already converted (checkpoint), skipped")
+        result.outcome = "skipped"
+        return EXIT_OK
+    restored = dict(checkpoint.pages) if not why else {}
+    checkpoint.pages, checkpoint.done = {}, False
+    progress.start_document(inp.name, len(restored))
     warnings: list[str] = []
-
-    from app.core.events import PhaseChanged
-
     _Interrupts.armed = False
+    pipe = None
 
     def emit(event) -> None:
         if isinstance(event, PhaseChanged):
@@ -315,57 +303,100 @@ def _convert_one(inp: Path, stem: str, out_dir: Path, options, models: dict, tra
             trace(event)
         if isinstance(event, ErrorRaised) and not event.fatal:
             warnings.append(event.message)
+        if isinstance(event, PageFinished) and pipe is not None and pipe.output is not None:
+            checkpoint.page_finished(pipe.output.page(event.page), pipe.output.engine, pipe.output.layout)
         progress(event)
 
-    from app.core.pipeline.output import check_output
-
     try:  # before any decoding: a read-only folder must not cost the whole OCR first
+        out_dir.mkdir(parents=True, exist_ok=True)
         check_output(out_dir, stem, options.formats)
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(f"{inp.name}: failed (output)")
         return EXIT_INPUT
+    for page in restored.values():
+        checkpoint.pages[page.index] = page
     cancel = _Interrupts.cancel = CancelToken()
-    pipe = Pipeline(options, emit=emit, cancel=cancel, engine=models["engine"], layout=models["layout"])
+    run_options = _remaining(options, inp, restored)
+    pipe = Pipeline(run_options, emit=emit, cancel=cancel, engine=models["engine"], layout=models["layout"])
     t0 = time.perf_counter()
     try:
-        out = pipe.run(inp)
+        if run_options is None:  # every page was finished before: only the output set is left to write
+            out = _restored_output(pipe, inp, checkpoint)
+        else:
+            out = pipe.run(inp)
         if cancel.cancelled:  # Ctrl+C reached the run as a cancel (or as an exception native code swallowed)
             raise KeyboardInterrupt
+        if restored:
+            out.pages = sorted([*out.pages, *restored.values()], key=lambda pg: pg.index)
+            out.stats.update(pipe.document_stats(time.perf_counter() - t0))
         files = pipe.write(out_dir, stem)
+        checkpoint.done = True
+        checkpoint.save()
     except PipelineError as exc:
         if cancel.cancelled:
-            return _interrupted(inp, progress)
-        progress.clear()
+            return _interrupted(inp)
         print(f"error: {exc}", file=sys.stderr)
         print(f"{inp.name}: failed ({exc.kind})")
         return EXIT_ENGINE if exc.kind in ("engine", "layout") else EXIT_INPUT
     except Exception as exc:  # noqa: BLE001 - a bug must still end in a message, not a traceback
         if cancel.cancelled:
-            return _interrupted(inp, progress)
+            return _interrupted(inp)
         if os.environ.get("SCRIPTORIUM_DEBUG"):
             raise
-        progress.clear()
         print(f"error: {inp.name}: unexpected {type(exc).__name__}: {exc} (set SCRIPTORIUM_DEBUG=1 for the "
               "traceback, and please report it)", file=sys.stderr)
         print(f"{inp.name}: failed (internal error)")
         return EXIT_INPUT
     except KeyboardInterrupt:
         cancel.cancel()
-        return _interrupted(inp, progress)  # `finally` closes the document (and the caller the trace)
+        return _interrupted(inp)  # `finally` closes the document (and the caller the trace)
     finally:
         _Interrupts.armed = False  # all written (or nothing): leaving at once loses nothing
         pipe.close()
-    progress.clear()
     models["engine"], models["layout"] = pipe.engine, pipe.layout  # reuse the loaded models for the next input
     s = out.stats
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
+    counts = count_regions(out)
+    result.outcome = "warnings" if warnings else "converted"
+    result.done, result.failed, result.truncated, result.warnings = (counts["done"], counts["failed"],
+                                                                    counts["truncated"], len(warnings))
     cer = f", CER vs text layer {s['cer']:.1%}" if s.get("cer") is not None else ""
     rate = f", {s['tokens_per_s']:.1f} tok/s" if s.get("tokens_per_s") else ""
     flag = f", {count(len(warnings), 'warning')}" if warnings else ""
+    cut = f", {count(counts['truncated'], 'region')} truncated" if counts["truncated"] else ""
+    resumed = f", {count(len(restored), 'page')} from the checkpoint" if restored else ""
     written = next(iter(p for k, p in files.items() if k != "images"))
     print(f"{inp.name}: {count(s['pages'], 'page')}, {count(s['regions'], 'region')} ({s['decoded']} read, "
-          f"{count(s['pictures'], 'picture')}), engine {out.engine}, layout {out.layout}{rate}{cer}, "
+          f"{count(s['pictures'], 'picture')}{cut}), engine {out.engine}, layout {out.layout}{rate}{cer}{resumed}, "
           f"{time.perf_counter() - t0:.1f} s{flag} → {written}")
     return EXIT_WARNINGS if warnings else EXIT_OK
+
+
+def _remaining(options, inp: Path, restored: dict):
+    """The options for the pages a checkpoint does not hold yet (None: it holds them all)."""
+    if not restored:
+        return options
+    import dataclasses
+
+    from app.commands.batch import page_count
+    from app.core.pipeline.options import parse_pages
+
+    try:
+        wanted = parse_pages(options.pages, page_count(inp))
+    except ValueError:
+        return options  # the run says what is wrong with --pages
+    left = [i for i in wanted if i not in restored]
+    if not left:
+        return None
+    return dataclasses.replace(options, pages=",".join(str(i + 1) for i in left))
+
+
+def _restored_output(pipe, inp: Path, checkpoint):
+    from app.core.pipeline.output import DocumentOutput
+
+    doc = pipe.open(inp)
+    pipe.output = DocumentOutput(str(inp), checkpoint.engine, checkpoint.layout, doc.page_count,
+                                 warnings=list(doc.warnings))
+    return pipe.output

@@ -241,6 +241,10 @@ class Pipeline:
                                       "(--keep-headers reads them)",
                                       where="layout", fatal=False))
 
+    def document_stats(self, seconds: float) -> dict[str, Any]:
+        """The run's counts over the output as it stands now (e.g. after pages restored from a checkpoint)."""
+        return self._stats(seconds)
+
     def _stats(self, seconds: float) -> dict[str, Any]:
         out = self.output
         regions = list(out.regions())
