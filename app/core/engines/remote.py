@@ -160,6 +160,10 @@ class RemoteEngine:
             s.flavour = "sglang" if "sglang" in owners else "vllm" if "vllm" in owners else "openai"
             if not self.model and served:
                 self.model = str(served[0].get("id", ""))
+            names = [str(m.get("id", "")) for m in served]
+            if self.model and names and self.model not in names:
+                raise EngineUnavailable(f"the OCR server {s.url} does not serve {self.model!r} (it serves: "
+                                        f"{', '.join(names)}); name the model with --remote-model")
             s.metrics_before = self._read_metrics(s)
         if not self.model:
             raise EngineUnavailable(f"{self.servers[0].url} lists no model; name one with --remote-model")

@@ -1,0 +1,104 @@
+"""`python -m app bench remote --server URL [--server URL2] [--remote-model NAME]`: the region scheduler against
+real OCR servers, sequential vs concurrent, in one run over the same servers and the same regions.
+
+The sample document (repeated `--copies` times) is laid out once; its regions are then read twice through the
+region scheduler: one request at a time, then up to the engine's concurrency (`--concurrency` per server). Printed:
+pages/s of each, the most requests in flight at once, the requests each server got; the last line is
+`concurrent/sequential pages/s: X.XX (max in flight N)`.
+
+On a GPU server concurrency is where the throughput comes from (SGLang/vLLM batch the requests); on a CPU-only
+`transformers serve` it cannot speed compute up, so there the figure to read is that concurrency happens (N) and
+costs nothing (a ratio near 1).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def _layout(engine, copies: int):
+    """Regions (with their crops) of the sample document, `copies` times over, as scheduler jobs."""
+    from app.core.engines import CancelToken
+    from app.core.paths import sample_document
+    from app.core.pipeline import DocumentOutput, Pipeline, PipelineOptions
+    from app.core.pipeline.scheduler import Job
+    from app.core.regions import DECODED_TASKS
+
+    pipe = Pipeline(PipelineOptions(compare_text_layer=False), cancel=CancelToken(), engine=engine)
+    doc = pipe.open(sample_document())
+    pipe.output = DocumentOutput(doc.path if hasattr(doc, "path") else "", engine.name, "", doc.page_count)
+    jobs, pages = [], 0
+    try:
+        for i in range(doc.page_count):
+            page = pipe.layout_page(i)
+            crops = [(r, doc.crop(i, r.box_pt, pipe.ocr_dpi(i))) for r in page.regions if r.task in DECODED_TASKS]
+            for copy in range(copies):
+                jobs += [Job((copy, i, r.order), r, im) for r, im in crops]
+            pages += copies
+    finally:
+        pipe.close()
+    return jobs, pages
+
+
+def _read(engine, jobs, lanes: int) -> dict:
+    from app.core.aio import run_async
+    from app.core.engines import CancelToken
+    from app.core.pipeline.scheduler import RegionScheduler
+
+    engine.concurrency = lanes
+    before = [s.requests for s in engine.servers]
+    outcomes = []
+    scheduler = RegionScheduler(engine, lambda _e: None, CancelToken())
+    t0 = time.perf_counter()
+    run_async(lambda: scheduler.run(jobs, outcomes.append))
+    seconds = time.perf_counter() - t0
+    failed = [o.error for o in outcomes if o.error is not None]
+    if failed:
+        print(f"{len(failed)} of {len(jobs)} regions failed, e.g.: {type(failed[0]).__name__}: {failed[0]}",
+              file=sys.stderr)
+    return {"seconds": seconds, "max_in_flight": scheduler.max_in_flight, "failed": len(failed),
+            "per_server": [s.requests - b for s, b in zip(engine.servers, before)]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from app.commands.convert import add_remote_arguments, remote_options
+
+    p = argparse.ArgumentParser(prog="scriptorium bench remote", description=__doc__.split("\n\n")[0])
+    add_remote_arguments(p)
+    p.add_argument("--copies", type=int, default=2, help="times the sample document is read (default 2)")
+    p.add_argument("--max-new-tokens", type=int, default=64, help="token budget per region (default 64)")
+    args = p.parse_args(argv)
+    if not args.server:
+        p.error("give at least one --server URL (an OpenAI-compatible OCR server)")
+    from app.core.engines import EngineUnavailable, open_engine
+
+    try:
+        engine = open_engine("remote", **remote_options(args), max_new_tokens=args.max_new_tokens)
+    except EngineUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    lanes = engine.concurrency
+    jobs, pages = _layout(engine, max(1, args.copies))
+    _read(engine, jobs[:1], 1)  # warm-up: the first request pays for the server's first forward
+    seq = _read(engine, jobs, 1)
+    con = _read(engine, jobs, lanes)
+    print(f"servers: {', '.join(s.url for s in engine.servers)} · model {engine.model} · {pages} pages, "
+          f"{len(jobs)} regions, ≤ {args.max_new_tokens} tokens each")
+    print(f"{'mode':<12}{'seconds':>9}{'pages/s':>9}{'max in flight':>15}{'failed':>8}  requests per server")
+    for name, r in (("sequential", seq), ("concurrent", con)):
+        print(f"{name:<12}{r['seconds']:>9.2f}{pages / r['seconds']:>9.2f}{r['max_in_flight']:>15}{r['failed']:>8}  "
+              + ", ".join(str(n) for n in r["per_server"]))
+    for s in engine.server_stats():
+        spec = s["spec"]
+        said = (f"{spec['source']}: accept length {spec.get('accept_length')}" if spec
+                else "reports no speculative-decoding statistics")
+        print(f"{s['url']} ({s['flavour']}): {said}")
+    ratio = (pages / con["seconds"]) / (pages / seq["seconds"])
+    print(f"concurrent/sequential pages/s: {ratio:.2f} (max in flight {con['max_in_flight']})")
+    engine.close()
+    return 1 if seq["failed"] or con["failed"] else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
