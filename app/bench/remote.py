@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     lanes = engine.concurrency
     jobs, pages = _layout(engine, max(1, args.copies))
-    _read(engine, jobs[:1], 1)  # warm-up: the first request pays for the server's first forward
+    _read(engine, jobs[:lanes], lanes)  # warm-up: the server's first forwards (and first batch) cost extra
     seq = _read(engine, jobs, 1)
     con = _read(engine, jobs, lanes)
     print(f"servers: {', '.join(s.url for s in engine.servers)} · model {engine.model} · {pages} pages, "

@@ -246,7 +246,7 @@ class RemoteEngine:
         attempts = 0
         async for attempt in AsyncRetrying(stop=stop_after_attempt(self.retries + 1), reraise=True,
                                            retry=retry_if_exception_type(Transient),
-                                           wait=wait_exponential_jitter(initial=self.backoff_s, max=30.0)):
+                                           wait=wait_exponential_jitter(multiplier=self.backoff_s, max=30.0)):
             with attempt:
                 attempts += 1
                 server = self._pick(avoid=last[0])

@@ -1,0 +1,271 @@
+"""The remote engine and the region scheduler against a REAL OpenAI-compatible server: `transformers serve` with the
+tiny random GlmOcr checkpoint on CPU (app.core.tiny.serving), started once for this module on a free port.
+
+Nothing is mocked: greedy output equals the local AR engine's on the same checkpoint and crop; concurrent regions
+are applied in reading order while several requests are in flight; Cancel stops dispatch and ends the requests in
+flight; a server killed mid-run costs only the regions it held (retried, then flagged); finish_reason "length" marks
+a region truncated; the API key reaches no trace or output file; `convert DIR --resume` after SIGINT reads no page
+the checkpoint holds.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core.engines import Cancelled, CancelToken, EngineUnavailable, open_engine
+from app.core.tiny.glmocr import sample_images
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "sk-test-never-written-7f3a9c"
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    from app.core.tiny.serving import servable_checkpoint
+
+    # the stop row scaled up: greedy decoding ends on its own after a few tokens, as a real model's does
+    return servable_checkpoint(tmp_path_factory.mktemp("served"), stop_boost=3.0)
+
+
+@pytest.fixture(scope="module")
+def servers(checkpoint, tmp_path_factory):
+    """Two servers of the same checkpoint, started side by side: the one the tests share, and one to kill."""
+    from app.core.tiny.serving import TransformersServer
+
+    logs = tmp_path_factory.mktemp("log")
+    both = [TransformersServer(checkpoint, log=logs / f"serve{k}.log") for k in range(2)]
+    try:
+        yield [srv.wait() for srv in both]
+    finally:
+        for srv in both:
+            srv.stop()
+
+
+@pytest.fixture(scope="module")
+def server(servers):
+    return servers[0]
+
+
+def _jobs(count: int, pages: int = 3):
+    from app.core.pipeline.scheduler import Job
+    from app.core.regions import Region
+
+    images = sample_images(count, seed=3)
+    jobs = []
+    for k, im in enumerate(images):
+        page, order = k % pages, k // pages
+        jobs.append(Job((0, page, order), Region(f"p{page + 1}-r{order + 1:02d}", page, (0, 0, 1, 1), "text", "text",
+                                                 order), im))
+    return jobs
+
+
+def _schedule(engine, jobs, emit=lambda e: None, cancel=None):
+    from app.core.aio import run_async
+    from app.core.pipeline.scheduler import RegionScheduler
+
+    applied = []
+    scheduler = RegionScheduler(engine, emit, cancel or CancelToken())
+    try:
+        run_async(lambda: scheduler.run(jobs, applied.append))
+    finally:
+        scheduler.applied = applied
+    return scheduler
+
+
+def test_remote_greedy_output_equals_the_local_ar_engine_on_the_same_checkpoint_and_crop(server, checkpoint,
+                                                                                          one_torch_thread):
+    remote = open_engine("remote", servers=[server.url], max_new_tokens=40)
+    local = open_engine("glm", model_path=str(checkpoint), device="cpu", max_new_tokens=40)
+    for k, im in enumerate(sample_images(3)):
+        for task in ("text", "table"):
+            r = remote.decode_region(im, task, region_id=f"r{k}")
+            want = local.decode_region(im, task, region_id=f"r{k}")
+            assert r.text == want.text, (k, task)
+            assert r.stats["stopped"] == want.stats["stopped"]  # both stop at the same token, or both at the budget
+    assert remote.model == str(checkpoint) and remote.servers[0].requests == 6
+
+
+def test_concurrent_regions_overlap_and_are_applied_in_reading_order(server):
+    engine = open_engine("remote", servers=[server.url], concurrency=6, max_new_tokens=24)
+    events = []
+    jobs = _jobs(12)
+    scheduler = _schedule(engine, list(reversed(jobs)), events.append)  # handed in any order
+    assert [o.job.priority for o in scheduler.applied] == sorted(j.priority for j in jobs)
+    assert all(o.error is None and o.result.text == o.result.text.strip() for o in scheduler.applied)
+    assert scheduler.max_in_flight >= 4 and engine.max_in_flight >= 4
+    assert all(getattr(e, "region_id", "") for e in events)  # one stream; every event names its region
+    starts = [e.region_id for e in events if e.type == "region_started"]
+    first_done = next(i for i, e in enumerate(events) if e.type == "region_finished")
+    assert len({e.region_id for e in events[:first_done] if e.type == "region_started"}) >= 4  # really concurrent
+    assert starts[:3] == [j.region.id for j in sorted(jobs)[:3]]  # earliest pages dispatched first
+
+
+def test_cancel_stops_dispatch_and_ends_the_requests_in_flight(server):
+    engine = open_engine("remote", servers=[server.url], concurrency=3, max_new_tokens=400)
+    cancel = CancelToken()
+    events = []
+
+    def emit(event):
+        events.append(event)
+        if event.type == "tokens_committed" and len(events) > 5:
+            cancel.cancel()
+
+    jobs = _jobs(12)
+    t0 = time.perf_counter()
+    with pytest.raises(Cancelled):
+        _schedule(engine, jobs, emit, cancel)
+    assert time.perf_counter() - t0 < 10
+    started = [e.region_id for e in events if e.type == "region_started"]
+    finished = {e.region_id: e for e in events if e.type == "region_finished"}
+    assert 1 <= len(started) <= 3  # nothing dispatched after Cancel
+    assert set(started) == set(finished) and any(e.cancelled for e in finished.values())
+    assert engine.in_flight == 0 and all(s.in_flight == 0 for s in engine.servers)
+
+
+def test_a_server_killed_mid_run_costs_only_its_regions_retried_then_flagged(servers, checkpoint):
+    server, doomed = servers
+    try:
+        engine = open_engine("remote", servers=[doomed.url], concurrency=2, max_new_tokens=24, retries=2,
+                             backoff_s=0.05)
+        finished = []
+
+        def emit(event):
+            if event.type == "region_finished":
+                finished.append(event.region_id)
+                if len(finished) == 2:
+                    doomed.kill()
+
+        scheduler = _schedule(engine, _jobs(8), emit)
+    finally:
+        doomed.stop()
+    outcomes = scheduler.applied
+    assert len(outcomes) == 8  # nothing lost: every region has its outcome, in order
+    done = [o for o in outcomes if o.error is None]
+    failed = [o for o in outcomes if o.error is not None]
+    assert len(done) >= 2 and failed
+    assert all(o.result.text is not None and not o.result.cancelled for o in done)
+    assert all("ConnectError" in str(o.error) or "closed" in str(o.error) or "Read" in str(o.error) for o in failed)
+    assert engine.servers[0].failures >= 3 * len(failed)  # every failed region was tried 1 + 2 times
+    # the same dead address beside a live server: its regions are retried there and all are read
+    both = open_engine("remote", servers=[doomed.url, server.url], remote_model=str(checkpoint), concurrency=2,
+                       max_new_tokens=16, retries=2, backoff_s=0.05, check=False)
+    again = _schedule(both, _jobs(6))
+    assert all(o.error is None for o in again.applied)
+    assert both.servers[0].failures >= 1 and any(o.result.stats["attempts"] >= 2 for o in again.applied)
+    assert {o.result.stats["server"] for o in again.applied} == {both.servers[1].url}  # all answered by the live one
+
+
+def test_finish_reason_length_marks_the_region_truncated_never_done(server):
+    from app.core.pipeline.output import region_status
+    from app.core.regions import Region, record_result
+
+    engine = open_engine("remote", servers=[server.url], max_new_tokens=2)
+    result = engine.decode_region(sample_images(3)[2], "text", region_id="p1-r01")  # 27 tokens unbounded
+    assert result.stats["truncated"] and result.stats["stopped"] == "max_new_tokens" and result.stats["tokens"] == 2
+    region = Region("p1-r01", 0, (0, 0, 1, 1), "text", "text", 0)
+    record_result(region, result.text, result.stats, cancelled=False, engine="remote")
+    assert region_status(region) == "truncated" and "truncated" in region.flags
+
+
+def _convert(capsys, *args) -> tuple[int, str, str]:
+    """`convert` in this process (the model-free remote engine needs no fresh interpreter): code, stdout, stderr."""
+    from app.cli import main
+
+    capsys.readouterr()
+    code = main(["convert", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_convert_sample_against_the_server_reads_every_text_region_and_never_writes_the_key(server, checkpoint,
+                                                                                            tmp_path, capsys,
+                                                                                            monkeypatch):
+    from app.core.paths import sample_document
+
+    monkeypatch.setenv("SCRIPTORIUM_API_KEY", SECRET)
+    out = tmp_path / "out"
+    code, stdout, stderr = _convert(capsys, sample_document(), "-o", out, "--engine", "remote", "--server",
+                                    server.url, "--remote-model", checkpoint, "--trace", tmp_path / "t.jsonl")
+    assert code == 0, stdout + stderr
+    doc = json.loads((out / "sample.json").read_text())
+    text_blocks = [b for p in doc["pages"] for b in p["blocks"] if b["task"] == "text"]
+    assert text_blocks and all(b["status"] == "done" and b["stats"]["server"] for b in text_blocks)
+    for f in [tmp_path / "t.jsonl", *out.rglob("*.*")]:
+        if f.suffix in (".jsonl", ".json", ".md"):
+            assert SECRET not in f.read_text(), f
+    assert SECRET not in stdout + stderr
+    assert not (out / ".scriptorium-checkpoint").exists()  # a finished run leaves the output sets only
+    # a budget of 2 tokens: regions are cut, shown as truncated, counted, and the run ends with warnings
+    code, stdout, stderr = _convert(capsys, sample_document(), "-o", tmp_path / "cut", "--engine", "remote",
+                                    "--server", server.url, "--max-new-tokens", "2", "--pages", "1")
+    assert code == 4 and "truncated" in stdout and "truncated" in stderr
+    blocks = [b for p in json.loads((tmp_path / "cut" / "sample.json").read_text())["pages"] for b in p["blocks"]]
+    cut_blocks = [b for b in blocks if b["stats"].get("truncated")]
+    assert cut_blocks and {b["status"] for b in cut_blocks} == {"truncated"}  # never "done"
+
+
+def test_convert_against_an_unreachable_server_says_so_and_exits_3(tmp_path, capsys):
+    from app.core.paths import sample_document
+    from app.core.tiny.serving import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    code, _, stderr = _convert(capsys, sample_document(), "-o", tmp_path / "out", "--engine", "remote", "--server", url)
+    assert code == 3 and "cannot be reached" in stderr and url.removesuffix("/v1") in stderr
+    with pytest.raises(EngineUnavailable, match="must start with http"):
+        open_engine("remote", servers=["ftp://x"])
+    assert _convert(capsys, sample_document(), "-o", tmp_path / "o2", "--engine", "remote")[0] == 2
+
+
+def test_convert_dir_resume_after_sigint_reads_no_finished_page(server, tmp_path, capsys):
+    from app.core.sample_documents import make_small_report
+    from app.core.trace import load_trace
+
+    src = tmp_path / "in"
+    for rel in ("a.pdf", "sub/deeper/c.pdf"):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        make_small_report(src / rel)
+    out = tmp_path / "out"
+    args = [src, "-o", out, "--engine", "remote", "--server", server.url, "--concurrency", "1", "--layout",
+            "pymupdf", "--max-new-tokens", "200"]
+    proc = subprocess.Popen([sys.executable, "-m", "app", "convert", *map(str, args), "--trace", tmp_path / "t1.jsonl"],
+                            cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    first = out / ".scriptorium-checkpoint" / "a.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if first.exists() and json.loads(first.read_text())["pages"]:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stdout + stderr
+    held = {}
+    for f in (out / ".scriptorium-checkpoint").rglob("*.json"):
+        data = json.loads(f.read_text())
+        held[f.relative_to(out / ".scriptorium-checkpoint").with_suffix("").as_posix()] = (
+            {p["index"] for p in data["pages"]}, data["done"])
+    assert held["a"][0]  # the interrupted run kept its finished pages
+    code, stdout, stderr = _convert(capsys, *args, "--resume", "--trace", tmp_path / "t2.jsonl")
+    assert code == 0, stdout + stderr
+    for rel, (pages, done) in held.items():
+        trace = tmp_path / f"t2-{rel.replace('/', '-')}.jsonl"
+        if done:
+            assert not trace.exists() or not [e for e in load_trace(trace).events if e.type == "layout_done"]
+            continue
+        events = load_trace(trace).events
+        read = {e.page for e in events if e.type == "layout_done"}
+        assert not read & pages, (rel, read, pages)  # no finished page laid out or read again
+        started = {e.region_id for e in events if e.type == "region_started"}
+        assert not {r for r in started if int(r[1:].split("-")[0]) - 1 in pages}
+    for rel in ("a", "sub/deeper/c"):  # every input's full output set, the tree mirrored
+        doc = json.loads((out / f"{rel}.json").read_text())
+        assert [p["index"] for p in doc["pages"]] == [0, 1]
+        assert all(b["status"] == "done" for p in doc["pages"] for b in p["blocks"] if b["task"] == "text")
+    assert "summary" in stdout and "sub/deeper/c" in stdout
