@@ -269,3 +269,99 @@ def test_convert_dir_resume_after_sigint_reads_no_finished_page(server, tmp_path
         assert [p["index"] for p in doc["pages"]] == [0, 1]
         assert all(b["status"] == "done" for p in doc["pages"] for b in p["blocks"] if b["task"] == "text")
     assert "summary" in stdout and "sub/deeper/c" in stdout
+
+
+def test_the_window_reads_queued_documents_on_the_server_and_shows_the_queue(qtbot, server, checkpoint, tmp_path,
+                                                                              artifacts_dir):
+    from app.core.sample_documents import make_small_report
+    from app.gui.main_window import MainWindow
+    from app.gui.settings import Settings
+
+    s = Settings()
+    for key, value in (("engine", "remote"), ("remote_servers", server.url), ("remote_model", str(checkpoint)),
+                       ("remote_concurrency", 4), ("layout", "pymupdf")):
+        s.set(key, value)
+    w = MainWindow(s)
+    qtbot.addWidget(w)
+    w.show()
+    assert w.engine_bar.engine.currentText().startswith("Remote server")
+    paths = [make_small_report(tmp_path / f"{name}.pdf") for name in ("first", "second", "third")]
+    w.open_files([str(p) for p in paths], run=False)
+    w.runs.enqueue([str(p.resolve()) for p in paths])
+    view = w.queue_view
+    view.refresh()
+    assert [(r.name, r.state, r.position) for r in view.rows] == [
+        ("first.pdf", "queued", 1), ("second.pdf", "queued", 2), ("third.pdf", "queued", 3)]
+    view.list.setCurrentRow(2)  # third: move it to the front, then take second out of the queue
+    view.up.click()
+    view.up.click()
+    view.list.setCurrentRow([r.name for r in view.rows].index("second.pdf"))
+    view.remove.click()
+    assert [(r.name, r.position) for r in view.rows if r.state == "queued"] == [("third.pdf", 1), ("first.pdf", 2)]
+    w.run_presenter.next_in_queue()
+    qtbot.waitUntil(lambda: view.rows and view.rows[0].state == "running", timeout=10000)
+    assert view.rows[0].name == "third.pdf"
+    qtbot.waitUntil(lambda: not w.decoder.running and not w.runs.queue, timeout=90000)
+    view.refresh()
+    states = {r.name: r.state for r in view.rows}
+    assert states["first.pdf"] == "done" and states["third.pdf"] == "done" and states["second.pdf"] == "idle"
+    assert view.overall.value() == view.overall.maximum() == 2
+    first = next(d for d in w.session.documents if d.name == "first.pdf")
+    text = [b for b in first.blocks.values() if b.region.task == "text"]
+    assert text and all(b.region.extra["stats"]["server"] == server.url.removesuffix("/v1") for b in text)
+    w.queue_dock.raise_()
+    w.grab().save(str(artifacts_dir / "remote_queue.png"))
+
+
+def test_preferences_servers_test_connection_says_what_answers(qtbot, server, checkpoint):
+    from app.gui.preferences import PreferencesDialog
+    from app.gui.settings import Settings
+    from app.core.tiny.serving import free_port
+
+    s = Settings()
+    dialog = PreferencesDialog(s)
+    qtbot.addWidget(dialog)
+    dialog.editors["remote_servers"].setText(server.url)
+    dialog.connection_test.button.click()
+    qtbot.waitUntil(lambda: dialog.connection_test.ok is not None, timeout=20000)
+    assert dialog.connection_test.ok and str(checkpoint) in dialog.connection_test.result.text()
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    dialog.editors["remote_servers"].setText(dead)
+    dialog.connection_test.ok = None
+    dialog.connection_test.button.click()
+    qtbot.waitUntil(lambda: dialog.connection_test.ok is not None, timeout=20000)
+    assert not dialog.connection_test.ok and "cannot be reached" in dialog.connection_test.result.text()
+    dialog.editors["remote_api_key_env"].setText("MY_OCR_KEY")
+    dialog.accept()
+    assert s.get("remote_servers") == dead and s.get("remote_api_key_env") == "MY_OCR_KEY"
+
+
+def test_a_host_loop_runs_the_coroutines_handed_to_it_from_another_thread():
+    import asyncio
+    import threading
+
+    from app.core import aio
+
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+
+    def host():
+        asyncio.set_event_loop(loop)
+        aio.set_host_loop(loop)
+        loop.call_soon(ready.set)
+        loop.run_forever()
+
+    thread = threading.Thread(target=host, daemon=True)
+    thread.start()
+    ready.wait(5)
+    try:
+        async def where():
+            await asyncio.sleep(0)
+            return threading.get_ident()
+
+        assert aio.run_async(where) == thread.ident  # on the host loop's thread, not this one
+    finally:
+        aio.set_host_loop(None)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+    assert aio.run_async(where) == threading.get_ident()  # no host: asyncio.run here

@@ -1,5 +1,5 @@
-"""Where the asyncio side of a run executes: the host loop when one is installed and running (the app's qasync loop,
-on the GUI thread), else a fresh `asyncio.run` on the calling thread (`convert`, benches, tests).
+"""Where the asyncio side of a run executes: the host loop when one is installed and running (the app's Qt-driven
+asyncio loop, on the GUI thread), else a fresh `asyncio.run` on the calling thread (`convert`, benches, tests).
 
 Network requests to OCR servers run on that loop; local model work stays in the one worker lane. A caller on the
 worker lane hands its coroutine to the host loop and waits for the result there, so the lane stays the only owner

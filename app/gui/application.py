@@ -61,8 +61,11 @@ def run_app(args: argparse.Namespace) -> int:
 
     import qasync
 
+    from app.core.aio import set_host_loop
+
     loop = qasync.QEventLoop(qt_app)
     asyncio.set_event_loop(loop)
+    set_host_loop(loop)  # the region scheduler's requests run on this loop; models stay on the worker lane
     closed = asyncio.Event()
     qt_app.aboutToQuit.connect(closed.set)
     with loop:

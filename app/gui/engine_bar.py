@@ -7,6 +7,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from app.core.engines import ENGINES
+from app.gui.servers_page import remote_options
 from app.gui.settings import OPTIONS, Settings
 from app.gui.theme import icon
 
@@ -88,6 +89,7 @@ class EngineBar(QWidget):
             engine=self.engine_name or "auto", layout=s.get("layout"), dpi=float(s.get("render_dpi")),
             device=chosen(self.device.currentData()), dtype=chosen(s.get("dtype")),
             model_path=chosen(s.get("model_path")), block_size=chosen(s.get("block_size")),
-            engine_options={"max_new_tokens": int(limit)} if limit else {},
+            engine_options={**({"max_new_tokens": int(limit)} if limit else {}),
+                            **(remote_options(s) if self.engine_name == "remote" else {})},
             layout_timeout=float(s.get("layout_timeout")),
         )

@@ -46,6 +46,9 @@ class PreferencesDialog(QDialog):
             editor = self._editor(option, settings.get(option.key))
             self.editors[option.key] = editor
             form.addRow(option.title, editor)
+        from app.gui.servers_page import add_connection_test
+
+        add_connection_test(self, form)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)

@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QSettings, Signal
 
 from app.core.atomic import set_aside
+from app.core.engines.remote import DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, PROFILES
 from app.core.paths import user_data_dir
 from app.core.pipeline.options import DEFAULT_LAYOUT_TIMEOUT_S
 
@@ -101,6 +102,13 @@ OPTIONS: dict[str, Option] = {
                maximum=3600.0, group="Decoding"),
         Option("auto_run", True, "Start reading a document as soon as it is opened", group="Decoding"),
         Option("render_dpi", 144, "Resolution pages are laid out at (DPI)", minimum=36, maximum=600, group="Decoding"),
+        Option("remote_servers", "", "Server URLs (space-separated, e.g. http://gpu1:30000/v1)", group="Servers"),
+        Option("remote_model", "", "Served model name (empty: the first the server lists)", group="Servers"),
+        Option("remote_profile", "glmocr", "Model family's prompts", choices=tuple(PROFILES), group="Servers"),
+        Option("remote_concurrency", DEFAULT_CONCURRENCY, "Requests in flight per server", minimum=1, maximum=512,
+               group="Servers"),
+        Option("remote_api_key_env", DEFAULT_KEY_VARIABLE, "Environment variable holding the API key (the key "
+               "itself is never stored)", group="Servers"),
         Option("theme", "system", "Colours", choices=("system", "light", "dark"), group="View"),
         Option("show_order", True, "Show reading-order numbers on regions", group="View"),
         Option("show_preview", True, "Show the rendered preview beside the editor", group="View"),

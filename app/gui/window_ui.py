@@ -76,6 +76,9 @@ def setup_ui(window) -> None:
     window.views_dock.setWidget(window.views)  # the views scroll inside when the dock is short
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, window.views_dock)
     window.actions.menus["&View"].addAction(window.views_dock.toggleViewAction())
+    from app.gui.queue_view import install_queue_view
+
+    window.queue_view = install_queue_view(window)
     window.statusBar().showMessage("Ready")
 
 

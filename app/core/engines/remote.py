@@ -398,3 +398,14 @@ def open_engine(*, servers=None, server=None, model: str = "", remote_model: str
     extra = {k: options[k] for k in ("stream", "retries", "backoff_s", "timeout_s", "check") if k in options}
     return RemoteEngine(urls, model=remote_model or model, name=engine or "remote", profile=profile,
                         concurrency=concurrency, api_key_env=api_key_env, max_new_tokens=max_new_tokens, **extra)
+
+
+def check_connection(servers: list[str], model: str = "", api_key_env: str = DEFAULT_KEY_VARIABLE) -> tuple[bool, str]:
+    """What Preferences → Servers → Test connection says: (ok, a sentence for a person)."""
+    try:
+        engine = RemoteEngine(servers, model=model, api_key_env=api_key_env)
+    except EngineUnavailable as exc:
+        return False, str(exc)
+    kinds = ", ".join(f"{s.url} ({s.flavour})" for s in engine.servers)
+    key = f"; API key from ${api_key_env}" if engine._key else ""
+    return True, f"{len(engine.servers)} server(s) answer: {kinds}; model {engine.model}{key}"

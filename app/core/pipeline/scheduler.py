@@ -9,7 +9,7 @@ connection, which aborts the request on the server). A region whose read fails (
 what is worth retrying) is flagged `error` with the reason, and the rest go on; a region cut at its token budget is
 flagged `truncated` and reported as a warning, never as done.
 
-The asyncio side runs where app.core.aio says (the app's qasync loop, else `asyncio.run`); the caller's thread
+The asyncio side runs where app.core.aio says (the app's event loop, else `asyncio.run`); the caller's thread
 renders the crops before dispatch, so the document stays with its owner.
 
 What must never live here: HTTP or model code (the engines), Qt, the lifecycle events (app.core.pipeline.run).
