@@ -309,6 +309,9 @@ def test_the_window_reads_queued_documents_on_the_server_and_shows_the_queue(qtb
     first = next(d for d in w.session.documents if d.name == "first.pdf")
     text = [b for b in first.blocks.values() if b.region.task == "text"]
     assert text and all(b.region.extra["stats"]["server"] == server.url.removesuffix("/v1") for b in text)
+    w.views.rounds_view.refresh()  # the rounds view's statistics: what the server said (here: nothing)
+    hint = w.views.rounds_view.hint.text()
+    assert "read on OCR servers" in hint and "reports no speculative-decoding statistics" in hint
     w.queue_dock.raise_()
     w.grab().save(str(artifacts_dir / "remote_queue.png"))
 

@@ -78,3 +78,18 @@ def test_merge_weights_accept_length_by_rounds():
     assert merged["rounds"] == 42 and merged["accept_length"] == pytest.approx((120 + 72) / 42, abs=1e-4)
     assert merged["tokens_per_forward"] == pytest.approx(merged["accept_length"] / 2, abs=1e-4)
     assert merged["requests"] == 2 and merged["accepted"] == 174 and rs.merge([]) is None
+
+
+def test_the_rounds_view_statistics_name_the_source_or_say_the_server_reports_none():
+    from app.gui.views.server_stats import ServerStats
+
+    quiet = ServerStats()
+    assert quiet.add_region({"server": "http://a:1", "tokens": 5}) and not quiet.add_region({"tokens": 5})
+    quiet.add_run({"engine_stats": {"servers": [{"url": "http://a:1", "flavour": "openai", "requests": 1,
+                                                 "spec": None}]}})
+    assert "http://a:1 (openai, 1 requests): reports no speculative-decoding statistics" in quiet.text()
+    talking = ServerStats()
+    talking.add_region({"server": "http://g:1", "spec": rs.from_sglang_meta(SGLANG_OLD, gravity=True)})
+    text = talking.text()
+    assert "source: sglang meta_info, per request (1 requests)" in text and "tokens per forward 2.00" in text
+    assert "90 of 150 drafted tokens accepted" in text and "reports no" not in text

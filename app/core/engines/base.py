@@ -111,6 +111,9 @@ class ConcurrentRegionEngine(RegionEngine, Protocol):
     def session(self) -> "AbstractAsyncContextManager[Any]":
         """The connections of one run, opened on the running loop."""
 
+    def server_stats(self) -> list[dict[str, Any]]:
+        """Per server: requests, failures and the speculative statistics it reports (None when it reports none)."""
+
     async def decode_region_async(
         self, image: "Image.Image", task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
         cancel: CancelToken | None = None,

@@ -152,8 +152,11 @@ def decode_concurrently(pipe, pages: Sequence[int], keep: Sequence[str] | set[st
     pipe.emit(PhaseChanged("decoding", detail=f"{total} regions, up to {pipe.engine.concurrency} at once",
                            current=0, total=total))
     finish_ready()  # pages with nothing to read
-    run_async(lambda: scheduler.run(jobs, apply))
-    pipe.scheduler_stats = {"max_in_flight": scheduler.max_in_flight}
+    try:
+        run_async(lambda: scheduler.run(jobs, apply))
+    finally:  # the run's stats (RunFinished, the JSON) say how it went on the servers, cancelled or not
+        pipe.output.stats["engine_stats"] = {"max_in_flight": scheduler.max_in_flight,
+                                             "servers": pipe.engine.server_stats()}
 
 
 def apply_outcome(pipe, outcome: Outcome) -> None:

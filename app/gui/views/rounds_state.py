@@ -22,6 +22,7 @@ from app.core.events import (
     TokensCommitted,
 )
 from app.gui.views.view_text import _SPECIAL_TOKEN, _Text, visible_whitespace
+from app.gui.views.server_stats import ServerStats
 
 BASELINE_KEYS = ("ar_tokens_per_s", "baseline_tokens_per_s", "ar_tps")
 
@@ -208,6 +209,7 @@ class RoundsModel:
         self._region_stops: dict[str, set[int]] = {}  # region id -> stop ids its RegionStarted declared
         self._ar_tokens = 0
         self._ar_ms = 0.0
+        self.server = ServerStats()  # what OCR servers reported about their speculative decoding (remote runs)
         self.version = 0  # bumped on every change (views compare it to skip work)
 
     def region(self, region_id: str) -> RegionRounds:
@@ -264,6 +266,9 @@ class RoundsModel:
             reg = self.regions.get(ev.region_id)
             if reg is None:
                 self._take_baseline(ev.stats)
+                if self.server.add_region(ev.stats):
+                    self.version += 1
+                    return True
                 return False
             reg.finished = True
             reg.final_text = ev.text
@@ -284,6 +289,9 @@ class RoundsModel:
             return True
         if isinstance(ev, RunFinished):
             self._take_baseline(ev.stats)
+            if self.server.add_run(ev.stats):
+                self.version += 1
+                return True
             return False
         return False
 

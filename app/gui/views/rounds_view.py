@@ -58,6 +58,8 @@ class RoundsView(ViewFrame):
 
     def _set_empty(self, empty: bool) -> None:
         self.set_empty(empty, self.model.engine)
+        if empty and self.model.server.regions:  # a remote run: what its servers said about their drafting
+            self.hint.setText(self.model.server.text())
 
     def reset(self) -> None:
         self.shown_region = None
