@@ -60,7 +60,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     # Unlimited-OCR reads a whole page per request (baidu/Unlimited-OCR infer.py): the text first, its n-gram
     # blocker with the single-page window; SGLang runs the real sliding window, vLLM its masked variant
     Profile("unlimited", "Unlimited-OCR (one page per request)", {"text": "document parsing."}, text_first=True,
-            sglang_extra={"skip_special_tokens": False,
+            sglang_extra={"skip_special_tokens": False, "images_config": {"image_mode": "gundam"},
                           "custom_params": {"ngram_size": 35, "window_size": 128}},
             vllm_extra={"skip_special_tokens": False}),
 )}
