@@ -317,9 +317,9 @@ def test_the_window_reads_queued_documents_on_the_server_and_shows_the_queue(qtb
 
 
 def test_preferences_servers_test_connection_says_what_answers(qtbot, server, checkpoint):
+    from app.core.tiny.serving import free_port
     from app.gui.preferences import PreferencesDialog
     from app.gui.settings import Settings
-    from app.core.tiny.serving import free_port
 
     s = Settings()
     dialog = PreferencesDialog(s)

@@ -172,7 +172,12 @@ class BatchProgress:
         self._bar = None
         if enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
                                  TimeRemainingColumn(), console=Console(stderr=True), transient=True,

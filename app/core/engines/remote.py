@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.core.engines import remote_stats
-from app.core.engines.base import CancelToken, Emit, EngineUnavailable, RegionResult, no_emit
+from app.core.engines.base import (
+    CancelToken,
+    Emit,
+    EngineUnavailable,
+    RegionResult,
+    no_emit,
+)
 from app.core.engines.glmocr import clean_text
 from app.core.events import RegionFinished, RegionStarted, TokensCommitted
 from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS
@@ -92,10 +98,10 @@ def server_root(url: str) -> str:
     url = url.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
         raise EngineUnavailable(f"server address {url!r} must start with http:// or https://")
-    return url[:-3] if url.endswith("/v1") else url
+    return url.removesuffix("/v1")
 
 
-def png_data_url(image: "Image.Image") -> str:
+def png_data_url(image: Image.Image) -> str:
     buf = io.BytesIO()
     image.convert("RGB").save(buf, "PNG")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
@@ -198,7 +204,7 @@ class RemoteEngine:
     def budget(self, task: str) -> int:
         return int(self.max_new_tokens or MAX_NEW_TOKENS.get(task, 512))
 
-    def request_body(self, image: "Image.Image", task: str, server: Server) -> dict[str, Any]:
+    def request_body(self, image: Image.Image, task: str, server: Server) -> dict[str, Any]:
         prompt = self.profile.prompts.get(task)
         if prompt is None:
             raise ValueError(f"task {task!r} is not read by the {self.profile.title} profile")
@@ -232,10 +238,15 @@ class RemoteEngine:
             finally:
                 self._client = None
 
-    async def decode_region_async(self, image: "Image.Image", task: str, *, region_id: str, page: int = 0,
+    async def decode_region_async(self, image: Image.Image, task: str, *, region_id: str, page: int = 0,
                                   emit: Emit = no_emit, cancel: CancelToken | None = None) -> RegionResult:
         """Read one region on a server, retrying transient failures; raises when it cannot be read."""
-        from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+        from tenacity import (
+            AsyncRetrying,
+            retry_if_exception_type,
+            stop_after_attempt,
+            wait_exponential_jitter,
+        )
 
         if self._client is None:
             async with self.session():
@@ -298,7 +309,7 @@ class RemoteEngine:
         emit(RegionFinished(region_id, text, stats, False, []))
         return RegionResult(region_id, text, [], stats, False, logprobs=reply.logprobs)
 
-    def _stats(self, reply: "_Reply", server: Server, t0: float, attempt: int) -> dict[str, Any]:
+    def _stats(self, reply: _Reply, server: Server, t0: float, attempt: int) -> dict[str, Any]:
         usage = reply.usage or {}
         stats: dict[str, Any] = {
             "engine": self.name, "server": server.url, "model": self.model, "profile": self.profile.name,
@@ -313,7 +324,7 @@ class RemoteEngine:
             stats["spec"] = reply.spec
         return stats
 
-    def decode_region(self, image: "Image.Image", task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
+    def decode_region(self, image: Image.Image, task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
                       cancel: CancelToken | None = None) -> RegionResult:
         from app.core.aio import run_async
 

@@ -81,7 +81,7 @@ def parse_prometheus(text: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            name = sample.name[:-6] if sample.name.endswith("_total") else sample.name
+            name = sample.name.removesuffix("_total")
             if name in wanted:
                 out[name] = out.get(name, 0.0) + float(sample.value)
     return out

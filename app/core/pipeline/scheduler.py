@@ -17,8 +17,9 @@ What must never live here: HTTP or model code (the engines), Qt, the lifecycle e
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from app.core.engines.base import Cancelled, CancelToken, Emit, RegionResult
 from app.core.events import ErrorRaised, PhaseChanged, RegionFinished
@@ -34,7 +35,7 @@ CANCEL_POLL_S = 0.05
 class Job:
     priority: tuple[int, int, int]  # (document, page, reading order)
     region: Region = field(compare=False)
-    image: "Image.Image" = field(compare=False, repr=False)
+    image: Image.Image = field(compare=False, repr=False)
 
 
 @dataclass
@@ -115,8 +116,9 @@ class RegionScheduler:
 def decode_concurrently(pipe, pages: Sequence[int], keep: Sequence[str] | set[str] = ()) -> None:
     """Read the regions of laid-out pages `pages` of a Pipeline with its engine's concurrency; each page is finished
     (`pipe.finish_page`) once all its regions are applied, in page order."""
-    from app.core.aio import run_async
     import time
+
+    from app.core.aio import run_async
 
     t0 = time.perf_counter()
     todo = {i: pipe.regions_to_read(pipe.output.page(i), keep) for i in pages}

@@ -63,7 +63,7 @@ class TransformersServer:
              "--continuous-batching", "--log-level", "warning"],
             stdout=self._log, stderr=subprocess.STDOUT, env=env)
 
-    def wait(self, timeout: float = 120.0) -> "TransformersServer":
+    def wait(self, timeout: float = 120.0) -> TransformersServer:
         import httpx2
 
         deadline = time.monotonic() + timeout
