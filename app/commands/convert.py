@@ -83,11 +83,13 @@ def add_remote_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"requests in flight per server (default {DEFAULT_CONCURRENCY})")
     p.add_argument("--api-key-env", default=DEFAULT_KEY_VARIABLE, metavar="VAR",
                    help=f"environment variable holding the servers' API key (default {DEFAULT_KEY_VARIABLE})")
+    p.add_argument("--no-stream", dest="stream", action="store_false",
+                   help="whole answers instead of streamed text (SGLang then reports per-request draft statistics)")
 
 
 def remote_options(args: argparse.Namespace) -> dict:
     return {"servers": list(args.server), "remote_model": args.remote_model, "profile": args.remote_profile,
-            "concurrency": args.concurrency, "api_key_env": args.api_key_env}
+            "concurrency": args.concurrency, "api_key_env": args.api_key_env, "stream": args.stream}
 
 
 def _formats(text: str) -> tuple[str, ...]:
