@@ -79,7 +79,7 @@ def add_remote_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--remote-model", default="", metavar="NAME", help="the served model's name (default: the first "
                    "the server lists)")
     p.add_argument("--remote-profile", default="glmocr", choices=tuple(PROFILES), help="prompts of the model family")
-    p.add_argument("--concurrency", type=positive(int), default=DEFAULT_CONCURRENCY,
+    p.add_argument("--concurrency", type=positive(int), default=DEFAULT_CONCURRENCY, metavar="N",
                    help=f"requests in flight per server (default {DEFAULT_CONCURRENCY})")
     p.add_argument("--api-key-env", default=DEFAULT_KEY_VARIABLE, metavar="VAR",
                    help=f"environment variable holding the servers' API key (default {DEFAULT_KEY_VARIABLE})")
