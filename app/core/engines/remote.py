@@ -36,7 +36,7 @@ from app.core.engines.base import (
     no_emit,
 )
 from app.core.engines.glmocr import clean_text
-from app.core.events import RegionFinished, RegionStarted, TokensCommitted
+from app.core.events import ErrorRaised, RegionFinished, RegionStarted, TokensCommitted
 from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -306,6 +306,9 @@ class RemoteEngine:
         if reply.spec:
             self._spec.append(reply.spec)
         text = clean_text(reply.text)
+        if stats.get("truncated"):  # incomplete text: a warning, whichever way the region was dispatched
+            emit(ErrorRaised(f"region {region_id} was cut at its limit of {stats['tokens']} tokens by {server.url} "
+                             "(truncated: its text is incomplete)", where="decoding", region_id=region_id, fatal=False))
         emit(RegionFinished(region_id, text, stats, False, []))
         return RegionResult(region_id, text, [], stats, False, logprobs=reply.logprobs)
 

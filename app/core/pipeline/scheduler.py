@@ -7,7 +7,7 @@ before it is recorded), while the engine's events flow at once, each carrying it
 one region while others run. Cancel stops dispatch and cancels the requests in flight (the engine drops the
 connection, which aborts the request on the server). A region whose read fails (the engine has already retried
 what is worth retrying) is flagged `error` with the reason, and the rest go on; a region cut at its token budget is
-flagged `truncated` and reported as a warning, never as done.
+flagged `truncated` (the engine reports it as a warning), never done.
 
 The asyncio side runs where app.core.aio says (the app's event loop, else `asyncio.run`); the caller's thread
 renders the crops before dispatch, so the document stays with its owner.
@@ -179,7 +179,3 @@ def apply_outcome(pipe, outcome: Outcome) -> None:
         return
     result = outcome.result
     record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=engine)
-    if result.stats.get("truncated"):
-        pipe.emit(ErrorRaised(f"{name}: region {region.id} was cut at its limit of {result.stats.get('tokens')} "
-                              "tokens (truncated: its text is incomplete)", where="decoding", region_id=region.id,
-                              fatal=False))
