@@ -130,6 +130,26 @@ def test_cancel_stops_dispatch_and_ends_the_requests_in_flight(server):
     assert engine.in_flight == 0 and all(s.in_flight == 0 for s in engine.servers)
 
 
+def test_a_document_is_read_page_by_page_as_it_is_laid_out_earliest_first(server):
+    from app.core.paths import sample_document
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    events = []
+    options = PipelineOptions(engine="remote", layout="pymupdf", compare_text_layer=False, engine_options={
+        "servers": [server.url], "concurrency": 2, "max_new_tokens": 8})
+    pipe = Pipeline(options, emit=events.append)
+    try:
+        out = pipe.run(sample_document())
+    finally:
+        pipe.close()
+    order = [(e.type, e.page) for e in events if e.type in ("layout_done", "page_finished")]
+    assert order == [("layout_done", 0), ("page_finished", 0), ("layout_done", 1), ("page_finished", 1)]
+    finished = [e.region_id for e in events if e.type == "region_finished"]
+    assert max(finished[:3]) < min(r for r in finished if r.startswith("p2"))  # page 1's regions first
+    assert out.stats["engine_stats"]["max_in_flight"] == 2 and out.stats["decoded"] == len(finished)
+    assert out.stats["engine_stats"]["servers"][0]["spec"] is None  # transformers serve reports no drafting
+
+
 def test_finish_reason_length_marks_the_region_truncated_never_done(server):
     from app.core.pipeline.output import region_status
     from app.core.regions import Region, record_result

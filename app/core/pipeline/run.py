@@ -54,7 +54,7 @@ from app.core.pipeline.options import PipelineError, PipelineOptions, parse_page
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
-from app.core.pipeline.scheduler import decode_concurrently
+from app.core.pipeline.scheduler import decode_concurrently, read_pages
 from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
 
 CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
@@ -222,14 +222,13 @@ class Pipeline:
 
             run_document_engine(self, indices)
             return
-        concurrent = self.engine.concurrency > 1  # servers: the region scheduler reads across pages
+        if self.engine.concurrency > 1:  # servers: the region scheduler reads pages as they are laid out
+            read_pages(self, indices)
+            return
         for n, i in enumerate(indices):
             self.cancel.check()
             self.output.pages.append(self.layout_page(i, current=n + 1, total=len(indices)))
-            if not concurrent:
-                self.decode_page(i)
-        if concurrent:
-            decode_concurrently(self, indices)
+            self.decode_page(i)
 
     def _warn_margins_only(self, out: DocumentOutput) -> None:
         """A page whose only regions are headers, footers, page numbers... gives no Markdown: say so."""

@@ -113,6 +113,24 @@ class RegionScheduler:
             lane.cancel()
 
 
+def read_pages(pipe, indices: Sequence[int]) -> None:
+    """Lay out pages `indices` of a Pipeline and read them, a few pages at a time: as soon as the laid-out pages hold
+    enough regions to keep every lane busy twice over (or at the last page), they are read concurrently and
+    finished, so a long document shows text (and a batch's checkpoint gains pages) long before its last page is
+    laid out, and Cancel loses at most the pages in hand."""
+    chunk: list[int] = []
+    waiting = 0
+    for n, i in enumerate(indices):
+        pipe.cancel.check()
+        page = pipe.layout_page(i, current=n + 1, total=len(indices))
+        pipe.output.pages.append(page)
+        chunk.append(i)
+        waiting += len(pipe.regions_to_read(page))
+        if waiting >= 2 * pipe.engine.concurrency or n == len(indices) - 1:
+            decode_concurrently(pipe, chunk)
+            chunk, waiting = [], 0
+
+
 def decode_concurrently(pipe, pages: Sequence[int], keep: Sequence[str] | set[str] = ()) -> None:
     """Read the regions of laid-out pages `pages` of a Pipeline with its engine's concurrency; each page is finished
     (`pipe.finish_page`) once all its regions are applied, in page order."""
@@ -157,8 +175,10 @@ def decode_concurrently(pipe, pages: Sequence[int], keep: Sequence[str] | set[st
     try:
         run_async(lambda: scheduler.run(jobs, apply))
     finally:  # the run's stats (RunFinished, the JSON) say how it went on the servers, cancelled or not
-        pipe.output.stats["engine_stats"] = {"max_in_flight": scheduler.max_in_flight,
-                                             "servers": pipe.engine.server_stats()}
+        before = pipe.output.stats.get("engine_stats") or {}
+        pipe.output.stats["engine_stats"] = {
+            "max_in_flight": max(scheduler.max_in_flight, int(before.get("max_in_flight") or 0)),
+            "servers": pipe.engine.server_stats()}
 
 
 def apply_outcome(pipe, outcome: Outcome) -> None:
