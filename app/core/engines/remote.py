@@ -161,7 +161,12 @@ class RemoteEngine:
             if health.status_code >= 500 or models.status_code != 200:
                 raise EngineUnavailable(f"the OCR server {s.url} is not ready (/health: HTTP {health.status_code}, "
                                         f"/v1/models: HTTP {models.status_code})")
-            served = [m for m in (models.json().get("data") or []) if isinstance(m, dict)]
+            try:
+                listed = models.json().get("data") or []
+            except (ValueError, AttributeError):
+                raise EngineUnavailable(f"{s.url}/v1/models did not answer with an OpenAI model list; is this an "
+                                        "OpenAI-compatible server?") from None
+            served = [m for m in listed if isinstance(m, dict)]
             owners = {str(m.get("owned_by", "")).lower() for m in served}
             s.flavour = "sglang" if "sglang" in owners else "vllm" if "vllm" in owners else "openai"
             if not self.model and served:
