@@ -441,7 +441,7 @@ class MainWindow(QMainWindow):
         if self.work is None:
             return []
         self.editor.flush_edits()
-        written = export(self.work, target)
+        written = export(self.work, target, self.runs.passwords.get(self.work.path))
         self.settings.set("export_dir", str(Path(target).parent))
         self.statusBar().showMessage("Exported " + ", ".join(p.name for p in written), 6000)
         return written

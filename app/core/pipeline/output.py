@@ -145,7 +145,7 @@ class DocumentOutput:
 # saves the picture crops of an output under out_dir/image_dir and returns region id → path relative to out_dir
 SavePictures = Callable[[DocumentOutput, Path, str], dict[str, str]]
 
-SUFFIXES = {"md": ".md", "json": ".json", "html": ".html"}
+SUFFIXES = {"md": ".md", "json": ".json", "html": ".html", "pdf": ".pdf"}
 
 
 def output_files(out_dir: Path, stem: str, formats: Sequence[str] = DEFAULT_FORMATS) -> dict[str, Path]:
@@ -190,24 +190,37 @@ def render_html(output: DocumentOutput) -> str:
     return markdown_to_html(blocks, math="mathml", title=Path(output.path).name)
 
 
+def render_searchable_pdf(output: DocumentOutput, password: str | None = None) -> bytes:
+    """The source's pages with the blocks' text as an invisible layer (app.core.pipeline.searchable_pdf)."""
+    from app.core.pipeline.searchable_pdf import render_pdf
+
+    blocks = {rid: md for page in output.pages
+              for rid, md in assemble_blocks(page.regions, output.pictures, output.edits).items()}
+    return render_pdf(output, blocks, password)
+
+
 def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictures: SavePictures,
-                   formats: Sequence[str] = DEFAULT_FORMATS) -> dict[str, Path]:
-    """Write the output set — `<stem>.md`, `.json`, `.html` (those of `formats`) and `<stem>_images/` — into
+                   formats: Sequence[str] = DEFAULT_FORMATS, password: str | None = None) -> dict[str, Path]:
+    """Write the output set — `<stem>.md`, `.json`, `.html`, `.pdf` (those of `formats`; the PDF is the source's pages
+    made searchable, `password` opens an encrypted source) and `<stem>_images/` — into
     `out_dir` as a unit: every file goes to a temporary first, and only when all are complete are they renamed into
     place; when one cannot be written, none of the set is left (nor the picture crops this call added). The one
     writer of `convert` and of the window's export. Raises OSError (its message names the file)."""
     check_output(out_dir, stem, formats)
     image_dir = out_dir / f"{stem}_images"
     before = set(image_dir.iterdir()) if image_dir.is_dir() else set()
-    texts = {"md": output.to_markdown, "json": lambda: output.to_json() + "\n", "html": lambda: render_html(output)}
+    texts = {"md": output.to_markdown, "json": lambda: output.to_json() + "\n", "html": lambda: render_html(output),
+             "pdf": lambda: render_searchable_pdf(output, password)}
     files = output_files(out_dir, stem, formats)
     done: list[tuple[Path, Path]] = []
     try:
         output.pictures = save_pictures(output, out_dir, f"{stem}_images")
         for fmt, path in files.items():
             try:
-                with temporary_file(path, "w", encoding="utf-8", newline="\n") as (f, tmp):
-                    f.write(texts[fmt]())
+                content = texts[fmt]()
+                text_kw = {} if isinstance(content, bytes) else {"encoding": "utf-8", "newline": "\n"}
+                with temporary_file(path, "wb" if isinstance(content, bytes) else "w", **text_kw) as (f, tmp):
+                    f.write(content)
             except OSError as exc:
                 raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
             done.append((tmp, path))
