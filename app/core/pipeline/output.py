@@ -19,25 +19,16 @@ from typing import Any, Callable, Iterator, Sequence
 from app.core.atomic import discard, interrupts_deferred, remove_stale_temporaries, temporary_file
 from app.core.pipeline.assembly import assemble_blocks, assemble_document
 from app.core.pipeline.options import DEFAULT_FORMATS, FORMATS
-from app.core.regions import DECODED_TASKS, Region
+from app.core.pipeline.quality import region_confidence, region_outcome, region_status, review_reasons, review_summary
+from app.core.regions import Region
+
+__all__ = ["DocumentOutput", "PageOutput", "region_status", "write_document", "block_dict", "rounded"]
 
 JSON_SCHEMA = "scriptorium.document/1"
 
 
 def rounded(v: float | None, nd: int = 4) -> float | None:
     return None if v is None else round(float(v), nd)
-
-
-def region_status(r: Region) -> str:
-    """pending | done | cancelled | failed | skipped, from the region alone (the pipeline and the review session
-    record results on regions the same way: app.core.regions.record_result)."""
-    if r.task not in DECODED_TASKS:
-        return "skipped"
-    if "error" in r.flags:
-        return "failed"
-    if "cancelled" in r.flags:
-        return "cancelled"
-    return "done" if "stats" in r.extra else "pending"
 
 
 @dataclass
@@ -60,18 +51,20 @@ class PageOutput:
         return {"width_pt": self.width_pt, "height_pt": self.height_pt, "dpi": self.dpi, "width_px": self.width_px,
                 "height_px": self.height_px, "has_text_layer": self.has_text_layer}
 
-    def to_dict(self, pictures: dict[str, str] | None = None, edits: dict[str, str] | None = None) -> dict[str, Any]:
+    def to_dict(self, pictures: dict[str, str] | None = None, edits: dict[str, str] | None = None,
+                reviewed: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
         blocks_md = assemble_blocks(self.regions, pictures, edits)
         return {
             "index": self.index, "number": self.index + 1, "width_pt": self.width_pt, "height_pt": self.height_pt,
             "dpi": self.dpi, "width_px": self.width_px, "height_px": self.height_px, "layout": self.layout,
             "has_text_layer": self.has_text_layer, "cer": rounded(self.cer), "ms": round(self.ms, 1),
-            "blocks": [block_dict(r, blocks_md.get(r.id, ""), (pictures or {}).get(r.id), r.id in (edits or {}))
-                       for r in self.regions],
+            "blocks": [block_dict(r, blocks_md.get(r.id, ""), (pictures or {}).get(r.id), r.id in (edits or {}),
+                                  r.id in reviewed) for r in self.regions],
         }
 
 
-def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: bool = False) -> dict[str, Any]:
+def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: bool = False,
+               reviewed: bool = False) -> dict[str, Any]:
     d = {
         "id": r.id, "page": r.page, "order": r.order, "label": r.label,
         "native_label": r.extra.get("native_label", r.label), "task": r.task,
@@ -79,6 +72,10 @@ def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: 
         "score": r.score, "text": r.text, "markdown": markdown, "engine": r.extra.get("engine", ""),
         "stats": r.extra.get("stats", {}), "cer": rounded(r.extra.get("cer")), "source": r.source, "flags": list(r.flags),
         "status": region_status(r), "edited": edited,
+        # how far to trust it: the honest outcome, the model's confidence (null: the engine reports none), why a
+        # person should look, and whether one did (the window's Enter)
+        "outcome": region_outcome(r), "confidence": region_confidence(r), "needs_review": review_reasons(r),
+        "reviewed": reviewed,
     }
     if image:
         d["image"] = image
@@ -99,6 +96,7 @@ class DocumentOutput:
     warnings: list[str] = field(default_factory=list)
     pictures: dict[str, str] = field(default_factory=dict)  # region id → image path relative to the Markdown
     edits: dict[str, str] = field(default_factory=dict)  # region id → the Markdown a person wrote for the block
+    reviewed: set[str] = field(default_factory=set)  # region ids a person marked as reviewed
 
     def regions(self) -> Iterator[Region]:
         for p in self.pages:
@@ -135,7 +133,8 @@ class DocumentOutput:
             "schema": JSON_SCHEMA, "source": self.path, "engine": self.engine, "layout": self.layout,
             "page_count": self.page_count, "cancelled": self.cancelled, "cer": rounded(self.cer),
             "stats": self.stats, "warnings": self.warnings,
-            "pages": [p.to_dict(self.pictures, self.edits) for p in self.pages],
+            "review": review_summary(list(self.regions()), self.reviewed, set(self.edits)),
+            "pages": [p.to_dict(self.pictures, self.edits, self.reviewed) for p in self.pages],
         }
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -196,7 +195,7 @@ def render_searchable_pdf(output: DocumentOutput, password: str | None = None) -
 
     blocks = {rid: md for page in output.pages
               for rid, md in assemble_blocks(page.regions, output.pictures, output.edits).items()}
-    return render_pdf(output, blocks, password)
+    return render_pdf(output.path, [(p.index, p.regions) for p in output.pages], blocks, password)
 
 
 def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictures: SavePictures,

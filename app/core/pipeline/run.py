@@ -374,7 +374,8 @@ class Pipeline:
             record_result(region, "", stats, cancelled=False, engine=self.engine_name)
             self.emit(RegionFinished(region.id, "", stats))  # the engine raised: it did not finish the region
             return
-        record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=self.engine_name)
+        record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=self.engine_name,
+                      logprobs=result.logprobs)
         if result.cancelled:
             raise Cancelled()
 

@@ -14,12 +14,10 @@ What must never live here: decoding, layout, Qt, choosing which files a run writ
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable, Sequence
 
+from app.core.regions import Region
 from app.core.textlayer import normalise
-
-if TYPE_CHECKING:  # pragma: no cover
-    from app.core.pipeline.output import DocumentOutput
 
 RASTER_DPI = 150.0  # pages that go in as their rendering
 _ROW_END = re.compile(r"</tr\s*>", re.I)
@@ -67,22 +65,24 @@ def place_text(page, box: tuple[float, float, float, float], lines: list[str]) -
         writer.write_text(page, render_mode=3, morph=(start, pymupdf.Matrix(width / natural, 1)))
 
 
-def render_pdf(output: "DocumentOutput", blocks_markdown: dict[str, str], password: str | None = None) -> bytes:
-    """The searchable PDF of `output` (its pages in order) as bytes. `blocks_markdown`: region id → the Markdown the
-    export writes for the block. Raises OSError with a message for a person when the source cannot be read."""
+def render_pdf(source_path: str, pages: Sequence[tuple[int, Sequence[Region]]], blocks_markdown: dict[str, str],
+               password: str | None = None) -> bytes:
+    """The searchable PDF of the document at `source_path`, its `pages` (index, regions) in order, as bytes.
+    `blocks_markdown`: region id → the Markdown the export writes for the block. Raises OSError with a message for a
+    person when the source cannot be read."""
     import pymupdf
 
     from app.core.document import DocumentError, open_document
 
     try:
-        source = open_document(output.path, password)
+        source = open_document(source_path, password)
     except DocumentError as exc:
         raise OSError(f"the searchable PDF needs the source document: {exc}") from None
     pdf = pymupdf.open()
     try:
-        for page_out in output.pages:
-            page = _add_page(pdf, source, page_out.index)
-            for region in sorted(page_out.regions, key=lambda r: r.order):
+        for index, regions in pages:
+            page = _add_page(pdf, source, index)
+            for region in sorted(regions, key=lambda r: r.order):
                 if region.task not in PLACED_TASKS:
                     continue
                 lines = block_lines(blocks_markdown.get(region.id, ""), region.task)

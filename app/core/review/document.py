@@ -30,6 +30,7 @@ class Block:
     previous_ocr: str = ""  # the OCR result the person's edit was made over (what `pending_ocr` changed)
     cer: float | None = None  # of what the block shows, against the page's text layer, when it has one
     reference: str = ""  # the text-layer text of the region, for the diff
+    reviewed: bool = False  # a person looked and accepted it (Enter); a new reading of it is not reviewed
 
     @property
     def id(self) -> str:
@@ -153,6 +154,7 @@ class DocumentWork:
             page.regions = [copy.deepcopy(b.region) for b in self.layout_blocks(index)]
             out.pages.append(page)
         out.edits = {b.id: b.markdown for b in self.layout_blocks() if b.edited}
+        out.reviewed = {b.id for b in self.layout_blocks() if b.reviewed}
         return out
 
     def _frame_of(self, index: int) -> PageOutput:

@@ -174,8 +174,10 @@ class Session:
             change.blocks.add(event.region_id)
             self._end_live(event.region_id, change)
             return
+        if event.text != block.region.text:
+            block.reviewed = False  # what the person accepted is not what the block says now
         record_result(block.region, event.text, event.stats, cancelled=event.cancelled,
-                      engine=work.engine or str(event.stats.get("engine", "")))
+                      engine=work.engine or str(event.stats.get("engine", "")), logprobs=event.logprobs)
         block.live_text = ""
         block.status = region_status(block.region)
         if block.reference and block.edited:  # the badge measures the text shown: the person's edit, kept
@@ -352,6 +354,14 @@ class Session:
             block.cer = _cer(markdown, block.reference)
         return True
 
+    def set_reviewed(self, region_id: str, reviewed: bool = True) -> bool:
+        """A person accepted the block as it reads now (exported as `"reviewed": true`)."""
+        block = self.find_block(region_id)
+        if block is None or block.provisional or block.reviewed == reviewed:
+            return False
+        block.reviewed = reviewed
+        return True
+
     def accept_ocr(self, region_id: str) -> None:
         """Replace an edited block with its newest OCR result (the person said yes)."""
         block = self.find_block(region_id)
@@ -391,7 +401,7 @@ class Session:
 
 def _carry_result(old: Region, new: Region) -> None:
     new.text = old.text
-    for key in ("engine", "stats", "cer", "reference_chars"):
+    for key in ("engine", "stats", "cer", "reference_chars", "confidence"):
         if key in old.extra:
             new.extra[key] = old.extra[key]
     new.flags = [f for f in new.flags if f not in RESULT_FLAGS] + [f for f in old.flags if f in RESULT_FLAGS]
