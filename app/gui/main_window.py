@@ -229,7 +229,8 @@ class MainWindow(QMainWindow):
         selected = self.page_view.selected_id
         self.page_view.set_regions([b.region for b in blocks])
         for b in blocks:
-            self.page_view.set_region_state(b.id, edited=b.edited, status=b.status, live=b.id == self.session.live_region)
+            self.page_view.set_region_state(b.id, edited=b.edited, status=b.status, reviewed=b.reviewed,
+                                            live=b.id == self.session.live_region)
         if selected:
             self.page_view.select_region(selected, center=False)
 
@@ -329,8 +330,7 @@ class MainWindow(QMainWindow):
         self.run_presenter.cancel(discard)
 
     def _live_events(self, events: list) -> None:
-        for event in events:
-            self.handle_event(event)
+        list(map(self.handle_event, events))
 
     # --- the one entry point for events -------------------------------------------------------------------------------
 

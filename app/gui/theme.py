@@ -22,6 +22,7 @@ TASK_COLORS = {
     "skipped": "#8a8a8a",
 }
 LIVE_COLOR = "#e8384f"  # the region being decoded right now
+REVIEW_COLOR = "#f2a900"  # a block that needs a person's review (low confidence, high CER, truncated, error)
 
 
 def task_color(task: str) -> QColor:

@@ -58,7 +58,11 @@ def setup_ui(window) -> None:
     window.engine_bar = EngineBar(window.settings)
     window.traces = TraceControl(window)
     window.dialogs = WindowDialogs(window)
+    from app.gui.review_flow import ReviewFlow, add_alternate_keys
+
+    window.flow = ReviewFlow(window)
     window.actions = build_actions(window, window.engine_bar)
+    add_alternate_keys(window.actions)
     window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
     window.actions.record.setChecked(window.settings.get("record_traces"))
     window.progress = ProgressPanel()

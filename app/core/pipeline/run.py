@@ -76,6 +76,7 @@ class Pipeline:
                                                                                          self.options.model_path)
         self.output: DocumentOutput | None = None
         self._words_cache: dict[int, list] = {}
+        self.fixed_layouts: dict[int, list[Region]] = {}  # pages a person laid out: read their regions, no layout
 
     # -- setup -------------------------------------------------------------------------------------------------
     def open(self, path) -> Document:
@@ -271,6 +272,12 @@ class Pipeline:
         """Render page `index` and lay it out (emits PageRendered and LayoutDone)."""
         doc = self.document
         dpi = self.page_dpi(index)
+        if index in self.fixed_layouts:  # a person's regions are the page's layout (app.core.review.region_edits)
+            page = self.new_page(index, dpi, "person")
+            page.regions = sorted(self.fixed_layouts[index], key=lambda r: r.order)
+            self.keep_pictures(page.regions)
+            self._announce_layout(page)
+            return page
         self.emit(PhaseChanged("rendering", detail=f"page {index + 1}", current=current, total=total))
         t0 = time.perf_counter()
         try:

@@ -354,6 +354,12 @@ class Session:
             block.cer = _cer(markdown, block.reference)
         return True
 
+    def reassemble(self, work: DocumentWork, page: int) -> Change:
+        """A person changed the page's regions (app.core.review.region_edits): its blocks' Markdown again."""
+        change = Change(layout_pages={page})
+        self._assemble(work, page, change)
+        return change
+
     def set_reviewed(self, region_id: str, reviewed: bool = True) -> bool:
         """A person accepted the block as it reads now (exported as `"reviewed": true`)."""
         block = self.find_block(region_id)

@@ -1,0 +1,265 @@
+"""The review flow of the window: fixing regions on the page and moving through blocks with the keyboard.
+
+- One undo stack (Ctrl+Z / Ctrl+Shift+Z outside the editor; inside it the editor's own typing undo comes first) for
+  a person's layout fixes (app.core.review.region_edits: move/resize, draw, delete, relabel, split, merge) and the
+  block texts they committed in the editor.
+- R reads the selected region again (with its box as it is now), D toggles drawing a new region, Delete removes
+  one, S splits it at the line last right-clicked (else its middle), M merges it with the next region, the context
+  menu relabels.
+- J/K (or Alt+↓/↑) select the next/previous region, N the next block that needs review (app.core.pipeline.quality:
+  low confidence, high CER, truncated, error…) and Enter marks the selected block as reviewed and moves on.
+
+What must never live here: changing regions or blocks directly (core's region editor and session do), drawing.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QPointF, Qt
+from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtWidgets import QMenu
+
+from app.core.pipeline.quality import review_reasons
+from app.core.regions import TASKS
+from app.core.review.document import DocumentWork
+from app.core.review.region_edits import LayoutEdit, RegionEditor, restore
+
+LABELS = ("text", "paragraph_title", "doc_title", "table", "formula", "image", "chart", "header", "footer",
+          "footnote", "abstract", "reference_content")
+
+
+class LayoutEditCommand(QUndoCommand):
+    def __init__(self, flow: "ReviewFlow", work: DocumentWork, edit: LayoutEdit) -> None:
+        super().__init__(edit.description)
+        self.flow, self.work, self.edit = flow, work, edit
+        self._done = True  # pushed after it was made
+
+    def redo(self) -> None:
+        if self._done:
+            self._done = False
+            return
+        restore(self.work, self.edit.page, self.edit.after, "person")
+        self.flow.layout_changed(self.work, self.edit.page, self.edit.selected)
+
+    def undo(self) -> None:
+        restore(self.work, self.edit.page, self.edit.before, self.edit.layout_before)
+        self.flow.layout_changed(self.work, self.edit.page, self.edit.selected)
+
+
+class TextEditCommand(QUndoCommand):
+    def __init__(self, flow: "ReviewFlow", work: DocumentWork, region_id: str, before: str, after: str) -> None:
+        super().__init__(f"Edit the text of {region_id}")
+        self.flow, self.work, self.region_id, self.before, self.after = flow, work, region_id, before, after
+        self._done = True
+
+    def redo(self) -> None:
+        if self._done:
+            self._done = False
+            return
+        self.flow.set_text(self.work, self.region_id, self.after)
+
+    def undo(self) -> None:
+        self.flow.set_text(self.work, self.region_id, self.before)
+
+
+class ReviewFlow(QObject):
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.undo_stack = QUndoStack(self)
+        self.split_at: tuple[str, float] | None = None  # the region and line last right-clicked
+        view = window.page_view
+        view.box_edited.connect(self.set_box)
+        view.region_drawn.connect(self.draw)
+        view.region_menu_requested.connect(self.show_menu)
+        window.review.text_edited.connect(self.text_edited)
+
+    # --- what the person sees --------------------------------------------------------------------------------
+
+    @property
+    def work(self) -> DocumentWork | None:
+        return self.window.work
+
+    def selected_id(self) -> str:
+        return self.window.page_view.selected_id or self.window.editor.current_block_id()
+
+    def select(self, region_id: str) -> None:
+        """Select a block on the page and in the editor, keeping the keyboard on the page (J/K go on working)."""
+        w = self.window
+        block = w.session.find_block(region_id)
+        if block is None:
+            return
+        if block.region.page != w.page_view.page:
+            w.follow_live = False
+            w.show_page(block.region.page)
+        w.page_view.select_region(region_id)
+        w.review.select_block(region_id, focus=False)
+        w.page_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def layout_changed(self, work: DocumentWork, page: int, selected: str) -> None:
+        """A page's regions changed (an edit, an undo or a redo): Markdown, page and editor follow."""
+        w = self.window
+        w.session.reassemble(work, page)
+        if work is w.work:
+            if w.page_view.page == page:
+                w.show_regions()
+            w.review.refresh_blocks({b.id for b in work.layout_blocks(page)})
+            w.review.show_document()
+            if selected and selected in work.blocks:
+                self.select(selected)
+        w._touch()
+
+    def _apply(self, edit: LayoutEdit | None) -> None:
+        work = self.work
+        if edit is None or work is None:
+            return
+        self.undo_stack.push(LayoutEditCommand(self, work, edit))
+        self.layout_changed(work, edit.page, edit.selected)
+        self.window.statusBar().showMessage(edit.description, 3000)
+
+    # --- layout fixes ------------------------------------------------------------------------------------------
+
+    def set_box(self, region_id: str, box_pt) -> None:
+        if self.work is not None and region_id in self.work.blocks:
+            self._apply(RegionEditor(self.work).set_box(region_id, tuple(box_pt)))
+
+    def draw(self, page: int, box_pt) -> None:
+        if self.work is not None:
+            self._apply(RegionEditor(self.work).add(page, tuple(box_pt)))
+            self.window.actions.draw_region.setChecked(False)
+
+    def set_draw_mode(self, on: bool) -> None:
+        self.window.page_view.gestures.draw_mode = bool(on)
+        if on:
+            self.window.statusBar().showMessage("Drag on the page to draw a region (D again to stop)", 4000)
+
+    def delete_region(self) -> None:
+        rid = self.selected_id()
+        if self.work is not None and rid in self.work.blocks:
+            self._apply(RegionEditor(self.work).delete(rid))
+
+    def relabel(self, region_id: str, label: str, task: str | None = None) -> None:
+        if self.work is not None and region_id in self.work.blocks:
+            self._apply(RegionEditor(self.work).relabel(region_id, label, task))
+
+    def split_region(self) -> None:
+        rid = self.selected_id()
+        if self.work is None or rid not in self.work.blocks:
+            return
+        x0, y0, x1, y1 = self.work.blocks[rid].region.box_pt
+        y = self.split_at[1] if self.split_at and self.split_at[0] == rid else (y0 + y1) / 2
+        self._apply(RegionEditor(self.work).split(rid, y))
+
+    def merge_region(self, other: str = "") -> None:
+        """Merge the selected region with `other` (default: the next one on its page)."""
+        rid, work = self.selected_id(), self.work
+        if work is None or rid not in work.blocks:
+            return
+        if not other:
+            page = work.layout_blocks(work.blocks[rid].region.page)
+            ids = [b.id for b in page]
+            other = ids[ids.index(rid) + 1] if ids.index(rid) + 1 < len(ids) else ""
+        if other:
+            self._apply(RegionEditor(work).merge(rid, other))
+
+    def read_again(self) -> None:
+        rid = self.selected_id()
+        if rid:
+            self.window.rerun_region(rid)
+
+    def show_menu(self, region_id: str, scene_pos: QPointF, global_pos) -> None:
+        self.window.select_region(region_id)
+        self.split_at = (region_id, scene_pos.y())
+        menu = QMenu(self.window)
+        menu.addAction("Read this region again (R)", lambda: self.window.rerun_region(region_id))
+        menu.addAction("Split here (S)", self.split_region)
+        menu.addAction("Merge with the next region (M)", self.merge_region)
+        menu.addAction("Delete region (Del)", self.delete_region)
+        labels = menu.addMenu("Label")
+        for label in LABELS:
+            labels.addAction(label, lambda lab=label: self.relabel(region_id, lab))
+        tasks = menu.addMenu("Read as")
+        region = self.work.blocks[region_id].region
+        for task in TASKS:
+            tasks.addAction(task, lambda t=task: self.relabel(region_id, region.label, t))
+        menu.addSeparator()
+        menu.addAction("Mark as reviewed (Enter)", self.mark_reviewed)
+        menu.exec(global_pos)
+
+    # --- text edits, on the same stack --------------------------------------------------------------------------
+
+    def text_edited(self, region_id: str, before: str, after: str) -> None:
+        if self.work is not None:
+            self.undo_stack.push(TextEditCommand(self, self.work, region_id, before, after))
+
+    def set_text(self, work: DocumentWork, region_id: str, markdown: str) -> None:
+        w = self.window
+        if work is not w.work:
+            return
+        w.editor.flush_edits()
+        if w.session.edit(region_id, markdown):
+            w.review.refresh_blocks({region_id})
+            w.page_view.set_region_state(region_id, edited=work.blocks[region_id].edited)
+            w._touch()
+
+    def undo(self) -> None:
+        self.window.editor.flush_edits()
+        self.undo_stack.undo()
+
+    def redo(self) -> None:
+        self.undo_stack.redo()
+
+    # --- moving through blocks ------------------------------------------------------------------------------------
+
+    def _step(self, ids: list[str], forward: bool) -> str:
+        if not ids:
+            return ""
+        current = self.selected_id()
+        order = [b.id for b in self.work.layout_blocks()]
+        if current not in order:
+            return ids[0] if forward else ids[-1]
+        at = order.index(current)
+        after = [i for i in ids if order.index(i) > at]
+        before = [i for i in ids if order.index(i) < at]
+        return (after + before)[0] if forward else (list(reversed(before)) + list(reversed(after)))[0] \
+            if (after or before) else ""
+
+    def _go(self, ids: list[str], forward: bool, none_left: str) -> None:
+        rid = self._step(ids, forward) if self.work is not None else ""
+        if rid:
+            self.select(rid)
+        else:
+            self.window.statusBar().showMessage(none_left, 3000)
+
+    def next_region(self) -> None:
+        self._go([b.id for b in self.work.layout_blocks()] if self.work else [], True, "No regions")
+
+    def previous_region(self) -> None:
+        self._go([b.id for b in self.work.layout_blocks()] if self.work else [], False, "No regions")
+
+    def needs_review(self) -> list[str]:
+        work = self.work
+        return [b.id for b in work.layout_blocks() if not b.reviewed and review_reasons(b.region)] if work else []
+
+    def next_needs_review(self) -> None:
+        self._go(self.needs_review(), True, "No block needs review")
+        rid = self.selected_id()
+        if rid and self.work is not None and rid in self.work.blocks:
+            reasons = review_reasons(self.work.blocks[rid].region)
+            if reasons:
+                self.window.statusBar().showMessage(f"{rid}: " + ", ".join(reasons), 6000)
+
+    def mark_reviewed(self) -> None:
+        rid = self.selected_id()
+        w = self.window
+        if rid and w.session.set_reviewed(rid):
+            w.page_view.set_region_state(rid, reviewed=True)
+            w.review.refresh_blocks({rid})
+            w._touch()
+            w.statusBar().showMessage(f"{rid} reviewed", 2000)
+        self.next_region()
+
+
+def add_alternate_keys(actions) -> None:
+    """Second keys of the flow's actions (the action table holds one each)."""
+    actions.next_region.setShortcuts([QKeySequence("J"), QKeySequence("Alt+Down")])
+    actions.previous_region.setShortcuts([QKeySequence("K"), QKeySequence("Alt+Up")])
+    actions.mark_reviewed.setShortcuts([QKeySequence("Return"), QKeySequence("Enter")])
