@@ -97,6 +97,7 @@ def test_a_dragged_edge_is_read_again_with_the_new_box_and_undo_restores_it(qtbo
 def test_draw_relabel_delete_and_a_page_rerun_keeps_the_persons_regions(qtbot, window, tmp_path):
     w = window
     w.page_view.set_scale(1.0)
+    w.page_view.setFocus()  # the person works on the page
     before = {b.id for b in w.work.layout_blocks(0)}
     above = sum(1 for b in w.work.layout_blocks(0) if b.region.box_pt[1] <= 500)
     # draw a region (a person adds one the layout missed)
@@ -141,9 +142,9 @@ def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_r
                                                                                         artifacts_dir):
     w = window
     order = [b.id for b in w.work.layout_blocks()]
-    w.select_region(order[0])
-    w.page_view.setFocus()
-    key(w, Qt.Key.Key_J)
+    QTest.mouseClick(w.page_view.viewport(), LEFT, NOMOD, w.page_view.region_center(order[0]))  # a click…
+    assert w.page_view.selected_id == order[0]
+    key(w, Qt.Key.Key_J)  # …and the keys go on from there
     assert w.page_view.selected_id == order[1]
     key(w, Qt.Key.Key_J)
     key(w, Qt.Key.Key_K)
@@ -168,3 +169,28 @@ def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_r
     blocks = {b["id"]: b for p in data["pages"] for b in p["blocks"]}
     assert blocks[unsure.id]["reviewed"] is True and blocks[unsure.id]["confidence"]["min"] == 0.15
     assert data["review"]["reviewed"] == 1 and data["review"]["needs_review"] == 0
+
+
+def test_ctrl_f_highlights_every_hit_in_the_editor_and_on_the_page(qtbot, window):
+    w = window
+    # classic OCR has no rounds to show: the Decoding dock made room; its toolbar toggle brings it back
+    toggle = w.views_dock.toggleViewAction()
+    assert not w.views_dock.isVisible() and toggle in w.actions.toolbar.actions()
+    toggle.trigger()
+    assert w.views_dock.isVisible() and w.dock_policy.chosen_by_person
+    holders = [b.id for b in w.work.layout_blocks() if "region" in b.markdown.casefold()]
+    assert holders
+    w.page_view.setFocus()
+    key(w, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert w.find_bar.isVisible() and w.find_bar.field.hasFocus()
+    QTest.keyClicks(w.find_bar.field, "Region")
+    expected = sum(w.editor.block_text(rid).casefold().count("region") for rid in w.editor.block_ids())
+    assert len(w.find_bar.hits) == expected and expected >= len(holders)
+    assert [t.casefold() for t in w.editor.highlighted] == ["region"] * expected  # every hit marked in the editor
+    found = {rid for rid, item in w.page_view.region_items.items() if item.found}
+    assert found == {rid for rid, _a, _b in w.find_bar.hits if w.work.blocks[rid].region.page == w.page_view.page}
+    QTest.keyClick(w.find_bar.field, Qt.Key.Key_Return)  # the first hit: its region selected, its text selected
+    rid = w.find_bar.hits[0][0]
+    assert w.page_view.selected_id == rid and w.editor.textCursor().selectedText().casefold() == "region"
+    QTest.keyClick(w.find_bar.field, Qt.Key.Key_Escape)
+    assert not w.find_bar.isVisible() and not any(item.found for item in w.page_view.region_items.values())

@@ -31,6 +31,7 @@ ACTIONS = {
     "toggle_preview": ("&View", "Show rendered p&review", "F8", "", "set_preview_visible", True),
     "undo": ("&Edit", "&Undo", "Ctrl+Z", "", "flow.undo", False),
     "redo": ("&Edit", "&Redo", "Ctrl+Shift+Z", "", "flow.redo", False),
+    "find": ("&Edit", "&Find in the document…", "Ctrl+F", "", "find_bar.open", False),
     "read_again": ("&Review", "&Read the region again", "R", "", "flow.read_again", False),
     "draw_region": ("&Review", "&Draw a region", "D", "", "flow.set_draw_mode", True),
     "delete_region": ("&Review", "D&elete the region", "Delete", "", "flow.delete_region", False),

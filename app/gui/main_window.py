@@ -266,7 +266,7 @@ class MainWindow(QMainWindow):
         if block.region.page != self.page_view.page:
             self.show_page(block.region.page)
         self.page_view.select_region(region_id)
-        self.review.select_block(region_id)
+        self.review.select_block(region_id, focus=False)  # the keys stay on the page (J/K, R, Enter…)
 
     def _editor_block(self, region_id: str) -> None:
         if not region_id:

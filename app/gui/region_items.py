@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
 from app.core.pipeline.quality import region_confidence, region_outcome, review_reasons
 from app.core.regions import Region
-from app.gui.theme import LIVE_COLOR, REVIEW_COLOR, task_color
+from app.gui.theme import FOUND_COLOR, LIVE_COLOR, REVIEW_COLOR, task_color
 
 OUTCOME_MARKS = {"truncated": " …", "repetition-blocked": " ↻", "error": " !", "cancelled": " ×"}
 
@@ -32,6 +32,7 @@ class RegionItem(QGraphicsRectItem):
         self.edited = False
         self.status = "pending"
         self.reviewed = False
+        self.found = False  # holds a hit of the find bar
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setZValue(10)
@@ -71,8 +72,7 @@ class RegionItem(QGraphicsRectItem):
         fill = QColor(color)
         fill.setAlpha(70 if self.selected else 40 if (self.hovered or self.live) else 12)
         if self.status in ("done", "failed", "cancelled") and not self.reviewed and review_reasons(self.region):
-            fill = QColor(REVIEW_COLOR)  # a block a person should look at: tinted until reviewed
-            fill.setAlpha(90 if self.selected else 55)
+            painter.fillRect(rect, QBrush(QColor(REVIEW_COLOR), Qt.BrushStyle.BDiagPattern))  # look at me: hatched
         painter.setBrush(QBrush(fill))
         pen = QPen(color, 2.2 if (self.selected or self.live) else 1.0)
         pen.setCosmetic(True)
@@ -82,6 +82,12 @@ class RegionItem(QGraphicsRectItem):
             pen.setStyle(Qt.PenStyle.DotLine)
         painter.setPen(pen)
         painter.drawRect(rect)
+        if self.found:
+            found = QPen(QColor(FOUND_COLOR), 3.0)
+            found.setCosmetic(True)
+            painter.setPen(found)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(rect.adjusted(-2, -2, 2, 2))
         if self.show_order:
             self._paint_badge(painter, rect, color)
         if self.selected:

@@ -258,8 +258,17 @@ class ReviewFlow(QObject):
         self.next_region()
 
 
-def add_alternate_keys(actions) -> None:
-    """Second keys of the flow's actions (the action table holds one each)."""
+PAGE_KEYS = ("read_again", "draw_region", "delete_region", "split_region", "merge_region", "next_region",
+             "previous_region", "next_needs_review", "mark_reviewed")
+
+
+def scope_review_keys(actions, page_view) -> None:
+    """The flow's one-key shortcuts act on the page only (typing J in the editor or Enter in a field stays typing);
+    J/K and Enter get their second keys (the action table holds one each)."""
     actions.next_region.setShortcuts([QKeySequence("J"), QKeySequence("Alt+Down")])
     actions.previous_region.setShortcuts([QKeySequence("K"), QKeySequence("Alt+Up")])
     actions.mark_reviewed.setShortcuts([QKeySequence("Return"), QKeySequence("Enter")])
+    for name in PAGE_KEYS:
+        action = getattr(actions, name)
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        page_view.addAction(action)

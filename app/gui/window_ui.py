@@ -58,11 +58,15 @@ def setup_ui(window) -> None:
     window.engine_bar = EngineBar(window.settings)
     window.traces = TraceControl(window)
     window.dialogs = WindowDialogs(window)
-    from app.gui.review_flow import ReviewFlow, add_alternate_keys
+    from app.gui.review_flow import ReviewFlow, scope_review_keys
+
+    from app.gui.find_bar import FindBar
 
     window.flow = ReviewFlow(window)
+    window.find_bar = FindBar(window)
+    window.review.layout().insertWidget(1, window.find_bar)  # between the block bar and the editor
     window.actions = build_actions(window, window.engine_bar)
-    add_alternate_keys(window.actions)
+    scope_review_keys(window.actions, window.page_view)
     window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
     window.actions.record.setChecked(window.settings.get("record_traces"))
     window.progress = ProgressPanel()
@@ -80,6 +84,9 @@ def setup_ui(window) -> None:
     window.views_dock.setWidget(window.views)  # the views scroll inside when the dock is short
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, window.views_dock)
     window.actions.menus["&View"].addAction(window.views_dock.toggleViewAction())
+    from app.gui.dock_policy import DecodingDockPolicy
+
+    window.dock_policy = DecodingDockPolicy(window)
     window.statusBar().showMessage("Ready")
 
 
