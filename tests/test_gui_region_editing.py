@@ -11,6 +11,7 @@ import shutil
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QCheckBox
 
 from app.core import events as ev
 
@@ -156,6 +157,10 @@ def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_r
                                      logprobs=[math.log(0.9), math.log(0.15), math.log(0.95)]))
     w.redraw()
     assert w.flow.needs_review() == [unsure.id]
+    w.refresh_documents()  # as at a run's end: the list counts it, and the "Needs review" filter keeps it
+    assert "1 to review · " in w.documents.item(0).text()
+    w.findChild(QCheckBox, "needs_review_filter").setChecked(True)
+    assert not w.documents.item(0).isHidden()
     key(w, Qt.Key.Key_N)
     assert w.page_view.selected_id == unsure.id
     assert "low confidence" in w.statusBar().currentMessage()
@@ -164,6 +169,7 @@ def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_r
     w.grab().save(str(artifacts_dir / "needs_review.png"))
     key(w, Qt.Key.Key_Return)
     assert w.work.blocks[unsure.id].reviewed and w.flow.needs_review() == []
+    assert "to review" not in w.documents.item(0).text()
     w.export_current(tmp_path / "out" / "report.md")
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     blocks = {b["id"]: b for p in data["pages"] for b in p["blocks"]}

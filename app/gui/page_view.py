@@ -28,6 +28,7 @@ class PageView(QGraphicsView):
     box_edited = Signal(str, object)  # region id, (x0, y0, x1, y1) in points: the person moved or resized it
     region_drawn = Signal(int, object)  # page, box in points: the person drew a new region
     region_menu_requested = Signal(str, object, object)  # region id, scene point, global point
+    region_activated = Signal(str)  # double-clicked: the person wants to type in its block
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -238,6 +239,13 @@ class PageView(QGraphicsView):
             rid = self.region_at(event.position().toPoint())
             if rid:
                 self.region_clicked.emit(rid)
+
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
+        rid = self.region_at(event.position().toPoint())
+        if rid and not self.gestures.draw_mode:
+            self.region_activated.emit(rid)
+            return
+        super().mouseDoubleClickEvent(event)
 
     def mouseMoveEvent(self, event) -> None:
         if self.gestures.move(event):

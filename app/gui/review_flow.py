@@ -70,6 +70,7 @@ class ReviewFlow(QObject):
         view.box_edited.connect(self.set_box)
         view.region_drawn.connect(self.draw)
         view.region_menu_requested.connect(self.show_menu)
+        view.region_activated.connect(lambda rid: window.review.select_block(rid, focus=True))
         window.review.text_edited.connect(self.text_edited)
 
     # --- what the person sees --------------------------------------------------------------------------------
@@ -105,7 +106,14 @@ class ReviewFlow(QObject):
             w.review.show_document()
             if selected and selected in work.blocks:
                 self.select(selected)
+            self.refresh_list()
         w._touch()
+
+    def refresh_list(self) -> None:
+        """The document list's line for the current document ("2 to review · 15 blocks"), unless it is reading."""
+        w = self.window
+        if w.work is not None and w.runs.work is not w.work:
+            w.documents.set_status(w.session.current, w.work.summary())
 
     def _apply(self, edit: LayoutEdit | None) -> None:
         work = self.work
@@ -253,6 +261,7 @@ class ReviewFlow(QObject):
         if rid and w.session.set_reviewed(rid):
             w.page_view.set_region_state(rid, reviewed=True)
             w.review.refresh_blocks({rid})
+            self.refresh_list()
             w._touch()
             w.statusBar().showMessage(f"{rid} reviewed", 2000)
         self.next_region()

@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from app.core.pipeline.output import DocumentOutput, PageOutput, region_status
+from app.core.pipeline.quality import review_reasons
 from app.core.regions import DECODED_TASKS, Region
+
+
+TO_REVIEW = "to review"  # the document list's word for blocks that need review (its filter looks for it)
 
 
 @dataclass
@@ -114,9 +118,16 @@ class DocumentWork:
     def name(self) -> str:
         return self.title or Path(self.path).name
 
+    def needs_review(self) -> list[Block]:
+        """Blocks a person should look at and has not reviewed yet (app.core.pipeline.quality)."""
+        return [b for b in self.layout_blocks() if not b.reviewed and review_reasons(b.region)]
+
     def summary(self) -> str:
-        """What the document list shows beside the name: "15 blocks", "cancelled (3 of 15 re-read)", "failed: …"."""
-        return self.run.summary(sum(1 for b in self.blocks.values() if b.status == "done"))
+        """What the document list shows beside the name: "15 blocks", "3 to review · 15 blocks", "cancelled (3 of 15
+        re-read)", "failed: …"."""
+        text = self.run.summary(sum(1 for b in self.blocks.values() if b.status == "done"))
+        waiting = len(self.needs_review())
+        return f"{waiting} {TO_REVIEW} · {text}" if waiting and text and self.run.outcome != "failed" else text
 
     def open_failed(self, message: str) -> None:
         """The file could not be opened (damaged, encrypted, too large): the list shows "failed: <why>"."""
