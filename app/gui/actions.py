@@ -89,8 +89,19 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
     return SimpleNamespace(recent_menu=recent, toolbar=toolbar, menus=menus, **actions)
 
 
+# keys and gestures that are not menu actions (the About box lists them with the actions)
+MORE_KEYS = [("Next / previous region", "Alt+Down / Alt+Up"), ("Find: next / previous hit", "F3 / Shift+F3"),
+             ("Move or resize the selected region", "drag it or its handles"),
+             ("Region menu: label, read as, split here, merge, delete", "right-click"),
+             ("Type in the region's block", "double-click")]
+
+
 def shortcut_table() -> list[tuple[str, str]]:
-    return [(t.replace("&", "").rstrip("…"), s) for (_m, t, s, _i, _f, _c) in ACTIONS.values() if s]
+    from app.gui.views.decoding_views import PLAYBACK_KEYS
+
+    table = [(t.replace("&", "").rstrip("…"), s) for (_m, t, s, _i, _f, _c) in ACTIONS.values() if s]
+    playback = [(f"{title} (decoding views)", key) for key, (_what, title) in PLAYBACK_KEYS.items()]
+    return table + MORE_KEYS + playback
 
 
 def fill_recent_menu(menu: QMenu, paths: list[str], open_files) -> None:

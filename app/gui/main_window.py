@@ -55,8 +55,7 @@ class MainWindow(QMainWindow):
         self.run_presenter = RunPresenter(self)
         self.follow_live = True
         self._dirty_blocks: set[str] = set()
-        self._dirty_layout = False
-        self._dirty_live = False
+        self._dirty_layout = self._dirty_live = False
         self._window_span: tuple[str, int, int] | None = None  # the last R-SWA window shown in the editor
         self.events_handled = 0
         setup_ui(self)
@@ -138,6 +137,7 @@ class MainWindow(QMainWindow):
         work = self.work
         self.refresh_documents(index)
         self.setWindowTitle(f"{work.name} — Scriptorium")
+        self.traces.document_shown(work)
         self.middle.setCurrentIndex(1)
         self.page_view.clear()
         self.review.show_document()
@@ -350,7 +350,7 @@ class MainWindow(QMainWindow):
             device = event.device or self.decoder.device
             self.run_label.setText(" · ".join(x for x in (event.engine, device, "replay" if replaying else "") if x))
             if replaying:
-                self.progress.start()
+                self.progress.start(cancellable=False, title="Replaying…")
         if isinstance(event, ev.ErrorRaised):
             if event.fatal:
                 self.banner.show_message(event.message)
