@@ -353,7 +353,7 @@ class MainWindow(QMainWindow):
                 self.progress.start(cancellable=False, title="Replaying…")
         if isinstance(event, ev.ErrorRaised):
             if event.fatal:
-                self.banner.show_message(event.message)
+                self.run_presenter.show_error(event)
             else:
                 self.statusBar().showMessage(event.message, 8000)
         if change.run_state and replaying and not isinstance(event, ev.RunStarted):

@@ -127,7 +127,8 @@ class DocumentWork:
         re-read)", "failed: …"."""
         text = self.run.summary(sum(1 for b in self.blocks.values() if b.status == "done"))
         waiting = len(self.needs_review())
-        return f"{waiting} {TO_REVIEW} · {text}" if waiting and text and self.run.outcome != "failed" else text
+        plain = not waiting or not text or self.run.outcome in ("failed", "cancelled")  # those say how the run ended
+        return text if plain else f"{waiting} {TO_REVIEW} · {text}"
 
     def open_failed(self, message: str) -> None:
         """The file could not be opened (damaged, encrypted, too large): the list shows "failed: <why>"."""
