@@ -42,3 +42,35 @@ def test_the_about_box_lists_playback_review_and_find_keys():
     for words in ("Play / pause the replay", "Step one event", "Next block needing review", "Find in the document",
                   "Read the region again", "Alt+Down", "F3"):
         assert words in text, words
+
+
+def test_the_statistics_fit_at_1280x800_with_axes_counts_and_positions(qtbot, tmp_path, artifacts_dir):
+    from PySide6.QtCore import QPoint
+
+    from app.core.events import RoundVerified
+    from app.gui.main_window import MainWindow
+
+    events = synthetic_rounds_trace(300, block_size=8, seed=3)
+    path = write_trace(tmp_path / "run.jsonl", events)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.wait(50)  # the first show sizes the dock
+    w.views.player.set_speed(0.0)
+    w.open_trace(path)
+    w.views.player.play_all()
+    qtbot.waitUntil(lambda: w.views.player.position == len(events), timeout=10_000)
+    w.views.flush()
+    stats = w.views.rounds_view.stats
+    (t1, x1, v1), (t2, x2, v2), (_t3, _x3, v3) = stats.charts()
+    rounds = [e for e in events if isinstance(e, RoundVerified)]
+    assert sum(v1) == len(rounds) and x1[0] == "1" and x1[-1] == str(8 + 2)  # 1 … B+2 tokens a round
+    assert x2[:3] == ["a0", "1", "2"] and x2[-1] == "8" and v2[0] == 100.0  # a0 is always accepted
+    assert "TPF" in stats.toolTip() and "a0" in stats.toolTip() and "Mean accepted" in stats.toolTip()
+    # nothing clipped: the whole panel lies inside the dock's visible area
+    viewport = w.views.scroller.viewport()
+    bottom = stats.mapTo(viewport, QPoint(0, stats.height())).y()
+    assert stats.height() >= stats.minimumHeight() and bottom <= viewport.height()
+    w.grab().save(str(artifacts_dir / "decoding_statistics_1280x800.png"))

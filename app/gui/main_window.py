@@ -477,7 +477,7 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._docks_sized:
             self._docks_sized = True
-            QTimer.singleShot(0, lambda: self.resizeDocks([self.views_dock], [max(200, self.height() // 3)],
+            QTimer.singleShot(0, lambda: self.resizeDocks([self.views_dock], [max(300, self.height() * 2 // 5)],
                                                           Qt.Orientation.Vertical))
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802
