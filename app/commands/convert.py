@@ -1,7 +1,8 @@
 """`scriptorium convert INPUT... -o OUTDIR`: PDFs/images → Markdown + JSON (+ picture crops), headless.
 
 For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json (`--formats`: any of md, json, html, pdf = the
-source's pages made searchable) and OUTDIR/<stem>_images/*.png as one unit (a later input whose stem an earlier one took gets "<stem>-2", "-3"...),
+source's pages made searchable) and OUTDIR/<stem>_images/*.png as one unit (a later input whose stem an earlier one
+took gets "<stem>-2", "-3"...),
 shows a progress line on a terminal (pages, regions, tokens/s) and prints one summary line. The output folder is
 checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream
 as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<output stem>".

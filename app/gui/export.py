@@ -1,7 +1,7 @@
 """Exports of the reviewed work: `NAME.md`, `NAME.json`, `NAME.html` (formulas as MathML, sanitised) and the
 searchable `NAME.pdf` through the pipeline's one writer (app.core.pipeline.output.write_document, the same bytes
-`scriptorium convert --formats md,json,html,pdf` writes for the same reading), written as one unit. The texts are the person's: an edited block is
-exported as edited (`"edited": true` in the JSON).
+`scriptorium convert --formats md,json,html,pdf` writes for the same reading), written as one unit. The texts are
+the person's: an edited block is exported as edited (`"edited": true` in the JSON).
 
 Pictures: the session's picture blocks link to crops in the app's working folder; an export copies them into
 `<stem>_images/` next to the exported files and links those instead (as `convert` does).
@@ -23,8 +23,8 @@ def _copy_pictures(output: DocumentOutput, out_dir: Path, image_dir: str) -> dic
 
 def export(work: DocumentWork, target: str | Path, password: str | None = None) -> list[Path]:
     """Write `<stem>.md`, `<stem>.json`, `<stem>.html`, `<stem>.pdf` and `<stem>_images/` (target may carry any
-    suffix; it is replaced; `password` opens an encrypted source for the PDF; no PDF when the source is not at hand). Raises OSError when a file cannot be
-    written (then none of them is left)."""
+    suffix; it is replaced; `password` opens an encrypted source for the PDF; no PDF when the source is not at
+    hand). Raises OSError when a file cannot be written (then none of them is left)."""
     target = Path(target)
     stem = target.with_suffix("") if target.suffix.lower() in {".md", ".json", ".html", ".htm", ".pdf"} else target
     # a trace replayed without its document (another machine's) has no pages to make searchable

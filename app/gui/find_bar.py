@@ -26,8 +26,8 @@ class FindBar(QWidget):
         layout.setContentsMargins(6, 3, 6, 3)
         layout.addWidget(self.field, 1)
         layout.addWidget(self.count)
-        for text, tip, slot in (("↑", "Previous hit (Shift+Enter)", self.previous), ("↓", "Next hit (Enter)", self.next),
-                                ("✕", "Close (Esc)", self.close_bar)):
+        for text, tip, slot in (("↑", "Previous hit (Shift+Enter)", self.previous),
+                                ("↓", "Next hit (Enter)", self.next), ("✕", "Close (Esc)", self.close_bar)):
             button = QToolButton()
             button.setText(text)
             button.setToolTip(tip)
