@@ -29,6 +29,7 @@ ACTIONS = {
     "previous_page": ("&View", "P&revious page", "Ctrl+PgUp", "previous", "previous_page", False),
     "next_page": ("&View", "&Next page", "Ctrl+PgDown", "next", "next_page", False),
     "toggle_preview": ("&View", "Show rendered p&review", "F8", "", "set_preview_visible", True),
+    "raw_stream": ("&View", "Show the stream's raw &tags (Unlimited-OCR)", "", "", "flow.set_raw_stream", True),
     "undo": ("&Edit", "&Undo", "Ctrl+Z", "", "flow.undo", False),
     "redo": ("&Edit", "&Redo", "Ctrl+Shift+Z", "", "flow.redo", False),
     "find": ("&Edit", "&Find in the document…", "Ctrl+F", "", "find_bar.open", False),

@@ -39,6 +39,12 @@ class LayoutEditCommand(QUndoCommand):
         restore(self.work, self.edit.page, self.edit.after, "person")
         self.flow.layout_changed(self.work, self.edit.page, self.edit.selected)
 
+    def set_raw_stream(self, on: bool) -> None:
+        """Show a whole-document generation's `<|det|>` headers and page markers as they stream (default: hidden)."""
+        w = self.window
+        changed = w.session.set_raw_stream_tags(on)
+        w.review.refresh_blocks(changed)
+
     def undo(self) -> None:
         restore(self.work, self.edit.page, self.edit.before, self.edit.layout_before)
         self.flow.layout_changed(self.work, self.edit.page, self.edit.selected)
@@ -55,6 +61,12 @@ class TextEditCommand(QUndoCommand):
             self._done = False
             return
         self.flow.set_text(self.work, self.region_id, self.after)
+
+    def set_raw_stream(self, on: bool) -> None:
+        """Show a whole-document generation's `<|det|>` headers and page markers as they stream (default: hidden)."""
+        w = self.window
+        changed = w.session.set_raw_stream_tags(on)
+        w.review.refresh_blocks(changed)
 
     def undo(self) -> None:
         self.flow.set_text(self.work, self.region_id, self.before)
@@ -207,6 +219,12 @@ class ReviewFlow(QObject):
             w.review.refresh_blocks({region_id})
             w.page_view.set_region_state(region_id, edited=work.blocks[region_id].edited)
             w._touch()
+
+    def set_raw_stream(self, on: bool) -> None:
+        """Show a whole-document generation's `<|det|>` headers and page markers as they stream (default: hidden)."""
+        w = self.window
+        changed = w.session.set_raw_stream_tags(on)
+        w.review.refresh_blocks(changed)
 
     def undo(self) -> None:
         self.window.editor.flush_edits()

@@ -57,6 +57,7 @@ class Session:
         self.documents: list[DocumentWork] = []
         self.current: int = -1
         self.live_region: str | None = None
+        self.raw_stream_tags = False  # show a whole-document generation's tags as they stream (View menu)
 
     # --- documents -----------------------------------------------------------------------------------------
 
@@ -162,7 +163,7 @@ class Session:
         block.live_text += event.text
         block.status = "decoding"
         if not block.edited:
-            block.markdown = block.live_text
+            block.markdown = self.stream_text(block.live_text) if block.provisional else block.live_text
         change.blocks.add(block.id)
 
     def _region_finished(self, event: ev.RegionFinished, work: DocumentWork, change: Change) -> None:
@@ -291,6 +292,24 @@ class Session:
         work.blocks[region_id] = block
         return block
 
+    def stream_text(self, raw: str) -> str:
+        """What a person sees of a generation's text while it streams: tags hidden unless asked for
+        (app.core.engines.unlimited_output.stream_display)."""
+        from app.core.engines.unlimited_output import stream_display
+
+        return raw if self.raw_stream_tags else stream_display(raw)
+
+    def set_raw_stream_tags(self, on: bool, work: DocumentWork | None = None) -> set[str]:
+        """Show (or hide) the tags of streams; returns the blocks whose text changed."""
+        self.raw_stream_tags = bool(on)
+        work = work or self.document
+        changed = set()
+        for block in (work.blocks.values() if work else []):
+            if block.provisional and not block.edited:
+                block.markdown = self.stream_text(block.live_text)
+                changed.add(block.id)
+        return changed
+
     def _restart_streams(self, work: DocumentWork, change: Change) -> None:
         for block in work.blocks.values():
             if block.provisional and block.live_text:
@@ -335,8 +354,11 @@ class Session:
             b = int(stream.region.extra.get("raw_end", 0))
             a = b - len(stream.live_text)
             lo, hi = max(start, a), min(end, b)
-            if hi > lo:
-                found.append((stream, lo - a, hi - a))
+            if hi > lo:  # offsets in the text shown (tags hidden)
+                shown = lambda n: len(self.stream_text(stream.live_text[:n]))  # noqa: E731
+                lo, hi = shown(lo - a), shown(hi - a)
+                if hi > lo:
+                    found.append((stream, lo, hi))
         found.sort(key=lambda f: (f[0].region.page, f[0].region.order, f[0].id))
         return [(block.id, lo, hi) for block, lo, hi in found]
 
