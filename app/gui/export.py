@@ -12,7 +12,7 @@ from pathlib import Path
 
 from app.core.atomic import atomic_write_text  # noqa: F401 - tests check the atomic writer's permissions here
 from app.core.pipeline.options import FORMATS
-from app.core.pipeline.output import DocumentOutput, write_document
+from app.core.pipeline.output import SUFFIXES, DocumentOutput, write_document
 from app.core.pipeline.pictures import copy_pictures
 from app.core.review.document import DocumentWork
 
@@ -26,7 +26,7 @@ def export(work: DocumentWork, target: str | Path, password: str | None = None) 
     suffix; it is replaced; `password` opens an encrypted source for the PDF; no PDF when the source is not at
     hand). Raises OSError when a file cannot be written (then none of them is left)."""
     target = Path(target)
-    stem = target.with_suffix("") if target.suffix.lower() in {".md", ".json", ".html", ".htm", ".pdf"} else target
+    stem = target.with_suffix("") if target.suffix.lower() in {*SUFFIXES.values(), ".htm"} else target
     # a trace replayed without its document (another machine's) has no pages to make searchable
     formats = FORMATS if Path(work.path).is_file() else tuple(f for f in FORMATS if f != "pdf")
     files = write_document(work.to_output(), stem.parent, stem.name, _copy_pictures, formats, password)

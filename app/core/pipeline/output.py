@@ -22,8 +22,6 @@ from app.core.pipeline.options import DEFAULT_FORMATS, FORMATS
 from app.core.pipeline.quality import region_confidence, region_outcome, region_status, review_reasons, review_summary
 from app.core.regions import Region
 
-__all__ = ["DocumentOutput", "PageOutput", "region_status", "write_document", "block_dict", "rounded"]
-
 JSON_SCHEMA = "scriptorium.document/1"
 
 
