@@ -39,6 +39,43 @@ def window(qtbot, tmp_path):
     return w
 
 
+@pytest.fixture(scope="module")
+def page_events(tmp_path_factory):
+    """One real classic-OCR run of the sample's first page, as events (read once for the tests that only review)."""
+    from app.core.paths import sample_document
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    pdf = tmp_path_factory.mktemp("doc") / "report.pdf"
+    shutil.copyfile(sample_document(), pdf)
+    events: list = []
+    pipe = Pipeline(PipelineOptions(engine="classic", pages="1"), emit=events.append)
+    try:
+        pipe.run(pdf)
+    finally:
+        pipe.close()
+    return pdf, events
+
+
+@pytest.fixture
+def reviewed_window(qtbot, page_events):
+    """The window after that run, its events applied through the window's one entry point (as a live run's are)."""
+    from app.gui.main_window import MainWindow
+
+    pdf, events = page_events
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    w.open_files([str(pdf)], run=False)
+    qtbot.waitUntil(lambda: bool(w.work.page_sizes), timeout=20_000)
+    for e in events:
+        w.handle_event(e)
+    w.run_presenter.finished(0, "")  # what the lane says after a run's last event
+    assert w.work.summary().endswith("blocks") and w.documents.item(0).text().endswith("blocks")
+    return w
+
+
 def wait_run(qtbot, w, timeout=90_000):
     qtbot.waitUntil(lambda: not w.decoder.running, timeout=timeout)
     qtbot.wait(50)
@@ -97,6 +134,11 @@ def test_a_dragged_edge_is_read_again_with_the_new_box_and_undo_restores_it(qtbo
 
 def test_draw_relabel_delete_and_a_page_rerun_keeps_the_persons_regions(qtbot, window, tmp_path):
     w = window
+    # classic OCR has no rounds to show: the Decoding dock made room; its toolbar toggle brings it back
+    toggle = w.views_dock.toggleViewAction()
+    assert not w.views_dock.isVisible() and toggle in w.actions.toolbar.actions()
+    toggle.trigger()
+    assert w.views_dock.isVisible() and w.dock_policy.chosen_by_person
     w.page_view.set_scale(1.0)
     w.page_view.setFocus()  # the person works on the page
     before = {b.id for b in w.work.layout_blocks(0)}
@@ -139,9 +181,9 @@ def test_draw_relabel_delete_and_a_page_rerun_keeps_the_persons_regions(qtbot, w
     assert again.documents[0].pages[0].layout == "person" and "p1-u01" not in again.documents[0].blocks
 
 
-def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_reviewed(qtbot, window, tmp_path,
-                                                                                        artifacts_dir):
-    w = window
+def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_reviewed(qtbot, reviewed_window,
+                                                                                        tmp_path, artifacts_dir):
+    w = reviewed_window
     order = [b.id for b in w.work.layout_blocks()]
     QTest.mouseClick(w.page_view.viewport(), LEFT, NOMOD, w.page_view.region_center(order[0]))  # a click…
     assert w.page_view.selected_id == order[0]
@@ -177,13 +219,8 @@ def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_r
     assert data["review"]["reviewed"] == 1 and data["review"]["needs_review"] == 0
 
 
-def test_ctrl_f_highlights_every_hit_in_the_editor_and_on_the_page(qtbot, window):
-    w = window
-    # classic OCR has no rounds to show: the Decoding dock made room; its toolbar toggle brings it back
-    toggle = w.views_dock.toggleViewAction()
-    assert not w.views_dock.isVisible() and toggle in w.actions.toolbar.actions()
-    toggle.trigger()
-    assert w.views_dock.isVisible() and w.dock_policy.chosen_by_person
+def test_ctrl_f_highlights_every_hit_in_the_editor_and_on_the_page(qtbot, reviewed_window):
+    w = reviewed_window
     holders = [b.id for b in w.work.layout_blocks() if "region" in b.markdown.casefold()]
     assert holders
     w.page_view.setFocus()
