@@ -98,3 +98,17 @@ def test_a_source_that_cannot_be_opened_leaves_no_file_and_says_why(tmp_path):
     with pytest.raises(OSError, match="gone.pdf"):
         write_document(out, tmp_path / "out", "gone", lambda *a: {}, ("md", "pdf"))
     assert not any((tmp_path / "out").glob("gone.*"))
+
+
+def test_an_encrypted_source_is_opened_with_its_password(tmp_path):
+    import pymupdf
+
+    plain = _scanned_pdf(tmp_path)
+    locked = tmp_path / "locked.pdf"
+    with pymupdf.open(plain) as doc:
+        doc.save(locked, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="s3cret", owner_pw="owner")
+    out = _output(locked, [("text", "Secret words", (30.0, 40.0, 330.0, 70.0))])
+    with pytest.raises(OSError, match="password"):
+        write_document(out, tmp_path / "no", "locked", lambda *a: {}, ("pdf",))
+    files = write_document(out, tmp_path / "yes", "locked", lambda *a: {}, ("pdf",), password="s3cret")
+    assert [w[4] for w in _words(files["pdf"])] == ["Secret", "words"]
