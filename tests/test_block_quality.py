@@ -67,3 +67,22 @@ def test_the_session_carries_logprobs_and_the_reviewed_state_into_the_export_unt
     # the event travels through a trace unchanged
     e = ev.RegionFinished("p1-r01", "x", logprobs=[-0.5])
     assert ev.event_from_json(e.to_json()).logprobs == [-0.5]
+
+
+def test_the_page_badge_and_tooltip_say_the_outcome_and_the_confidence(qtbot):
+    from app.gui.region_items import RegionItem
+
+    cut = _region()
+    record_result(cut, "a a a", {"stopped": "max_new_tokens"}, cancelled=False, engine="t",
+                  logprobs=[math.log(0.5)] * 4)
+    item = RegionItem(cut)
+    item.set_state(status="done")
+    assert item.badge_text() == "1 … 50%"
+    assert "truncated · confidence 50% mean, 50% min" in item.describe() and "needs review: truncated" in \
+        item.describe()
+    failed = _region("p1-r02", 1)
+    record_result(failed, "", {"error": "out of memory"}, cancelled=False, engine="classic")
+    item = RegionItem(failed)
+    item.set_state(status="failed", reviewed=True)
+    assert item.badge_text() == "2✓ !" and "confidence none reported" in item.describe()
+    assert "reviewed; was: error: out of memory" in item.describe()

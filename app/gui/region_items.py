@@ -36,8 +36,7 @@ class RegionItem(QGraphicsRectItem):
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setZValue(10)
-        self.setToolTip(f"{region.label} ({region.task}) · {region.id} · drag its edges to fix it, R reads it again, "
-                        "right-click for more")
+        self.setToolTip(self.describe())
 
     @property
     def region_id(self) -> str:
@@ -56,7 +55,22 @@ class RegionItem(QGraphicsRectItem):
     def boundingRect(self) -> QRectF:  # room for the order badge and thick pens
         return self.rect().adjusted(-14, -14, 4, 4)
 
+    def describe(self) -> str:
+        """The tooltip: what the region is, how its last reading went, why it needs review, what to do."""
+        r = self.region
+        lines = [f"{r.label} ({r.task}) · {r.id}"]
+        if self.status in ("done", "failed", "cancelled"):
+            conf = region_confidence(r)
+            lines.append(f"{region_outcome(r)} · confidence "
+                         + (f"{conf['mean']:.0%} mean, {conf['min']:.0%} min" if conf else "none reported"))
+            reasons = review_reasons(r)
+            if reasons:
+                lines.append(("reviewed; was: " if self.reviewed else "needs review: ") + ", ".join(reasons))
+        lines.append("drag it or its edges to fix it · R reads it again · right-click for more")
+        return "\n".join(lines)
+
     def hoverEnterEvent(self, event) -> None:
+        self.setToolTip(self.describe())
         self.set_state(hovered=True)
         super().hoverEnterEvent(event)
 
