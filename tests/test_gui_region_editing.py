@@ -213,6 +213,8 @@ def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_r
     key(w, Qt.Key.Key_Return)
     assert w.work.blocks[unsure.id].reviewed and w.flow.needs_review() == []
     assert "to review" not in w.documents.item(0).text()
+    key(w, Qt.Key.Key_N)  # nothing left to review: it says so
+    assert w.statusBar().currentMessage() == "No block needs review"
     w.export_current(tmp_path / "out" / "report.md")
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     blocks = {b["id"]: b for p in data["pages"] for b in p["blocks"]}

@@ -236,17 +236,17 @@ class ReviewFlow(QObject):
     # --- moving through blocks ------------------------------------------------------------------------------------
 
     def _step(self, ids: list[str], forward: bool) -> str:
+        """The next (or previous) of `ids` after the selected block in reading order, wrapping round; "" if none."""
         if not ids:
             return ""
         current = self.selected_id()
-        order = [b.id for b in self.work.layout_blocks()]
-        if current not in order:
+        rank = {b.id: k for k, b in enumerate(self.work.layout_blocks())}
+        if current not in rank:
             return ids[0] if forward else ids[-1]
-        at = order.index(current)
-        after = [i for i in ids if order.index(i) > at]
-        before = [i for i in ids if order.index(i) < at]
-        return (after + before)[0] if forward else (list(reversed(before)) + list(reversed(after)))[0] \
-            if (after or before) else ""
+        after = [i for i in ids if rank[i] > rank[current]]
+        before = [i for i in ids if rank[i] < rank[current]]
+        ring = after + before if forward else before[::-1] + after[::-1]
+        return ring[0] if ring else ""
 
     def _go(self, ids: list[str], forward: bool, none_left: str) -> None:
         rid = self._step(ids, forward) if self.work is not None else ""
