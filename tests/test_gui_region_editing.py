@@ -127,6 +127,7 @@ def test_a_dragged_edge_is_read_again_with_the_new_box_and_undo_restores_it(qtbo
     assert w.work.blocks[rid].status == "done" and w.work.blocks[rid].region.box_pt == new_box
     w.grab().save(str(artifacts_dir / "region_editing.png"))
 
+    assert w.actions.undo.isEnabled() and w.actions.undo.text() == f"&Undo Move or resize {rid}"
     key(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # undo: the layout's box again
     assert w.work.blocks[rid].region.box_pt == (x0, y0, x1, y1)
     key(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)  # redo

@@ -289,9 +289,15 @@ PAGE_KEYS = ("read_again", "draw_region", "delete_region", "split_region", "merg
              "previous_region", "next_needs_review", "mark_reviewed")
 
 
-def scope_review_keys(actions, page_view) -> None:
+def scope_review_keys(actions, page_view, flow: ReviewFlow) -> None:
     """The flow's one-key shortcuts act on the page only (typing J in the editor or Enter in a field stays typing);
-    J/K and Enter get their second keys (the action table holds one each)."""
+    J/K and Enter get their second keys (the action table holds one each); Undo/Redo say what they would undo."""
+    stack = flow.undo_stack
+    for action, can, text, verb in ((actions.undo, stack.canUndoChanged, stack.undoTextChanged, "Undo"),
+                                    (actions.redo, stack.canRedoChanged, stack.redoTextChanged, "Redo")):
+        action.setEnabled(False)
+        can.connect(action.setEnabled)
+        text.connect(lambda t, a=action, v=verb: a.setText(f"&{v} {t}" if t else f"&{v}"))
     actions.next_region.setShortcuts([QKeySequence("J"), QKeySequence("Alt+Down")])
     actions.previous_region.setShortcuts([QKeySequence("K"), QKeySequence("Alt+Up")])
     actions.mark_reviewed.setShortcuts([QKeySequence("Return"), QKeySequence("Enter")])

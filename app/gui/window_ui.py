@@ -66,7 +66,7 @@ def setup_ui(window) -> None:
     window.find_bar = FindBar(window)
     window.review.layout().insertWidget(1, window.find_bar)  # between the block bar and the editor
     window.actions = build_actions(window, window.engine_bar)
-    scope_review_keys(window.actions, window.page_view)
+    scope_review_keys(window.actions, window.page_view, window.flow)
     window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
     window.actions.record.setChecked(window.settings.get("record_traces"))
     window.progress = ProgressPanel()
