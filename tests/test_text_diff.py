@@ -35,6 +35,7 @@ def test_the_block_bar_shows_the_text_layer_beside_the_decoded_text(qtbot):
     qtbot.addWidget(bar)
     region = Region(id="p1-r01", page=0, box=(0, 0, 1, 1), label="text", task="text", order=0, text="Helo wrld")
     bar.show_block(Block(region=region, markdown="Helo wrld", status="done", cer=0.2, reference="Hello world"))
+    assert "confidence: none reported" in bar.title.text()  # an engine that reports no token probabilities
     bar.diff_button.setChecked(True)
     text = bar.diff.toPlainText()
     assert "Text layer" in text and "Decoded" in text and "2 words differ" in text

@@ -10,6 +10,8 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
+from app.core.pipeline.quality import region_confidence, region_outcome
+from app.core.regions import DECODED_TASKS
 from app.core.review.document import Block
 from app.gui.text_diff import side_by_side
 from app.gui.theme import icon
@@ -105,6 +107,13 @@ class BlockBar(QWidget):
         bits = [f"<b>{html.escape(r.id)}</b>", html.escape(r.label), html.escape(r.task), f"page {r.page + 1}"]
         if block.status not in ("done", "skipped"):
             bits.append(html.escape(block.status))
+        if block.status in ("done", "failed", "cancelled") and r.task in DECODED_TASKS:
+            outcome, conf = region_outcome(r), region_confidence(r)
+            if outcome != "ok":
+                bits.append(f"<b>{html.escape(outcome)}</b>")
+            bits.append(f"confidence {conf['mean']:.0%}" if conf else "confidence: none reported")
+        if block.reviewed:
+            bits.append("reviewed ✓")
         if block.edited:
             bits.append("<i>edited</i>")
         self.title.setText(" · ".join(bits))
