@@ -89,6 +89,8 @@ def render_pdf(source_path: str, pages: Sequence[tuple[int, Sequence[Region]]], 
                 place_text(page, tuple(region.box_pt), lines)
         pdf.set_metadata({"title": source.title or "", "producer": "Scriptorium", "creator": "Scriptorium"})
         return pdf.tobytes(garbage=3, deflate=True, no_new_id=True)
+    except (RuntimeError, ValueError, DocumentError) as exc:  # a damaged page of the source: said, not a traceback
+        raise OSError(f"the searchable PDF could not be made from {source.name}: {exc}") from None
     finally:
         pdf.close()
         source.close()
