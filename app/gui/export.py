@@ -29,5 +29,12 @@ def export(work: DocumentWork, target: str | Path, password: str | None = None) 
     stem = target.with_suffix("") if target.suffix.lower() in {*SUFFIXES.values(), ".htm"} else target
     # a trace replayed without its document (another machine's) has no pages to make searchable
     formats = FORMATS if Path(work.path).is_file() else tuple(f for f in FORMATS if f != "pdf")
-    files = write_document(work.to_output(), stem.parent, stem.name, _copy_pictures, formats, password)
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # the PDF renders pages: a long document takes a while
+    try:
+        files = write_document(work.to_output(), stem.parent, stem.name, _copy_pictures, formats, password)
+    finally:
+        QApplication.restoreOverrideCursor()
     return [files["markdown" if f == "md" else f] for f in formats]
