@@ -135,9 +135,9 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     assert [e.region_id for e in seen if isinstance(e, ev.RegionStarted)] == [other.id]
     assert w.work.blocks[other.id].status == "done" and "EDITED BY HAND" in w.work.blocks[target.id].markdown
 
-    # export Markdown / JSON / HTML
+    # export Markdown / JSON / HTML / searchable PDF
     written = w.export_current(tmp_path / "out" / "report.md")
-    assert sorted(p.suffix for p in written) == [".html", ".json", ".md"]
+    assert sorted(p.suffix for p in written) == [".html", ".json", ".md", ".pdf"]
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "EDITED BY HAND" in md
     data = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))

@@ -64,7 +64,8 @@ def check_window_highlight(window) -> list[str]:
     assert len(marked) == len(spans) and all(m for m in marked)
     for (bid, lo, hi), text in zip(spans, marked):
         block = window.work.blocks[bid]
-        assert text == (block.live_text or block.raw_text)[lo:hi]  # the block's own characters, no tag
+        shown = block.markdown if block.provisional else (block.live_text or block.raw_text)  # the stream: tags hidden
+        assert text == shown[lo:hi]  # the block's own characters, no tag
         assert drop_specials(text).strip() in drop_specials(inside)  # ... and they are inside the window
     return marked
 

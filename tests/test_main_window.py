@@ -135,13 +135,17 @@ def test_whole_document_engine_streams_into_a_provisional_block(qtbot, tmp_path)
               step(0, "<|det|>text [1, 1, 9, 9]<|/det|>Hel"), step(1, "lo")]:
         w.handle_event(e)
     w.redraw()
-    assert w.editor.block_ids() == ["doc"] and w.editor.block_text("doc").endswith("Hello")
+    assert w.editor.block_ids() == ["doc"] and w.editor.block_text("doc") == "Hello"  # the header hidden
+    w.actions.raw_stream.trigger()  # View → the raw tags, on request
+    assert w.editor.block_text("doc") == "<|det|>text [1, 1, 9, 9]<|/det|>Hello"
+    w.actions.raw_stream.trigger()
     for e in [ev.LayoutDone(page=0, regions=[region], source="unlimited"),
               ev.RegionFinished(region_id="p1-r01", text="Hello"), step(2, "<|det|>text")]:
         w.handle_event(e)
     w.redraw()
     assert w.editor.block_ids() == ["p1-r01", "doc"]
-    assert w.editor.block_text("p1-r01") == "Hello" and w.editor.block_text("doc") == "<|det|>text"
+    assert w.editor.block_text("p1-r01") == "Hello" and w.editor.block_ids() == ["p1-r01", "doc"]
+    assert "<|det|>" not in (w.editor.block_text("doc") or "")  # a header still streaming is not shown
     assert set(w.page_view.region_items) == {"p1-r01"}  # no frame for the stream
     w.handle_event(ev.RunFinished())
     w.redraw()

@@ -38,7 +38,8 @@ def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_p
     w.redraw()
     w.grab().save(str(artifacts_dir / "main_window_parity.png"))
     exported = w.export_current(tmp_path / "gui" / "report.md")
-    assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "classic", "-q"]) == 0
+    assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "classic", "-q",
+                 "--formats", "md,json,html,pdf"]) == 0
 
     gui_md, cli_md = (tmp_path / d / "report.md" for d in ("gui", "cli"))
     assert gui_md.read_bytes() == cli_md.read_bytes()
@@ -48,7 +49,14 @@ def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_p
     assert cli["stats"]["decoded"] > 10 and cli["pages"][0]["dpi"] == 144 and cli["cer"] is not None
     pictures = sorted(p.name for p in (tmp_path / "gui" / "report_images").iterdir())
     assert pictures == sorted(p.name for p in (tmp_path / "cli" / "report_images").iterdir()) and pictures
-    assert {p.suffix for p in exported} == {".md", ".json", ".html"}
+    assert {p.suffix for p in exported} == {".md", ".json", ".html", ".pdf"}
+    gui_pdf, cli_pdf = (tmp_path / d / "report.pdf" for d in ("gui", "cli"))
+    assert gui_pdf.read_bytes() == cli_pdf.read_bytes()  # the searchable PDF too (convert --formats …pdf)
+    import pymupdf
+
+    with pymupdf.open(cli_pdf) as doc:  # the reviewed text, searchable where the blocks stand
+        found = doc[0].search_for(cli["pages"][0]["blocks"][0]["text"].split()[0])
+        assert found and doc.page_count == cli["page_count"]
 
 
 def test_an_edit_is_the_only_difference_and_is_marked(qtbot, tmp_path):

@@ -1,7 +1,8 @@
 """`scriptorium convert INPUT... -o OUTDIR`: PDFs/images (or folders of them) → Markdown + JSON (+ picture crops).
 
-For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json (`--formats`: any of md, json, html) and
-OUTDIR/<stem>_images/*.png as one unit (a later input whose stem an earlier one took gets "<stem>-2", "-3"...),
+For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json (`--formats`: any of md, json, html, pdf = the
+source's pages made searchable) and OUTDIR/<stem>_images/*.png as one unit (a later input whose stem an earlier one
+took gets "<stem>-2", "-3"...),
 shows a progress line on a terminal (pages, regions, tokens/s) and prints one summary line. The output folder is
 checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream
 as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<output stem>".
@@ -59,7 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trace", default=None, metavar="FILE", help="write the event stream as JSON lines")
     p.add_argument("--no-compare", action="store_true", help="skip the comparison with the PDF text layer")
     p.add_argument("--formats", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
-                   help="output files, any of md,json,html (default md,json)")
+                   help="output files, any of md,json,html,pdf (pdf: the pages with an invisible, searchable text "
+                        "layer; default md,json)")
     p.add_argument("--layout-timeout", type=_seconds, default=DEFAULT_LAYOUT_TIMEOUT_S, metavar="SECONDS",
                    help="time budget of one page's layout; past it the whole page is read as one region "
                         f"(default {DEFAULT_LAYOUT_TIMEOUT_S:g}; 0: none)")

@@ -246,6 +246,7 @@ class RegionFinished(Event):
     stats: dict[str, Any] = field(default_factory=dict)
     cancelled: bool = False
     tokens: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)  # per token, as RegionResult.logprobs (empty: none reported)
 
 
 @dataclass

@@ -9,8 +9,9 @@ What must never live here: layout models, decoding, Markdown.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 TASKS = ("text", "table", "formula", "picture", "skipped")
 DECODED_TASKS = ("text", "table", "formula")  # the tasks an OCR engine reads; pictures and skipped ones are not read
@@ -87,13 +88,25 @@ class Region:
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
-def record_result(region: Region, text: str, stats: dict[str, Any], *, cancelled: bool, engine: str) -> None:
-    """Record a decode's result on its region: the text, the engine and its stats, and the flags `error` (the read
-    failed; `stats["error"]` says why) and `cancelled` (stopped part-way). The pipeline and the review session both
-    record a RegionFinished through here, so a region reads the same in `convert`'s output and the window's."""
+def token_confidence(logprobs: Sequence[float]) -> dict[str, float] | None:
+    """How sure the model was of a block: the mean and the minimum of its tokens' probabilities (exp of the
+    log-probabilities the engine reported), or None when it reported none (never invented)."""
+    probs = [math.exp(min(0.0, float(lp))) for lp in logprobs if lp is not None and math.isfinite(float(lp))]
+    if not probs:
+        return None
+    return {"mean": round(sum(probs) / len(probs), 4), "min": round(min(probs), 4), "tokens": len(probs)}
+
+
+def record_result(region: Region, text: str, stats: dict[str, Any], *, cancelled: bool, engine: str,
+                  logprobs: Sequence[float] = ()) -> None:
+    """Record a decode's result on its region: the text, the engine and its stats, its confidence (from the tokens'
+    log-probabilities, None when the engine reports none), and the flags `error` (the read failed; `stats["error"]`
+    says why) and `cancelled` (stopped part-way). The pipeline and the review session both record a RegionFinished
+    through here, so a region reads the same in `convert`'s output and the window's."""
     region.text = text
     region.extra["engine"] = engine
     region.extra["stats"] = dict(stats)
+    region.extra["confidence"] = token_confidence(logprobs)
     region.flags = [f for f in region.flags if f not in ("error", "cancelled", "truncated")]
     if stats.get("error"):
         region.flags.append("error")

@@ -29,6 +29,19 @@ ACTIONS = {
     "previous_page": ("&View", "P&revious page", "Ctrl+PgUp", "previous", "previous_page", False),
     "next_page": ("&View", "&Next page", "Ctrl+PgDown", "next", "next_page", False),
     "toggle_preview": ("&View", "Show rendered p&review", "F8", "", "set_preview_visible", True),
+    "raw_stream": ("&View", "Show the stream's raw &tags (Unlimited-OCR)", "", "", "flow.set_raw_stream", True),
+    "undo": ("&Edit", "&Undo", "Ctrl+Z", "", "flow.undo", False),
+    "redo": ("&Edit", "&Redo", "Ctrl+Shift+Z", "", "flow.redo", False),
+    "find": ("&Edit", "&Find in the document…", "Ctrl+F", "", "find_bar.open", False),
+    "read_again": ("&Review", "&Read the region again", "R", "", "flow.read_again", False),
+    "draw_region": ("&Review", "&Draw a region", "D", "", "flow.set_draw_mode", True),
+    "delete_region": ("&Review", "D&elete the region", "Delete", "", "flow.delete_region", False),
+    "split_region": ("&Review", "&Split the region", "S", "", "flow.split_region", False),
+    "merge_region": ("&Review", "&Merge with the next region", "M", "", "flow.merge_region", False),
+    "next_region": ("&Review", "Ne&xt region", "J", "", "flow.next_region", False),
+    "previous_region": ("&Review", "Pre&vious region", "K", "", "flow.previous_region", False),
+    "next_needs_review": ("&Review", "Next block &needing review", "N", "", "flow.next_needs_review", False),
+    "mark_reviewed": ("&Review", "Mark &reviewed and go on", "Return", "", "flow.mark_reviewed", False),
     "about": ("&Help", "&About Scriptorium", "F1", "", "dialogs.show_about", False),
 }
 TOOLBAR = ["open", "run", "rerun_page", "cancel", None, "engine", None, "zoom_out", "zoom_in", "fit_width", "fit_page",
@@ -57,7 +70,8 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
         if menu not in menus:
             menus[menu] = window.menuBar().addMenu(menu)
         menus[menu].addAction(action)
-        if name in ("export", "close_document", "rerun_page", "cancel", "fit_page", "next_page"):
+        if name in ("export", "close_document", "rerun_page", "cancel", "fit_page", "next_page", "merge_region",
+                    "next_needs_review"):
             menus[menu].addSeparator()
         actions[name] = action
     recent = QMenu("Open &recent", window)
@@ -76,8 +90,19 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
     return SimpleNamespace(recent_menu=recent, toolbar=toolbar, menus=menus, **actions)
 
 
+# keys and gestures that are not menu actions (the About box lists them with the actions)
+MORE_KEYS = [("Next / previous region", "Alt+Down / Alt+Up"), ("Find: next / previous hit", "F3 / Shift+F3"),
+             ("Move or resize the selected region", "drag it or its handles"),
+             ("Region menu: label, read as, split here, merge, delete", "right-click"),
+             ("Type in the region's block", "double-click")]
+
+
 def shortcut_table() -> list[tuple[str, str]]:
-    return [(t.replace("&", "").rstrip("…"), s) for (_m, t, s, _i, _f, _c) in ACTIONS.values() if s]
+    from app.gui.views.decoding_views import PLAYBACK_KEYS
+
+    table = [(t.replace("&", "").rstrip("…"), s) for (_m, t, s, _i, _f, _c) in ACTIONS.values() if s]
+    playback = [(f"{title} (decoding views)", key) for key, (_what, title) in PLAYBACK_KEYS.items()]
+    return table + MORE_KEYS + playback
 
 
 def fill_recent_menu(menu: QMenu, paths: list[str], open_files) -> None:

@@ -10,7 +10,10 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
+from app.core.pipeline.quality import region_confidence, region_outcome
+from app.core.regions import DECODED_TASKS
 from app.core.review.document import Block
+from app.gui.text_diff import side_by_side
 from app.gui.theme import icon
 
 
@@ -34,12 +37,8 @@ def diff_spans(before: str, after: str) -> str:
 
 
 def diff_html(ocr: str, reference: str) -> str:
-    """Character diff, reference (text layer) against the decoded text: removals struck, insertions marked."""
-    body = diff_spans(reference, ocr)
-    return (
-        "<p><b>Text layer → decoded</b> (<span style='background:#f5b7b1'>only in the text layer</span>, "
-        f"<span style='background:#abebc6'>only in the decoded text</span>)</p><p style='font-family:monospace'>{body}</p>"
-    )
+    """The text layer beside the decoded text, word by word (app.gui.text_diff)."""
+    return side_by_side(reference, ocr, "Text layer", "Decoded")
 
 
 class BlockBar(QWidget):
@@ -74,14 +73,20 @@ class BlockBar(QWidget):
         self.conflict_label.setTextFormat(Qt.TextFormat.RichText)
         self.use_ocr = QPushButton("Use new OCR")
         self.keep_edit = QPushButton("Keep my edit")
+        self.compare = QPushButton("Compare")
+        self.compare.setCheckable(True)
+        self.compare.setToolTip("The reading your edit was made over beside the new one, word by word")
+        self.compare.toggled.connect(lambda _on: self._toggle_diff(self.diff_button.isChecked()))
         crow.addWidget(self.conflict_label, 1)
+        crow.addWidget(self.compare)
         crow.addWidget(self.use_ocr)
         crow.addWidget(self.keep_edit)
         self.use_ocr.clicked.connect(lambda: self.use_ocr_requested.emit(self.block_id))
         self.keep_edit.clicked.connect(lambda: self.keep_edit_requested.emit(self.block_id))
         outer.addWidget(self.conflict)
         self.diff = QTextBrowser()
-        self.diff.setMaximumHeight(140)
+        self.diff.setMinimumHeight(120)
+        self.diff.setMaximumHeight(360)
         self.diff.setVisible(False)
         outer.addWidget(self.diff)
         self.block_id = ""
@@ -102,6 +107,13 @@ class BlockBar(QWidget):
         bits = [f"<b>{html.escape(r.id)}</b>", html.escape(r.label), html.escape(r.task), f"page {r.page + 1}"]
         if block.status not in ("done", "skipped"):
             bits.append(html.escape(block.status))
+        if block.status in ("done", "failed", "cancelled") and r.task in DECODED_TASKS:
+            outcome, conf = region_outcome(r), region_confidence(r)
+            if outcome != "ok":
+                bits.append(f"<b>{html.escape(outcome)}</b>")
+            bits.append(f"confidence {conf['mean']:.0%}" if conf else "confidence: none reported")
+        if block.reviewed:
+            bits.append("reviewed ✓")
         if block.edited:
             bits.append("<i>edited</i>")
         self.title.setText(" · ".join(bits))
@@ -127,9 +139,13 @@ class BlockBar(QWidget):
 
     def _toggle_diff(self, on: bool) -> None:
         block = self._block
-        show = bool(on and block is not None and (block.reference or block.cer is not None))
+        conflict = bool(block is not None and block.pending_ocr is not None and self.compare.isChecked())
+        show = conflict or bool(on and block is not None and (block.reference or block.cer is not None))
         self.diff.setVisible(show)
-        if show:
+        if conflict:
+            self.diff.setHtml(side_by_side(block.previous_ocr, block.pending_ocr, "Reading your edit was made over",
+                                           "New reading"))
+        elif show:
             text = block.markdown if block.edited else (block.raw_text or block.markdown)
             self.diff.setHtml(diff_html(text, block.reference))
         self.diff_toggled.emit(show)

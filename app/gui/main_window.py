@@ -55,8 +55,7 @@ class MainWindow(QMainWindow):
         self.run_presenter = RunPresenter(self)
         self.follow_live = True
         self._dirty_blocks: set[str] = set()
-        self._dirty_layout = False
-        self._dirty_live = False
+        self._dirty_layout = self._dirty_live = False
         self._window_span: tuple[str, int, int] | None = None  # the last R-SWA window shown in the editor
         self.events_handled = 0
         setup_ui(self)
@@ -138,6 +137,7 @@ class MainWindow(QMainWindow):
         work = self.work
         self.refresh_documents(index)
         self.setWindowTitle(f"{work.name} — Scriptorium")
+        self.traces.document_shown(work)
         self.middle.setCurrentIndex(1)
         self.page_view.clear()
         self.review.show_document()
@@ -229,7 +229,8 @@ class MainWindow(QMainWindow):
         selected = self.page_view.selected_id
         self.page_view.set_regions([b.region for b in blocks])
         for b in blocks:
-            self.page_view.set_region_state(b.id, edited=b.edited, status=b.status, live=b.id == self.session.live_region)
+            self.page_view.set_region_state(b.id, edited=b.edited, status=b.status, reviewed=b.reviewed,
+                                            live=b.id == self.session.live_region)
         if selected:
             self.page_view.select_region(selected, center=False)
 
@@ -265,7 +266,7 @@ class MainWindow(QMainWindow):
         if block.region.page != self.page_view.page:
             self.show_page(block.region.page)
         self.page_view.select_region(region_id)
-        self.review.select_block(region_id)
+        self.review.select_block(region_id, focus=False)  # the keys stay on the page (J/K, R, Enter…)
 
     def _editor_block(self, region_id: str) -> None:
         if not region_id:
@@ -329,8 +330,7 @@ class MainWindow(QMainWindow):
         self.run_presenter.cancel(discard)
 
     def _live_events(self, events: list) -> None:
-        for event in events:
-            self.handle_event(event)
+        list(map(self.handle_event, events))
 
     # --- the one entry point for events -------------------------------------------------------------------------------
 
@@ -350,10 +350,10 @@ class MainWindow(QMainWindow):
             device = event.device or self.decoder.device
             self.run_label.setText(" · ".join(x for x in (event.engine, device, "replay" if replaying else "") if x))
             if replaying:
-                self.progress.start()
+                self.progress.start(cancellable=False, title="Replaying…")
         if isinstance(event, ev.ErrorRaised):
             if event.fatal:
-                self.banner.show_message(event.message)
+                self.run_presenter.show_error(event)
             else:
                 self.statusBar().showMessage(event.message, 8000)
         if change.run_state and replaying and not isinstance(event, ev.RunStarted):
@@ -441,7 +441,7 @@ class MainWindow(QMainWindow):
         if self.work is None:
             return []
         self.editor.flush_edits()
-        written = export(self.work, target)
+        written = export(self.work, target, self.runs.passwords.get(self.work.path))
         self.settings.set("export_dir", str(Path(target).parent))
         self.statusBar().showMessage("Exported " + ", ".join(p.name for p in written), 6000)
         return written
@@ -477,7 +477,7 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._docks_sized:
             self._docks_sized = True
-            QTimer.singleShot(0, lambda: self.resizeDocks([self.views_dock], [max(200, self.height() // 3)],
+            QTimer.singleShot(0, lambda: self.resizeDocks([self.views_dock], [max(300, self.height() * 2 // 5)],
                                                           Qt.Orientation.Vertical))
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802

@@ -1,7 +1,9 @@
 """The page view: one page at a time, rendered lazily at the resolution the zoom needs, with region overlays.
 Zoom (wheel with Ctrl, +/-), fit width / fit page, pan by dragging, keyboard paging (PageUp/PageDown/Home/End).
 
-Signals: `region_clicked(id)`, `region_hovered(id)` ("" when none), `page_requested(index)`, `zoom_changed(scale)`.
+Signals: `region_clicked(id)`, `region_hovered(id)` ("" when none), `page_requested(index)`, `zoom_changed(scale)`;
+a person's layout fixes (app.gui.region_editor): `box_edited(id, box_pt)`, `region_drawn(page, box_pt)`,
+`region_menu_requested(id, scene point, global point)`.
 What must never live here: decoding, file IO (pages arrive as QImages from the render service).
 """
 from __future__ import annotations
@@ -23,6 +25,10 @@ class PageView(QGraphicsView):
     zoom_changed = Signal(float)
     render_requested = Signal(int, float)  # page, dpi: the window asks the render service
     rerun_region_requested = Signal(str)
+    box_edited = Signal(str, object)  # region id, (x0, y0, x1, y1) in points: the person moved or resized it
+    region_drawn = Signal(int, object)  # page, box in points: the person drew a new region
+    region_menu_requested = Signal(str, object, object)  # region id, scene point, global point
+    region_activated = Signal(str)  # double-clicked: the person wants to type in its block
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -53,6 +59,9 @@ class PageView(QGraphicsView):
         self._hover_id = ""
         self._render_timer = QTimer(self, singleShot=True, interval=120)
         self._render_timer.timeout.connect(self._request_render)
+        from app.gui.region_editor import RegionGestures
+
+        self.gestures = RegionGestures(self)
 
     # --- content ----------------------------------------------------------------------------------------------
 
@@ -215,10 +224,15 @@ class PageView(QGraphicsView):
         return ""
 
     def mousePressEvent(self, event) -> None:
+        if self.gestures.press(event):
+            self._press = None
+            return
         self._press = event.position()
         super().mousePressEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
+        if self.gestures.release(event):
+            return
         super().mouseReleaseEvent(event)
         press, self._press = self._press, None
         if press is not None and (event.position() - press).manhattanLength() < 5:
@@ -226,7 +240,16 @@ class PageView(QGraphicsView):
             if rid:
                 self.region_clicked.emit(rid)
 
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
+        rid = self.region_at(event.position().toPoint())
+        if rid and not self.gestures.draw_mode:
+            self.region_activated.emit(rid)
+            return
+        super().mouseDoubleClickEvent(event)
+
     def mouseMoveEvent(self, event) -> None:
+        if self.gestures.move(event):
+            return
         super().mouseMoveEvent(event)
         rid = self.region_at(event.position().toPoint())
         if rid != self._hover_id:
@@ -237,11 +260,7 @@ class PageView(QGraphicsView):
         rid = self.region_at(event.pos())
         if not rid:
             return super().contextMenuEvent(event)
-        from PySide6.QtWidgets import QMenu
-
-        menu = QMenu(self)
-        menu.addAction("Read this region again", lambda: self.rerun_region_requested.emit(rid))
-        menu.exec(event.globalPos())
+        self.region_menu_requested.emit(rid, self.mapToScene(event.pos()), event.globalPos())
 
     def region_center(self, region_id: str):
         """Viewport position of a region's centre (scrolled into view first), or None."""

@@ -70,6 +70,10 @@ class PreferencesDialog(QDialog):
                 i = w.count() - 1
             w.setCurrentIndex(i)
             return w
+        if option.folder:
+            from app.gui.folder_field import FolderField
+
+            return FolderField(str(value), option.title)
         if option.choices:
             w = QComboBox()
             w.addItems(list(option.choices))

@@ -48,14 +48,16 @@ class ProgressPanel(QWidget):
         self.phase_name = ""
         self.setVisible(False)
 
-    def start(self) -> None:
+    def start(self, cancellable: bool = True, title: str = "Starting…") -> None:
+        """A run began; a replay is not cancellable (the playback bar pauses it), so it shows no Cancel."""
         self.active = True
         self._tokens = 0
         self._t0 = time.perf_counter()
-        self.phase.setText("Starting…")
+        self.phase.setText(title)
         self.bar.setRange(0, 0)
         self.rate.clear()
-        self.cancel_button.setEnabled(True)
+        self.cancel_button.setEnabled(cancellable)
+        self.cancel_button.setVisible(cancellable)
         self._show_timer.start()
 
     def _reveal(self) -> None:
@@ -70,6 +72,8 @@ class ProgressPanel(QWidget):
         self.active = False
         self._show_timer.stop()
         self.setVisible(False)
+        self.phase.clear()
+        self.rate.clear()
 
     def feed(self, event: ev.Event) -> None:
         if isinstance(event, ev.PhaseChanged):

@@ -6,8 +6,11 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
+from app.core.pipeline.quality import region_confidence, region_outcome, review_reasons
 from app.core.regions import Region
-from app.gui.theme import LIVE_COLOR, task_color
+from app.gui.theme import FOUND_COLOR, LIVE_COLOR, REVIEW_COLOR, task_color
+
+OUTCOME_MARKS = {"truncated": " …", "repetition-blocked": " ↻", "error": " !", "cancelled": " ×"}
 
 
 def region_rect_pt(region: Region) -> QRectF:
@@ -28,10 +31,12 @@ class RegionItem(QGraphicsRectItem):
         self.live = False
         self.edited = False
         self.status = "pending"
+        self.reviewed = False
+        self.found = False  # holds a hit of the find bar
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setZValue(10)
-        self.setToolTip(f"{region.label} ({region.task}) · {region.id} · right-click to read it again")
+        self.setToolTip(self.describe())
 
     @property
     def region_id(self) -> str:
@@ -50,7 +55,22 @@ class RegionItem(QGraphicsRectItem):
     def boundingRect(self) -> QRectF:  # room for the order badge and thick pens
         return self.rect().adjusted(-14, -14, 4, 4)
 
+    def describe(self) -> str:
+        """The tooltip: what the region is, how its last reading went, why it needs review, what to do."""
+        r = self.region
+        lines = [f"{r.label} ({r.task}) · {r.id}"]
+        if self.status in ("done", "failed", "cancelled"):
+            conf = region_confidence(r)
+            lines.append(f"{region_outcome(r)} · confidence "
+                         + (f"{conf['mean']:.0%} mean, {conf['min']:.0%} min" if conf else "none reported"))
+            reasons = review_reasons(r)
+            if reasons:
+                lines.append(("reviewed; was: " if self.reviewed else "needs review: ") + ", ".join(reasons))
+        lines.append("drag it or its edges to fix it · R reads it again · right-click for more")
+        return "\n".join(lines)
+
     def hoverEnterEvent(self, event) -> None:
+        self.setToolTip(self.describe())
         self.set_state(hovered=True)
         super().hoverEnterEvent(event)
 
@@ -65,6 +85,8 @@ class RegionItem(QGraphicsRectItem):
         rect = self.rect()
         fill = QColor(color)
         fill.setAlpha(70 if self.selected else 40 if (self.hovered or self.live) else 12)
+        if self.status in ("done", "failed", "cancelled") and not self.reviewed and review_reasons(self.region):
+            painter.fillRect(rect, QBrush(QColor(REVIEW_COLOR), Qt.BrushStyle.BDiagPattern))  # look at me: hatched
         painter.setBrush(QBrush(fill))
         pen = QPen(color, 2.2 if (self.selected or self.live) else 1.0)
         pen.setCosmetic(True)
@@ -74,16 +96,46 @@ class RegionItem(QGraphicsRectItem):
             pen.setStyle(Qt.PenStyle.DotLine)
         painter.setPen(pen)
         painter.drawRect(rect)
+        if self.found:
+            found = QPen(QColor(FOUND_COLOR), 3.0)
+            found.setCosmetic(True)
+            painter.setPen(found)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(rect.adjusted(-2, -2, 2, 2))
         if self.show_order:
             self._paint_badge(painter, rect, color)
+        if self.selected:
+            self._paint_handles(painter, rect, color)
+
+    def _paint_handles(self, painter: QPainter, rect: QRectF, color: QColor) -> None:
+        """Corner and edge handles of the selected region, the same size on screen at any zoom."""
+        size = 6.0 / max(1e-6, painter.worldTransform().m11())
+        painter.setPen(QPen(color, 0))
+        painter.setBrush(QColor("white"))
+        xs, ys = (rect.left(), rect.center().x(), rect.right()), (rect.top(), rect.center().y(), rect.bottom())
+        for x in xs:
+            for y in ys:
+                if x != xs[1] or y != ys[1]:
+                    painter.drawRect(QRectF(x - size / 2, y - size / 2, size, size))
+
+    def badge_text(self) -> str:
+        """The order number, then what a glance should tell: edited ✎, reviewed ✓, an outcome other than ok
+        (… truncated, ↻ repetition-blocked, ! error, × cancelled) and the model's mean confidence when it gave one."""
+        label = str(self.region.order + 1) + ("✎" if self.edited else "") + ("✓" if self.reviewed else "")
+        if self.status in ("done", "failed", "cancelled"):
+            label += OUTCOME_MARKS.get(region_outcome(self.region), "")
+            conf = region_confidence(self.region)
+            if conf is not None:
+                label += f" {conf['mean']:.0%}"
+        return label
 
     def _paint_badge(self, painter: QPainter, rect: QRectF, color: QColor) -> None:
-        label = str(self.region.order + 1) + ("✎" if self.edited else "")
+        label = self.badge_text()
         font = QFont()
         font.setPointSizeF(6.5)
         font.setBold(True)
         painter.setFont(font)
-        width = 5 + 5.2 * len(label)
+        width = 5 + 4.6 * len(label)
         badge = QRectF(rect.left() - width - 1, rect.top(), width, 10)
         if badge.left() < 0:
             badge.moveLeft(rect.left() + 1)

@@ -29,6 +29,7 @@ def editor_text(block: Block) -> str:
 class ReviewPane(QWidget):
     block_selected = Signal(str)
     block_edited = Signal(str)
+    text_edited = Signal(str, str, str)  # id, Markdown before, after: a person's committed edit (for undo)
 
     def __init__(self, session: Session, parent=None) -> None:
         super().__init__(parent)
@@ -104,11 +105,12 @@ class ReviewPane(QWidget):
         blocks = [(b.id, b.markdown) for b in work.text_blocks()] if work else []
         self.preview.set_blocks(blocks)
 
-    def select_block(self, rid: str) -> bool:
-        """Move the cursor to the block and scroll both editor and preview to it."""
+    def select_block(self, rid: str, focus: bool = True) -> bool:
+        """Move the cursor to the block and scroll both editor and preview to it (`focus`: and type there)."""
         moved = self.editor.goto_block(rid)
         if moved:
-            self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
+            if focus:
+                self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
             self.preview.show_block(rid)
             self.block_bar.show_block(self.session.find_block(rid))
         return moved
@@ -120,7 +122,10 @@ class ReviewPane(QWidget):
         self.block_selected.emit(rid)
 
     def _edited(self, rid: str, text: str) -> None:
+        block = self.session.find_block(rid)
+        before = block.markdown if block is not None else ""
         if self.session.edit(rid, text):
+            self.text_edited.emit(rid, before, text)
             self._refresh_preview()
             self.block_bar.show_block(self.session.find_block(self.editor.current_block_id()))
             self.block_edited.emit(rid)

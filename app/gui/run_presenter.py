@@ -13,6 +13,49 @@ from app.core.review.document import DocumentWork
 class RunPresenter:
     def __init__(self, window) -> None:
         self.window = window
+        self.last_error = None  # the run's fatal ErrorRaised, for the banner's actions at its end
+        self.told_auto_classic = False
+        window.decoder.events.connect(self._live_events)
+
+    def _live_events(self, events: list) -> None:
+        """"Automatic" that settles for classic OCR says so (once), with a way to point it at model weights."""
+        from app.core.events import RunStarted
+
+        w = self.window
+        for event in events:
+            if isinstance(event, RunStarted) and event.engine == "classic" and w.engine_bar.engine_name == "auto" \
+                    and not self.told_auto_classic:
+                self.told_auto_classic = True
+                w.banner.show_message("Automatic is using Classic OCR (RapidOCR): no GravityOCR or built-in model "
+                                      "weights were found. `python -m app models` says where they are looked for.",
+                                      actions=[("Choose folder…", self.choose_model_folder)])
+
+    def show_error(self, event) -> None:
+        """A fatal error: the banner says it, with what the person can do about it."""
+        self.last_error = event
+        self.window.banner.show_message(event.message, actions=self.error_actions(event))
+
+    def error_actions(self, event) -> list:
+        """An engine that cannot load (missing weights): choose its folder, or read with classic OCR now."""
+        if event is None or event.where != "loading_model":
+            return []
+        return [("Choose folder…", self.choose_model_folder), ("Use classic", self.use_classic)]
+
+    def choose_model_folder(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        w = self.window
+        folder = QFileDialog.getExistingDirectory(w, "Model folder", w.settings.get("model_path"))
+        if folder:
+            w.engine_bar.set_model_path(folder)
+            w.banner.hide()
+            self.start(w.work)
+
+    def use_classic(self) -> None:
+        w = self.window
+        w.engine_bar.set_engine("classic")
+        w.banner.hide()
+        self.start(w.work)
 
     def start(self, work: DocumentWork | None, pages: list[int] | None = None,
               region_ids: list[str] | None = None) -> int:
@@ -34,6 +77,7 @@ class RunPresenter:
             run_id = w.runs.start(work, options, pages, record_to=record_to)
         if run_id:
             w.follow_live = True
+            self.last_error = None
             w.banner.hide()
             w.progress.start()
             w.documents.set_status(w.index_of(work.path), "reading…")
@@ -60,7 +104,7 @@ class RunPresenter:
         if ended.work is not None:
             w.documents.set_status(w.index_of(ended.work.path), ended.status)
         if ended.failed:
-            w.banner.show_message(ended.message)
+            w.banner.show_message(ended.message, actions=self.error_actions(self.last_error))
         if ended.message:
             w.statusBar().showMessage(ended.message, 8000)
         if ended.trace is not None:

@@ -47,6 +47,7 @@ class Option:
     minimum: float | None = None
     maximum: float | None = None
     group: str = "General"
+    folder: bool = False  # a folder path (Preferences offers Browse…)
 
     @property
     def kind(self) -> type:
@@ -90,7 +91,7 @@ OPTIONS: dict[str, Option] = {
     o.key: o
     for o in (
         Option("engine", "auto", "Decoding engine", group="Decoding"),
-        Option("model_path", "", "Model folder (empty: found automatically)", group="Decoding"),
+        Option("model_path", "", "Model folder (empty: found automatically)", group="Decoding", folder=True),
         Option("device", "auto", "Device", choices=("auto", "cpu", "cuda", "mps"), group="Decoding"),
         Option("dtype", "auto", "Precision", choices=("auto", "float32", "bfloat16", "float16"), group="Decoding"),
         Option("block_size", 0, "Draft block size (0: the checkpoint's)", minimum=0, maximum=128, group="Decoding"),

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QImage, QPixmap
-from PySide6.QtWidgets import QAbstractItemView, QListView, QListWidget, QListWidgetItem, QSplitter
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QListView, QListWidget, QListWidgetItem, QSplitter,
+                               QVBoxLayout, QWidget)
 
+from app.core.review.document import TO_REVIEW
 from app.gui.theme import icon
 
 THUMB_WIDTH = 110
@@ -21,6 +23,18 @@ class DocumentList(QListWidget):
         self.setObjectName("documents")
         self.currentRowChanged.connect(self._row_changed)
         self._quiet = False
+        self.review_only = False
+
+    def set_review_only(self, on: bool) -> None:
+        """Show only the documents with blocks that need review (the "Needs review" filter)."""
+        self.review_only = bool(on)
+        for row in range(self.count()):
+            self._apply_filter(row)
+
+    def _apply_filter(self, row: int) -> None:
+        item = self.item(row)
+        if item is not None:
+            item.setHidden(self.review_only and f" {TO_REVIEW} " not in item.text() and row != self.currentRow())
 
     def set_documents(self, names: list[tuple[str, str]], current: int) -> None:
         """names = [(title, tooltip)]."""
@@ -38,6 +52,7 @@ class DocumentList(QListWidget):
         if item is not None:
             base = item.text().split("  ·  ")[0]
             item.setText(f"{base}  ·  {status}" if status else base)
+            self._apply_filter(row)
 
     def _row_changed(self, row: int) -> None:
         if not self._quiet and row >= 0:
@@ -121,8 +136,19 @@ class ThumbnailStrip(QListWidget):
 
 
 def make_side_panel(documents: DocumentList, thumbnails: ThumbnailStrip) -> QSplitter:
+    top = QWidget()
+    lay = QVBoxLayout(top)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(2)
+    review_only = QCheckBox("Needs review")
+    review_only.setObjectName("needs_review_filter")
+    review_only.setToolTip("Show only documents with blocks to review (low confidence, high CER, truncated, "
+                           "errors); N on the page goes to the next such block")
+    review_only.toggled.connect(documents.set_review_only)
+    lay.addWidget(review_only)
+    lay.addWidget(documents, 1)
     split = QSplitter(Qt.Orientation.Vertical)
-    split.addWidget(documents)
+    split.addWidget(top)
     split.addWidget(thumbnails)
     split.setSizes([140, 600])
     split.setChildrenCollapsible(False)

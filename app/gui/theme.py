@@ -22,6 +22,8 @@ TASK_COLORS = {
     "skipped": "#8a8a8a",
 }
 LIVE_COLOR = "#e8384f"  # the region being decoded right now
+FOUND_COLOR = "#ffc400"  # a region holding a hit of the find bar (the editor marks hits in the same yellow)
+REVIEW_COLOR = "#b26a00"  # hatches a block that needs a person's review (low confidence, high CER, truncated…)
 
 
 def task_color(task: str) -> QColor:

@@ -1,6 +1,7 @@
 """Trace replay in the window: a trace file's events go through the window's one entry point (`handle_event`),
 paced by the decoding views' playback bar, exactly like a live run. (Recording a live run is the run controller's:
-app.core.review.runs.)"""
+app.core.review.runs.) A paused replay shows no progress (nothing is running); showing another document pauses
+it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,6 +10,29 @@ from pathlib import Path
 class TraceControl:
     def __init__(self, window) -> None:
         self.window = window
+        self._wired = False
+
+    def _wire(self) -> None:
+        if not self._wired:  # the views and the list exist once the window is built
+            self._wired = True
+            self.window.views.player.state_changed.connect(self._player_state)
+
+    def _player_state(self, state: str) -> None:
+        w = self.window
+        if not w.runs.replaying:
+            return
+        ended = w.runs.work is not None and bool(w.runs.work.run.outcome)  # the replayed run has ended already
+        if state == "playing" and not ended:
+            w.progress.start(cancellable=False, title="Replaying…")
+        elif state != "playing":
+            w.progress.stop()
+
+    def document_shown(self, work) -> None:
+        """The window shows `work`: a replay of another document pauses (its progress would mislead)."""
+        w = self.window
+        if w.runs.replaying and work is not w.runs.work:
+            w.views.player.pause()
+            w.progress.stop()
 
     @property
     def path(self) -> Path | None:
@@ -20,6 +44,7 @@ class TraceControl:
 
         w = self.window
         trace = load_trace(path)
+        self._wire()
         w.cancel_run(discard=True)
         w.runs.begin_replay(Path(path))
         w.views.load_trace(trace.events, trace.times, sink=w.handle_event, reset_sink=self._reset)
@@ -31,6 +56,7 @@ class TraceControl:
         w = self.window
         if w.work is None or w.work.path != event.path:
             work = w.session.add_document(event.path)
+            w.runs.adopt(work)  # before it is shown: showing the replay's own document does not pause it
             w.refresh_documents()
             w.show_document(w.session.documents.index(work))
         w.runs.adopt(w.work)

@@ -35,7 +35,8 @@ class WindowDialogs:
             return
         folder = Path(w.settings.get("export_dir") or Path(w.work.path).parent)
         start = folder / (Path(w.work.path).stem + ".md")
-        path, _ = QFileDialog.getSaveFileName(w, "Export (writes .md, .json and .html)", str(start), "Markdown (*.md)")
+        path, _ = QFileDialog.getSaveFileName(w, "Export (writes .md, .json, .html and a searchable .pdf)", str(start),
+                                              "Markdown (*.md)")
         if path:
             w.export_current(path)
 

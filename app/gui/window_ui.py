@@ -58,7 +58,15 @@ def setup_ui(window) -> None:
     window.engine_bar = EngineBar(window.settings)
     window.traces = TraceControl(window)
     window.dialogs = WindowDialogs(window)
+    from app.gui.review_flow import ReviewFlow, scope_review_keys
+
+    from app.gui.find_bar import FindBar
+
+    window.flow = ReviewFlow(window)
+    window.find_bar = FindBar(window)
+    window.review.layout().insertWidget(1, window.find_bar)  # between the block bar and the editor
     window.actions = build_actions(window, window.engine_bar)
+    scope_review_keys(window.actions, window.page_view, window.flow)
     window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
     window.actions.record.setChecked(window.settings.get("record_traces"))
     window.progress = ProgressPanel()
@@ -79,6 +87,9 @@ def setup_ui(window) -> None:
     from app.gui.queue_view import install_queue_view
 
     window.queue_view = install_queue_view(window)
+    from app.gui.dock_policy import DecodingDockPolicy
+
+    window.dock_policy = DecodingDockPolicy(window)
     window.statusBar().showMessage("Ready")
 
 

@@ -314,7 +314,7 @@ class RemoteEngine:
         if stats.get("truncated"):  # incomplete text: a warning, whichever way the region was dispatched
             emit(ErrorRaised(f"region {region_id} was cut at its limit of {stats['tokens']} tokens by {server.url} "
                              "(truncated: its text is incomplete)", where="decoding", region_id=region_id, fatal=False))
-        emit(RegionFinished(region_id, text, stats, False, []))
+        emit(RegionFinished(region_id, text, stats, False, [], list(reply.logprobs)))
         return RegionResult(region_id, text, [], stats, False, logprobs=reply.logprobs)
 
     def _stats(self, reply: _Reply, server: Server, t0: float, attempt: int) -> dict[str, Any]:

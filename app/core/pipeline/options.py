@@ -12,23 +12,22 @@ from app.core.document import DEFAULT_DPI
 from app.core.wording import count
 
 DEFAULT_OCR_DPI = 200.0
-FORMATS = ("md", "json", "html")  # what the one writer writes (app.core.pipeline.output)
+FORMATS = ("md", "json", "html", "pdf")  # what the one writer writes (app.core.pipeline.output); pdf: searchable
 DEFAULT_FORMATS = ("md", "json")
 DEFAULT_LAYOUT_TIMEOUT_S = 20.0  # a page's layout past this falls back to the whole page (app.core.layout.budget)
 
 
 def parse_formats(spec: str | Sequence[str] | None) -> tuple[str, ...]:
-    """"md,json,html" (any order, case-insensitive) → the formats in FORMATS order. Raises ValueError with a
-    message for a person; "pdf" is named as not supported."""
+    """"md,json,html,pdf" (any order, case-insensitive) → the formats in FORMATS order. Raises ValueError with a
+    message for a person."""
     if spec is None:
         return DEFAULT_FORMATS
     parts = [p.strip().lower() for p in (spec.split(",") if isinstance(spec, str) else spec) if p.strip()]
     if not parts:
-        raise ValueError("no output format chosen (use e.g. md,json,html)")
+        raise ValueError("no output format chosen (use e.g. md,json,html,pdf)")
     unknown = [p for p in parts if p not in FORMATS]
     if unknown:
-        hint = " (PDF output is not supported: print the HTML file instead)" if "pdf" in unknown else ""
-        raise ValueError(f"unknown output format {unknown[0]!r}; choose from {', '.join(FORMATS)}{hint}")
+        raise ValueError(f"unknown output format {unknown[0]!r}; choose from {', '.join(FORMATS)}")
     return tuple(f for f in FORMATS if f in parts)
 
 

@@ -19,27 +19,14 @@ from typing import Any, Callable, Iterator, Sequence
 from app.core.atomic import discard, interrupts_deferred, remove_stale_temporaries, temporary_file
 from app.core.pipeline.assembly import assemble_blocks, assemble_document
 from app.core.pipeline.options import DEFAULT_FORMATS, FORMATS
-from app.core.regions import DECODED_TASKS, Region
+from app.core.pipeline.quality import region_confidence, region_outcome, region_status, review_reasons, review_summary
+from app.core.regions import Region
 
 JSON_SCHEMA = "scriptorium.document/1"
 
 
 def rounded(v: float | None, nd: int = 4) -> float | None:
     return None if v is None else round(float(v), nd)
-
-
-def region_status(r: Region) -> str:
-    """pending | done | cancelled | truncated | failed | skipped, from the region alone (the pipeline and the review session
-    record results on regions the same way: app.core.regions.record_result)."""
-    if r.task not in DECODED_TASKS:
-        return "skipped"
-    if "error" in r.flags:
-        return "failed"
-    if "cancelled" in r.flags:
-        return "cancelled"
-    if "truncated" in r.flags:  # cut at its token budget: incomplete, never done
-        return "truncated"
-    return "done" if "stats" in r.extra else "pending"
 
 
 @dataclass
@@ -62,18 +49,20 @@ class PageOutput:
         return {"width_pt": self.width_pt, "height_pt": self.height_pt, "dpi": self.dpi, "width_px": self.width_px,
                 "height_px": self.height_px, "has_text_layer": self.has_text_layer}
 
-    def to_dict(self, pictures: dict[str, str] | None = None, edits: dict[str, str] | None = None) -> dict[str, Any]:
+    def to_dict(self, pictures: dict[str, str] | None = None, edits: dict[str, str] | None = None,
+                reviewed: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
         blocks_md = assemble_blocks(self.regions, pictures, edits)
         return {
             "index": self.index, "number": self.index + 1, "width_pt": self.width_pt, "height_pt": self.height_pt,
             "dpi": self.dpi, "width_px": self.width_px, "height_px": self.height_px, "layout": self.layout,
             "has_text_layer": self.has_text_layer, "cer": rounded(self.cer), "ms": round(self.ms, 1),
-            "blocks": [block_dict(r, blocks_md.get(r.id, ""), (pictures or {}).get(r.id), r.id in (edits or {}))
-                       for r in self.regions],
+            "blocks": [block_dict(r, blocks_md.get(r.id, ""), (pictures or {}).get(r.id), r.id in (edits or {}),
+                                  r.id in reviewed) for r in self.regions],
         }
 
 
-def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: bool = False) -> dict[str, Any]:
+def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: bool = False,
+               reviewed: bool = False) -> dict[str, Any]:
     d = {
         "id": r.id, "page": r.page, "order": r.order, "label": r.label,
         "native_label": r.extra.get("native_label", r.label), "task": r.task,
@@ -81,6 +70,10 @@ def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: 
         "score": r.score, "text": r.text, "markdown": markdown, "engine": r.extra.get("engine", ""),
         "stats": r.extra.get("stats", {}), "cer": rounded(r.extra.get("cer")), "source": r.source, "flags": list(r.flags),
         "status": region_status(r), "edited": edited,
+        # how far to trust it: the honest outcome, the model's confidence (null: the engine reports none), why a
+        # person should look, and whether one did (the window's Enter)
+        "outcome": region_outcome(r), "confidence": region_confidence(r), "needs_review": review_reasons(r),
+        "reviewed": reviewed,
     }
     if image:
         d["image"] = image
@@ -101,6 +94,7 @@ class DocumentOutput:
     warnings: list[str] = field(default_factory=list)
     pictures: dict[str, str] = field(default_factory=dict)  # region id → image path relative to the Markdown
     edits: dict[str, str] = field(default_factory=dict)  # region id → the Markdown a person wrote for the block
+    reviewed: set[str] = field(default_factory=set)  # region ids a person marked as reviewed
 
     def regions(self) -> Iterator[Region]:
         for p in self.pages:
@@ -137,7 +131,8 @@ class DocumentOutput:
             "schema": JSON_SCHEMA, "source": self.path, "engine": self.engine, "layout": self.layout,
             "page_count": self.page_count, "cancelled": self.cancelled, "cer": rounded(self.cer),
             "stats": self.stats, "warnings": self.warnings,
-            "pages": [p.to_dict(self.pictures, self.edits) for p in self.pages],
+            "review": review_summary(list(self.regions()), self.reviewed, set(self.edits)),
+            "pages": [p.to_dict(self.pictures, self.edits, self.reviewed) for p in self.pages],
         }
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -147,7 +142,7 @@ class DocumentOutput:
 # saves the picture crops of an output under out_dir/image_dir and returns region id → path relative to out_dir
 SavePictures = Callable[[DocumentOutput, Path, str], dict[str, str]]
 
-SUFFIXES = {"md": ".md", "json": ".json", "html": ".html"}
+SUFFIXES = {"md": ".md", "json": ".json", "html": ".html", "pdf": ".pdf"}
 
 
 def output_files(out_dir: Path, stem: str, formats: Sequence[str] = DEFAULT_FORMATS) -> dict[str, Path]:
@@ -192,24 +187,37 @@ def render_html(output: DocumentOutput) -> str:
     return markdown_to_html(blocks, math="mathml", title=Path(output.path).name)
 
 
+def render_searchable_pdf(output: DocumentOutput, password: str | None = None) -> bytes:
+    """The source's pages with the blocks' text as an invisible layer (app.core.pipeline.searchable_pdf)."""
+    from app.core.pipeline.searchable_pdf import render_pdf
+
+    blocks = {rid: md for page in output.pages
+              for rid, md in assemble_blocks(page.regions, output.pictures, output.edits).items()}
+    return render_pdf(output.path, [(p.index, p.regions) for p in output.pages], blocks, password)
+
+
 def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictures: SavePictures,
-                   formats: Sequence[str] = DEFAULT_FORMATS) -> dict[str, Path]:
-    """Write the output set — `<stem>.md`, `.json`, `.html` (those of `formats`) and `<stem>_images/` — into
+                   formats: Sequence[str] = DEFAULT_FORMATS, password: str | None = None) -> dict[str, Path]:
+    """Write the output set — `<stem>.md`, `.json`, `.html`, `.pdf` (those of `formats`; the PDF is the source's pages
+    made searchable, `password` opens an encrypted source) and `<stem>_images/` — into
     `out_dir` as a unit: every file goes to a temporary first, and only when all are complete are they renamed into
     place; when one cannot be written, none of the set is left (nor the picture crops this call added). The one
     writer of `convert` and of the window's export. Raises OSError (its message names the file)."""
     check_output(out_dir, stem, formats)
     image_dir = out_dir / f"{stem}_images"
     before = set(image_dir.iterdir()) if image_dir.is_dir() else set()
-    texts = {"md": output.to_markdown, "json": lambda: output.to_json() + "\n", "html": lambda: render_html(output)}
+    texts = {"md": output.to_markdown, "json": lambda: output.to_json() + "\n", "html": lambda: render_html(output),
+             "pdf": lambda: render_searchable_pdf(output, password)}
     files = output_files(out_dir, stem, formats)
     done: list[tuple[Path, Path]] = []
     try:
         output.pictures = save_pictures(output, out_dir, f"{stem}_images")
         for fmt, path in files.items():
             try:
-                with temporary_file(path, "w", encoding="utf-8", newline="\n") as (f, tmp):
-                    f.write(texts[fmt]())
+                content = texts[fmt]()
+                text_kw = {} if isinstance(content, bytes) else {"encoding": "utf-8", "newline": "\n"}
+                with temporary_file(path, "wb" if isinstance(content, bytes) else "w", **text_kw) as (f, tmp):
+                    f.write(content)
             except OSError as exc:
                 raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
             done.append((tmp, path))

@@ -77,6 +77,7 @@ class Pipeline:
                                                                                          self.options.model_path)
         self.output: DocumentOutput | None = None
         self._words_cache: dict[int, list] = {}
+        self.fixed_layouts: dict[int, list[Region]] = {}  # pages a person laid out: read their regions, no layout
 
     # -- setup -------------------------------------------------------------------------------------------------
     def open(self, path) -> Document:
@@ -280,6 +281,12 @@ class Pipeline:
         """Render page `index` and lay it out (emits PageRendered and LayoutDone)."""
         doc = self.document
         dpi = self.page_dpi(index)
+        if index in self.fixed_layouts:  # a person's regions are the page's layout (app.core.review.region_edits)
+            page = self.new_page(index, dpi, "person")
+            page.regions = sorted(self.fixed_layouts[index], key=lambda r: r.order)
+            self.keep_pictures(page.regions)
+            self._announce_layout(page)
+            return page
         self.emit(PhaseChanged("rendering", detail=f"page {index + 1}", current=current, total=total))
         t0 = time.perf_counter()
         try:
@@ -393,7 +400,8 @@ class Pipeline:
             record_result(region, "", stats, cancelled=False, engine=self.engine_name)
             self.emit(RegionFinished(region.id, "", stats))  # the engine raised: it did not finish the region
             return
-        record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=self.engine_name)
+        record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=self.engine_name,
+                      logprobs=result.logprobs)
         if result.cancelled:
             raise Cancelled()
 
@@ -445,11 +453,12 @@ class Pipeline:
         return saved
 
     def write(self, out_dir, stem: str | None = None) -> dict[str, Path]:
-        """Write the output set (`options.formats`: <stem>.md, .json, .html) and <stem>_images/*.png into out_dir as a
-        unit (app.core.pipeline.output)."""
+        """Write the output set (`options.formats`: <stem>.md, .json, .html, .pdf) and <stem>_images/*.png into out_dir
+        as a unit (app.core.pipeline.output)."""
         stem = stem or Path(self.output.path).stem
         try:
-            return write_document(self.output, Path(out_dir), stem, self.save_pictures, self.options.formats)
+            return write_document(self.output, Path(out_dir), stem, self.save_pictures, self.options.formats,
+                                  self.options.password)
         except OSError as exc:
             raise PipelineError(str(exc) if "cannot write" in str(exc) else f"cannot write into {out_dir}: "
                                 f"{exc.strerror or exc}", kind="output") from None

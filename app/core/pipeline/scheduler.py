@@ -198,4 +198,5 @@ def apply_outcome(pipe, outcome: Outcome) -> None:
         pipe.emit(RegionFinished(region.id, "", stats))  # the engine raised: it did not finish the region
         return
     result = outcome.result
-    record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=engine)
+    record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=engine,
+                  logprobs=result.logprobs)

@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from app.core.pipeline.output import DocumentOutput, PageOutput, region_status
+from app.core.pipeline.quality import review_reasons
 from app.core.regions import DECODED_TASKS, Region
+
+
+TO_REVIEW = "to review"  # the document list's word for blocks that need review (its filter looks for it)
 
 
 @dataclass
@@ -30,6 +34,7 @@ class Block:
     previous_ocr: str = ""  # the OCR result the person's edit was made over (what `pending_ocr` changed)
     cer: float | None = None  # of what the block shows, against the page's text layer, when it has one
     reference: str = ""  # the text-layer text of the region, for the diff
+    reviewed: bool = False  # a person looked and accepted it (Enter); a new reading of it is not reviewed
 
     @property
     def id(self) -> str:
@@ -113,9 +118,17 @@ class DocumentWork:
     def name(self) -> str:
         return self.title or Path(self.path).name
 
+    def needs_review(self) -> list[Block]:
+        """Blocks a person should look at and has not reviewed yet (app.core.pipeline.quality)."""
+        return [b for b in self.layout_blocks() if not b.reviewed and review_reasons(b.region)]
+
     def summary(self) -> str:
-        """What the document list shows beside the name: "15 blocks", "cancelled (3 of 15 re-read)", "failed: …"."""
-        return self.run.summary(sum(1 for b in self.blocks.values() if b.status == "done"))
+        """What the document list shows beside the name: "15 blocks", "3 to review · 15 blocks", "cancelled (3 of 15
+        re-read)", "failed: …"."""
+        text = self.run.summary(sum(1 for b in self.blocks.values() if b.status == "done"))
+        waiting = len(self.needs_review())
+        plain = not waiting or not text or self.run.outcome in ("failed", "cancelled")  # those say how the run ended
+        return text if plain else f"{waiting} {TO_REVIEW} · {text}"
 
     def open_failed(self, message: str) -> None:
         """The file could not be opened (damaged, encrypted, too large): the list shows "failed: <why>"."""
@@ -153,6 +166,7 @@ class DocumentWork:
             page.regions = [copy.deepcopy(b.region) for b in self.layout_blocks(index)]
             out.pages.append(page)
         out.edits = {b.id: b.markdown for b in self.layout_blocks() if b.edited}
+        out.reviewed = {b.id for b in self.layout_blocks() if b.reviewed}
         return out
 
     def _frame_of(self, index: int) -> PageOutput:

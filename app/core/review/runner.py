@@ -6,10 +6,11 @@ Runs on the worker thread only; it passes the pipeline's events through untouche
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from app.core.engines import CancelToken, Emit, resolve_engine_name
 from app.core.pipeline import DocumentOutput, Pipeline, PipelineError, PipelineOptions
+from app.core.regions import Region
 
 
 @dataclass
@@ -21,6 +22,8 @@ class RunRequest:
     pages: list[int] | None = None  # None: every page
     region_ids: list[str] | None = None  # read just these regions again
     run_id: int = 0
+    # pages a person laid out (app.core.review.region_edits): their regions (Region.to_dict), read instead of a layout
+    layouts: dict[int, list[dict]] = field(default_factory=dict)
 
 
 class PipelineRunner:
@@ -48,10 +51,14 @@ class PipelineRunner:
         try:
             if request.pages and self._can_rerun(request, engine_key):
                 self.pipe.emit, self.pipe.cancel = emit, cancel
+                for index, regions in request.layouts.items():  # the person's regions, as they are now
+                    if index in {p.index for p in self.pipe.output.pages}:
+                        self.pipe.set_regions(index, [Region.from_dict(r) for r in regions]).layout = "person"
                 return self.pipe.rerun(request.pages, request.region_ids)
             if self.pipe is not None:
                 self.pipe.close()
             self.pipe = Pipeline(replace(o, pages=request.pages), emit, cancel, engine=self.engine, layout=self.layout)
+            self.pipe.fixed_layouts = {i: [_unread(r) for r in regions] for i, regions in request.layouts.items()}
             try:
                 return self.pipe.run(request.path)
             finally:
@@ -82,3 +89,13 @@ class PipelineRunner:
             self.pipe = None
         self._drop_engine()
         self.layout = None
+
+
+def _unread(d: dict) -> Region:
+    """A person's region as a fresh run reads it: its place and kind, without an earlier reading."""
+    r = Region.from_dict(d)
+    r.text = ""
+    r.flags = [f for f in r.flags if f not in ("error", "cancelled")]
+    for key in ("engine", "stats", "cer", "reference_chars", "confidence"):
+        r.extra.pop(key, None)
+    return r

@@ -57,6 +57,7 @@ class Session:
         self.documents: list[DocumentWork] = []
         self.current: int = -1
         self.live_region: str | None = None
+        self.raw_stream_tags = False  # show a whole-document generation's tags as they stream (View menu)
 
     # --- documents -----------------------------------------------------------------------------------------
 
@@ -162,7 +163,7 @@ class Session:
         block.live_text += event.text
         block.status = "decoding"
         if not block.edited:
-            block.markdown = block.live_text
+            block.markdown = self.stream_text(block.live_text) if block.provisional else block.live_text
         change.blocks.add(block.id)
 
     def _region_finished(self, event: ev.RegionFinished, work: DocumentWork, change: Change) -> None:
@@ -174,8 +175,10 @@ class Session:
             change.blocks.add(event.region_id)
             self._end_live(event.region_id, change)
             return
+        if event.text != block.region.text:
+            block.reviewed = False  # what the person accepted is not what the block says now
         record_result(block.region, event.text, event.stats, cancelled=event.cancelled,
-                      engine=work.engine or str(event.stats.get("engine", "")))
+                      engine=work.engine or str(event.stats.get("engine", "")), logprobs=event.logprobs)
         block.live_text = ""
         block.status = region_status(block.region)
         if block.reference and block.edited:  # the badge measures the text shown: the person's edit, kept
@@ -289,6 +292,24 @@ class Session:
         work.blocks[region_id] = block
         return block
 
+    def stream_text(self, raw: str) -> str:
+        """What a person sees of a generation's text while it streams: tags hidden unless asked for
+        (app.core.engines.unlimited_output.stream_display)."""
+        from app.core.engines.unlimited_output import stream_display
+
+        return raw if self.raw_stream_tags else stream_display(raw)
+
+    def set_raw_stream_tags(self, on: bool, work: DocumentWork | None = None) -> set[str]:
+        """Show (or hide) the tags of streams; returns the blocks whose text changed."""
+        self.raw_stream_tags = bool(on)
+        work = work or self.document
+        changed = set()
+        for block in (work.blocks.values() if work else []):
+            if block.provisional and not block.edited:
+                block.markdown = self.stream_text(block.live_text)
+                changed.add(block.id)
+        return changed
+
     def _restart_streams(self, work: DocumentWork, change: Change) -> None:
         for block in work.blocks.values():
             if block.provisional and block.live_text:
@@ -333,8 +354,11 @@ class Session:
             b = int(stream.region.extra.get("raw_end", 0))
             a = b - len(stream.live_text)
             lo, hi = max(start, a), min(end, b)
-            if hi > lo:
-                found.append((stream, lo - a, hi - a))
+            if hi > lo:  # offsets in the text shown (tags hidden)
+                shown = lambda n: len(self.stream_text(stream.live_text[:n]))  # noqa: E731
+                lo, hi = shown(lo - a), shown(hi - a)
+                if hi > lo:
+                    found.append((stream, lo, hi))
         found.sort(key=lambda f: (f[0].region.page, f[0].region.order, f[0].id))
         return [(block.id, lo, hi) for block, lo, hi in found]
 
@@ -350,6 +374,20 @@ class Session:
         block.edited = markdown != block.ocr_markdown
         if block.reference:
             block.cer = _cer(markdown, block.reference)
+        return True
+
+    def reassemble(self, work: DocumentWork, page: int) -> Change:
+        """A person changed the page's regions (app.core.review.region_edits): its blocks' Markdown again."""
+        change = Change(layout_pages={page})
+        self._assemble(work, page, change)
+        return change
+
+    def set_reviewed(self, region_id: str, reviewed: bool = True) -> bool:
+        """A person accepted the block as it reads now (exported as `"reviewed": true`)."""
+        block = self.find_block(region_id)
+        if block is None or block.provisional or block.reviewed == reviewed:
+            return False
+        block.reviewed = reviewed
         return True
 
     def accept_ocr(self, region_id: str) -> None:
@@ -391,7 +429,7 @@ class Session:
 
 def _carry_result(old: Region, new: Region) -> None:
     new.text = old.text
-    for key in ("engine", "stats", "cer", "reference_chars"):
+    for key in ("engine", "stats", "cer", "reference_chars", "confidence"):
         if key in old.extra:
             new.extra[key] = old.extra[key]
     new.flags = [f for f in new.flags if f not in RESULT_FLAGS] + [f for f in old.flags if f in RESULT_FLAGS]

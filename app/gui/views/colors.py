@@ -10,6 +10,7 @@ REJECTED = QColor("#d23c3c")
 CORRECTED = QColor("#e8891d")
 BONUS = QColor("#2f7de1")
 DRAFT = QColor("#8a94a6")
+VERIFY = QColor("#7b5ea7")  # verify time (blue means bonus, and the R-SWA window in its own view)
 WINDOW = QColor("#3b82c4")
 NEWEST = QColor("#1d4f91")
 EVICTED = QColor("#9aa0a6")
@@ -17,9 +18,10 @@ PREFIX = {"bos": QColor("#c9a227"), "image": QColor("#8e6cc0"), "prompt": QColor
 FULL = QColor("#9aa0a6")
 BAN = QColor("#d23c3c")
 
-# soft tints for "which round confirmed this character", cycled round by round
-_TINTS_LIGHT = ["#d8f0dd", "#d6e6fa", "#fbe7c6", "#eadcf5", "#d3f0ef", "#f7dada"]
-_TINTS_DARK = ["#24452e", "#233a57", "#4d3b1d", "#3b2d4d", "#1f4644", "#4d2727"]
+# soft tints for "which round confirmed this character", cycled round by round: light tints of the Okabe-Ito
+# colour-blind-safe set, without its red and green (those mean rejected and accepted here)
+_TINTS_LIGHT = ["#cfe8f7", "#fde3b3", "#f6f0b0", "#ecd3e3", "#dedede", "#c9d6ea"]
+_TINTS_DARK = ["#1f3f55", "#5a4214", "#4d4819", "#4a2f44", "#3a3a3a", "#22324c"]
 
 
 def is_dark(widget: QWidget) -> bool:

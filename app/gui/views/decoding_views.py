@@ -28,6 +28,9 @@ from app.gui.views.window_state import WindowModel
 from app.gui.views.window_view import WindowView
 
 FRAME_MS = 16  # ≤ 60 frames a second
+# keys while the decoding views have focus (the About box lists them too)
+PLAYBACK_KEYS = {"Space": ("toggle", "Play / pause the replay"), "Right": ("step", "Step one event"),
+                 "Home": ("start", "Back to the start of the replay"), "End": ("end", "Jump to the end")}
 
 
 class DecodingViews(QWidget):
@@ -85,7 +88,10 @@ class DecodingViews(QWidget):
         self._attach_player_to_recording()
         self.player.set_speed(1.0)  # a replay plays at the recorded pace unless the person picks another
         # keys while the views have focus: Space play/pause, → step, Home start, End jump to the end
-        for key, slot in (("Space", self.player.toggle), ("Right", self.player.step), ("Home", lambda: self.player.seek(0)), ("End", self.player.play_all)):
+        slots = {"toggle": self.player.toggle, "step": self.player.step, "start": lambda: self.player.seek(0),
+                 "end": self.player.play_all}
+        for key, (what, _title) in PLAYBACK_KEYS.items():
+            slot = slots[what]
             sc = QShortcut(QKeySequence(key), self)
             sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             sc.activated.connect(slot)

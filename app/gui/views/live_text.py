@@ -94,6 +94,8 @@ class TintedText(LiveText):
                 mark = QTextCharFormat(fmt)
                 mark.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
                 mark.setUnderlineColor(colors.REJECTED)
+                mark.setForeground(colors.REJECTED)  # where a draft was rejected: red and bold, not only a faint wave
+                mark.setFontWeight(700)
                 cursor.insertText(fix, mark)
         cursor.endEditBlock()
         self._applied = len(region.rounds)

@@ -146,24 +146,34 @@ class RoundHistory(QAbstractScrollArea):
                 p.fillRect(QRectF(bar_x + unit * k, by, unit * extra, bh), colors.BONUS if rec.full_accept else colors.CORRECTED)
             if not rec.full_accept:  # reject marker where the first draft failed, then the drafts it threw away
                 mx = bar_x + unit * (k + max(extra, 0))
-                p.fillRect(QRectF(mx, by - 1, 2.5, bh + 2), colors.REJECTED)
-                p.fillRect(QRectF(mx + 2.5, by, unit * max(0, rec.slots - k - 1), bh), faint)
+                p.fillRect(QRectF(mx + 4, by, unit * max(0, rec.slots - k - 1), bh), faint)
+                p.fillRect(QRectF(mx, by - 2, 4, bh + 4), colors.REJECTED)  # the reject: a bar taller than the row
             p.setPen(text_c)
             p.drawText(QRectF(vp.width() - tail_w, y, tail_w - 2, self.ROW_H), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"+{rec.accepted}")
         p.end()
 
 
+STATS_TIP = (
+    "<b>TPF</b> (tokens per forward): response tokens ÷ (draft + verify forwards); prefill and the vision encoder "
+    "are not counted. Autoregressive decoding has TPF 1.<br><b>Mean accepted</b>: tokens one round commits on "
+    "average (1 … B+2: the accepted drafts, plus the verifier's token or the bonus).<br><b>a0</b>: the first candidate "
+    "of a round, the exact autoregressive prediction of the last confirmed token (always accepted); <b>draft 1…B</b>: "
+    "the masked guesses after it.")
+
+
 class StatsPanel(QWidget):
-    """Numbers and three small charts for the shown region."""
+    """The shown region's figures and three charts with axes, counts and legends: rounds by tokens accepted,
+    acceptance by draft position (a0, draft 1…B), and draft against verify time."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.region: RegionRounds | None = None
         self.baseline_tps: float | None = None
-        self.setMinimumSize(240, 120)
+        self.setMinimumSize(300, 116)
+        self.setToolTip(STATS_TIP)
 
     def sizeHint(self) -> QSize:
-        return QSize(400, 170)
+        return QSize(460, 170)
 
     def sync(self, region: RegionRounds | None, baseline_tps: float | None) -> None:
         self.region, self.baseline_tps = region, baseline_tps
@@ -187,66 +197,118 @@ class StatsPanel(QWidget):
             parts.append(s)
         return " · ".join(parts)
 
+    def charts(self) -> list[tuple[str, list[str], list[float]]]:
+        """(title, x labels, values) of the three charts, as drawn (tests read them)."""
+        reg = self.region
+        if reg is None or not reg.rounds:
+            return []
+        slots = max(len(reg.pos_total), 1)  # a0 + B drafts
+        hist = [float(reg.histogram.get(i, 0)) for i in range(1, slots + 2)]
+        recent = reg.rounds[-80:]
+        return [
+            ("rounds by tokens accepted", [str(i) for i in range(1, slots + 2)], hist),
+            ("% accepted by position", ["a0"] + [str(i) for i in range(1, slots)],
+             [100.0 * r for r in reg.position_rates()]),
+            (f"ms per round (last {len(recent)})", [], [r.draft_ms + r.verify_ms for r in recent]),
+        ]
+
     def paintEvent(self, _event) -> None:  # noqa: N802
         reg = self.region
         if reg is None or not reg.rounds:
-            paint_hint(self, "Statistics: TPF, acceptance histogram, per-position acceptance, draft vs verify time.")
+            paint_hint(self, "Statistics: TPF, rounds by tokens accepted, acceptance by draft position, draft vs "
+                             "verify time (hover for definitions).")
             return
         p = QPainter(self)
-        pal = self.palette()
-        fg = pal.color(QPalette.ColorRole.WindowText)
+        fg = self.palette().color(QPalette.ColorRole.WindowText)
         fm = QFontMetrics(self.font())
         p.setPen(fg)
-        head = QRectF(6, 2, self.width() - 12, 2 * fm.height() + 2)
-        used = p.boundingRect(head, Qt.TextFlag.TextWordWrap, self.summary())
-        p.drawText(head, Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, self.summary())
-        top = min(used.height(), head.height()) + 8
-        h = self.height() - top - 4
-        w = (self.width() - 12 - 2 * 10) / 3
-        boxes = [QRectF(6 + i * (w + 10), top, w, h) for i in range(3)]
-        # 1. accepted tokens per round
-        slots = max(len(reg.pos_total), 1) + 1
-        hist = [reg.histogram.get(i, 0) for i in range(1, slots + 1)]
-        self._bars(p, boxes[0], "accepted/round", hist, colors.ACCEPTED, f"1…{slots}")
-        # 2. acceptance rate by draft position (a0, d1..dB)
-        self._bars(p, boxes[1], "by position", reg.position_rates(), colors.BONUS, f"a0…d{slots - 2}", vmax=1.0)
-        # 3. draft vs verify ms, last rounds
-        self._latency(p, boxes[2], reg)
+        head = QRectF(6, 2, self.width() - 12, fm.height() + 2)
+        p.drawText(head, Qt.AlignmentFlag.AlignLeft, fm.elidedText(self.summary(), Qt.TextElideMode.ElideRight,
+                                                                  int(head.width())))
+        top = head.bottom() + 4
+        h = self.height() - top - 2
+        w = (self.width() - 12 - 2 * 12) / 3
+        boxes = [QRectF(6 + i * (w + 12), top, w, h) for i in range(3)]
+        (t1, x1, v1), (t2, x2, v2), (t3, _x3, _v3) = self.charts()
+        self._bars(p, boxes[0], t1, x1, v1, colors.ACCEPTED, "rounds")
+        self._bars(p, boxes[1], t2, x2, v2, colors.ACCEPTED, "%", vmax=100.0)
+        self._latency(p, boxes[2], t3, reg)
         p.end()
 
-    def _frame(self, p: QPainter, box: QRectF, title: str, foot: str) -> QRectF:
+    def _frame(self, p: QPainter, box: QRectF, title: str, y_max: str, x_labels: list[str],
+               foot: str = "") -> QRectF:
+        """Title, y axis with its top value, x axis with tick labels (thinned to fit); returns the plot area."""
         fm = QFontMetrics(self.font())
         fg = self.palette().color(QPalette.ColorRole.WindowText)
-        p.setPen(colors.faded(fg, 0.8))
-        p.drawText(QRectF(box.left(), box.top(), box.width(), fm.height()), Qt.AlignmentFlag.AlignLeft, fm.elidedText(title, Qt.TextElideMode.ElideRight, int(box.width())))
-        p.setPen(colors.faded(fg, 0.55))
-        p.drawText(QRectF(box.left(), box.bottom() - fm.height(), box.width(), fm.height()), Qt.AlignmentFlag.AlignLeft, fm.elidedText(foot, Qt.TextElideMode.ElideRight, int(box.width())))
-        inner = QRectF(box.left(), box.top() + fm.height() + 2, box.width(), box.height() - 2 * fm.height() - 4)
-        p.fillRect(QRectF(inner.left(), inner.bottom(), inner.width(), 1), colors.faded(fg, 0.25))  # fillRect: cheap
-        return inner
+        p.setPen(colors.faded(fg, 0.85))
+        p.drawText(QRectF(box.left(), box.top(), box.width(), fm.height()), Qt.AlignmentFlag.AlignLeft,
+                   fm.elidedText(title, Qt.TextElideMode.ElideRight, int(box.width())))
+        axis_w = fm.horizontalAdvance(y_max) + 4
+        rows_below = 1 + (1 if foot else 0)
+        plot = QRectF(box.left() + axis_w, box.top() + fm.height() + 3, box.width() - axis_w,
+                      box.height() - (rows_below + 1) * fm.height() - 5)
+        axis = colors.faded(fg, 0.45)
+        p.fillRect(QRectF(plot.left(), plot.bottom(), plot.width(), 1), axis)  # x axis
+        p.fillRect(QRectF(plot.left() - 1, plot.top(), 1, plot.height()), axis)  # y axis
+        p.setPen(colors.faded(fg, 0.65))
+        p.drawText(QRectF(box.left(), plot.top() - fm.height() / 2, axis_w - 3, fm.height()),
+                   Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, y_max)
+        p.drawText(QRectF(box.left(), plot.bottom() - fm.height() / 2, axis_w - 3, fm.height()),
+                   Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, "0")
+        if x_labels:
+            bw = plot.width() / len(x_labels)
+            widest = max(fm.horizontalAdvance(t) for t in x_labels) + 4
+            step = max(1, int(widest // max(bw, 1e-6)) + (1 if widest > bw else 0))
+            for i, label in enumerate(x_labels):
+                if i % step and i != len(x_labels) - 1:
+                    continue
+                p.drawText(QRectF(plot.left() + i * bw - 10, plot.bottom() + 1, bw + 20, fm.height()),
+                           Qt.AlignmentFlag.AlignHCenter, label)
+        if foot:
+            p.drawText(QRectF(box.left(), box.bottom() - fm.height(), box.width(), fm.height()),
+                       Qt.AlignmentFlag.AlignLeft, fm.elidedText(foot, Qt.TextElideMode.ElideRight, int(box.width())))
+        return plot
 
-    def _bars(self, p: QPainter, box: QRectF, title: str, values, color: QColor, foot: str, vmax: float | None = None) -> None:
-        inner = self._frame(p, box, title, foot)
+    def _bars(self, p: QPainter, box: QRectF, title: str, labels: list[str], values: list[float], color: QColor,
+              unit: str, vmax: float | None = None, foot: str = "") -> None:
+        top = vmax or max(max(values, default=0.0), 1.0)
+        plot = self._frame(p, box, title, f"{top:,.0f}", labels, foot)
         if not values:
             return
-        top = vmax or max(max(values), 1e-9)
-        bw = inner.width() / len(values)
+        fm = QFontMetrics(self.font())
+        fg = self.palette().color(QPalette.ColorRole.WindowText)
+        bw = plot.width() / len(values)
         for i, v in enumerate(values):
-            bh = inner.height() * (v / top if top else 0)
-            p.fillRect(QRectF(inner.left() + i * bw + 0.5, inner.bottom() - bh, max(1.0, bw - 1), bh), color)
+            bh = plot.height() * (v / top if top else 0)
+            bar = QRectF(plot.left() + i * bw + 0.5, plot.bottom() - bh, max(1.0, bw - 1), bh)
+            p.fillRect(bar, color)
+            count = f"{v:.0f}"
+            if v and fm.horizontalAdvance(count) + 2 <= bw and bh + fm.height() <= plot.height():
+                p.setPen(colors.faded(fg, 0.8))  # the count above its bar, where it fits
+                p.drawText(QRectF(bar.left() - 2, bar.top() - fm.height(), bar.width() + 4, fm.height()),
+                           Qt.AlignmentFlag.AlignHCenter, count)
 
-    def _latency(self, p: QPainter, box: QRectF, reg: RegionRounds) -> None:
+    def _latency(self, p: QPainter, box: QRectF, title: str, reg: RegionRounds) -> None:
         recent = reg.rounds[-80:]
         avg_d = reg.draft_ms / len(reg.rounds)
         avg_v = reg.verify_ms / len(reg.rounds)
-        inner = self._frame(p, box, "draft | verify ms", f"{avg_d:.1f} | {avg_v:.1f} ms")
         top = max((r.draft_ms + r.verify_ms for r in recent), default=1.0) or 1.0
-        bw = inner.width() / max(len(recent), 1)
+        fm = QFontMetrics(self.font())
+        plot = self._frame(p, box, title, f"{top:.0f}", [], foot=" ")  # the foot row holds the legend
+        bw = plot.width() / max(len(recent), 1)
         for i, r in enumerate(recent):
-            x = inner.left() + i * bw
-            hd = inner.height() * r.draft_ms / top
-            hv = inner.height() * r.verify_ms / top
-            p.fillRect(QRectF(x, inner.bottom() - hd, max(1.0, bw - 0.5), hd), colors.DRAFT)
-            p.fillRect(QRectF(x, inner.bottom() - hd - hv, max(1.0, bw - 0.5), hv), colors.WINDOW)
-
-
+            x = plot.left() + i * bw
+            hd = plot.height() * r.draft_ms / top
+            hv = plot.height() * r.verify_ms / top
+            p.fillRect(QRectF(x, plot.bottom() - hd, max(1.0, bw - 0.5), hd), colors.DRAFT)
+            p.fillRect(QRectF(x, plot.bottom() - hd - hv, max(1.0, bw - 0.5), hv), colors.VERIFY)
+        # legend with the means, under the plot
+        y = box.bottom() - fm.height()
+        x = box.left()
+        fg = self.palette().color(QPalette.ColorRole.WindowText)
+        for name, color, value in (("draft", colors.DRAFT, avg_d), ("verify", colors.VERIFY, avg_v)):
+            p.fillRect(QRectF(x, y + fm.height() / 2 - 4, 8, 8), color)
+            text = f"{name} {value:.1f}"
+            p.setPen(colors.faded(fg, 0.75))
+            p.drawText(QRectF(x + 11, y, fm.horizontalAdvance(text) + 4, fm.height()), Qt.AlignmentFlag.AlignLeft, text)
+            x += 11 + fm.horizontalAdvance(text) + 12

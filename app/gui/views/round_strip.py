@@ -58,6 +58,9 @@ class RoundStrip(QWidget):
         self._t0 = 0.0
         self.slow = 1.0  # 2..20 when playback is slowed
         self.setMinimumHeight(84)
+        self.setToolTip("One round: a0 is the exact autoregressive prediction of the last confirmed token (always "
+                        "accepted); draft 1…B are the masked guesses, accepted left to right until the first the "
+                        "verifier disagrees with (rejected, its token below), or all of them plus a bonus token.")
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def sizeHint(self) -> QSize:
@@ -214,10 +217,10 @@ class RoundStrip(QWidget):
             p.setPen(colors.text_on(colors.CORRECTED))
             p.drawText(vr, Qt.AlignmentFlag.AlignCenter,
                        sfm.elidedText(visible_whitespace(vt), Qt.TextElideMode.ElideRight, int(cw)))
-        if i == 0:
+        if i != rec.k or rec.full_accept:  # its position, unless the verifier's token sits under it
             p.setFont(small)
             p.setPen(colors.faded(self.palette().color(QPalette.ColorRole.WindowText), 0.6))
             p.drawText(QRectF(x, y + ch + 2, cw, sfm.height() + 4), Qt.AlignmentFlag.AlignCenter,
-                       "a0" if rec.k != 0 else "")
+                       sfm.elidedText("a0" if i == 0 else f"draft {i}", Qt.TextElideMode.ElideRight, int(cw)))
 
 

@@ -32,7 +32,7 @@ class RoundsView(ViewFrame):
         follow, strip, history, text, stats = QCheckBox("Follow live"), RoundStrip(), RoundHistory(), TintedText(), \
             StatsPanel()
         super().__init__(chooser_title="Region", chooser_tip="Region whose rounds are shown", empty_hint=EMPTY_HINT,
-                         shows="rounds", headline=strip, panels=[history, text, stats], sizes=[220, 560, 400],
+                         shows="rounds", headline=strip, panels=[history, text, stats], sizes=[200, 430, 560],
                          stretch=1, extra=follow, parent=parent)
         self.follow_box, self.strip, self.history, self.text, self.stats = follow, strip, history, text, stats
         self.follow_box.setChecked(True)

@@ -8,6 +8,9 @@ from __future__ import annotations
 import re
 
 
+WHITESPACE_KEY = "∅ a token with no visible text (a special token) · \u00b7 space · ↵ newline · → tab"
+
+
 def visible_whitespace(text: str) -> str:
     """Token text with its whitespace made visible (a cell must never look empty)."""
     if not text:

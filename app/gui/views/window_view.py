@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 from app.gui.views import colors
 from app.gui.views.live_text import WindowText
 from app.gui.views.view_frame import ViewFrame, paint_hint
-from app.gui.views.view_text import visible_whitespace
+from app.gui.views.view_text import WHITESPACE_KEY, visible_whitespace
 from app.gui.views.window_state import WindowModel, WindowStream
 
 EMPTY_HINT = (
@@ -88,6 +88,7 @@ class TokenRibbon(QWidget):
                 bans = [bn for bn in s.bans if a <= bn.step < b]
                 text = f"{outs}: {visible_whitespace(s.token_texts[j])!r} (token {s.tokens[j]}), {where}"
                 text += f"\ncache {s.cache_positions[j]:,} positions; full attention {s.full_positions[j]:,}"
+                text += f"\n{WHITESPACE_KEY}"
                 for bn in bans[:3]:
                     text += f"\nn-gram blocked: token {bn.token} {visible_whitespace(bn.text)!r} (repeat began at output {bn.ngram_start:,})"
                 QToolTip.showText(event.globalPos(), text, self)
@@ -363,7 +364,8 @@ class MaskPicture(QWidget):
 class WindowView(ViewFrame):
     def __init__(self, model: WindowModel, parent: QWidget | None = None) -> None:
         ribbon, memory, masks, text = TokenRibbon(), MemoryPlot(), MaskPicture(), WindowText()
-        super().__init__(chooser_title="Run", chooser_tip="Generation whose window is shown", empty_hint=EMPTY_HINT,
+        super().__init__(chooser_title="Run", chooser_tip="Generation whose window is shown (\"doc\": the whole "
+                         "document read in one generation by Unlimited-OCR)", empty_hint=EMPTY_HINT,
                          shows="window", headline=ribbon, panels=[text, memory, masks], sizes=[480, 400, 300],
                          stretch=0, parent=parent)
         self.ribbon, self.memory, self.masks, self.text = ribbon, memory, masks, text

@@ -1,0 +1,91 @@
+"""How far a block can be trusted, from the region alone: its run status, its honest outcome (ok, truncated at its
+token budget, repetition-blocked, error, cancelled…), and why it needs a person's review (low confidence, high CER
+against the text layer, truncated, repetition, error). The thresholds are defined here once; the JSON, the page
+badges, the document list and the "next block needing review" key all read them from here.
+
+What must never live here: decoding, Qt, writing files.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from app.core.regions import DECODED_TASKS, Region
+
+LOW_MEAN_CONFIDENCE = 0.80  # a block whose tokens' mean probability is below this needs review
+LOW_MIN_CONFIDENCE = 0.30  # … or whose least sure token is below this
+HIGH_CER = 0.10  # a block further than this from the PDF's own text layer needs review
+OUTCOMES = ("ok", "truncated", "repetition-blocked", "error", "cancelled", "pending", "skipped")
+# what an engine's stats say when the decode ended at its token budget (GLM-OCR family: "stopped"; R-SWA: "stop")
+_BUDGET_STOPS = ("max_new_tokens", "budget", "length")
+
+
+def region_status(r: Region) -> str:
+    """pending | done | cancelled | truncated | failed | skipped, from the region alone (the pipeline and the review
+    session record results on regions the same way: app.core.regions.record_result)."""
+    if r.task not in DECODED_TASKS:
+        return "skipped"
+    if "error" in r.flags:
+        return "failed"
+    if "cancelled" in r.flags:
+        return "cancelled"
+    if "truncated" in r.flags:  # cut at its token budget: incomplete, never done
+        return "truncated"
+    return "done" if "stats" in r.extra else "pending"
+
+
+def region_outcome(r: Region) -> str:
+    """The honest outcome of a block's last read (one of OUTCOMES): a read that ended at its token budget is
+    "truncated", one whose repetition guard had to ban tokens is "repetition-blocked", never plain "ok"."""
+    status = region_status(r)
+    if status != "done":
+        return {"failed": "error"}.get(status, status)
+    stats = r.extra.get("stats") or {}
+    if stats.get("stopped") in _BUDGET_STOPS or stats.get("stop") in _BUDGET_STOPS:
+        return "truncated"
+    if stats.get("stopped") == "repetition" or int(stats.get("ngram_bans") or 0) > 0:
+        return "repetition-blocked"
+    return "ok"
+
+
+def region_confidence(r: Region) -> dict[str, float] | None:
+    conf = r.extra.get("confidence")
+    return conf if isinstance(conf, dict) and "mean" in conf and "min" in conf else None
+
+
+def review_reasons(r: Region) -> list[str]:
+    """Why a block needs a person's look ([] when it does not), most serious first, in words for a person."""
+    if r.task not in DECODED_TASKS:
+        return []
+    outcome = region_outcome(r)
+    reasons = []
+    if outcome == "error":
+        why = (r.extra.get("stats") or {}).get("error")
+        reasons.append(f"error: {why}" if why else "error")
+    elif outcome in ("truncated", "repetition-blocked", "cancelled"):
+        reasons.append(outcome)
+    conf = region_confidence(r)
+    if conf is not None and (conf["mean"] < LOW_MEAN_CONFIDENCE or conf["min"] < LOW_MIN_CONFIDENCE):
+        reasons.append(f"low confidence ({conf['mean']:.0%} mean, {conf['min']:.0%} min)")
+    cer = r.extra.get("cer")
+    if isinstance(cer, (int, float)) and cer > HIGH_CER:
+        reasons.append(f"CER {cer:.0%}")
+    return reasons
+
+
+def outcome_counts(regions: Iterable[Region]) -> dict[str, int]:
+    """How many blocks of each outcome (decoded tasks only), every outcome named even at 0."""
+    counts = {o: 0 for o in OUTCOMES if o != "skipped"}
+    for r in regions:
+        if r.task in DECODED_TASKS:
+            counts[region_outcome(r)] += 1
+    return counts
+
+
+def review_summary(regions: list[Region], reviewed: set[str], edited: set[str]) -> dict[str, Any]:
+    """The document's review state for the JSON: outcomes counted, and how many blocks need review, were reviewed
+    or edited by a person."""
+    decoded = [r for r in regions if r.task in DECODED_TASKS]
+    return {"outcomes": outcome_counts(decoded),
+            "needs_review": sum(1 for r in decoded if review_reasons(r) and r.id not in reviewed),
+            "reviewed": sum(1 for r in decoded if r.id in reviewed),
+            "edited": sum(1 for r in decoded if r.id in edited)}

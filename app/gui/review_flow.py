@@ -1,0 +1,307 @@
+"""The review flow of the window: fixing regions on the page and moving through blocks with the keyboard.
+
+- One undo stack (Ctrl+Z / Ctrl+Shift+Z outside the editor; inside it the editor's own typing undo comes first) for
+  a person's layout fixes (app.core.review.region_edits: move/resize, draw, delete, relabel, split, merge) and the
+  block texts they committed in the editor.
+- R reads the selected region again (with its box as it is now), D toggles drawing a new region, Delete removes
+  one, S splits it at the line last right-clicked (else its middle), M merges it with the next region, the context
+  menu relabels.
+- J/K (or Alt+↓/↑) select the next/previous region, N the next block that needs review (app.core.pipeline.quality:
+  low confidence, high CER, truncated, error…) and Enter marks the selected block as reviewed and moves on.
+
+What must never live here: changing regions or blocks directly (core's region editor and session do), drawing.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QPointF, Qt
+from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtWidgets import QMenu
+
+from app.core.pipeline.quality import review_reasons
+from app.core.regions import TASKS
+from app.core.review.document import DocumentWork
+from app.core.review.region_edits import LayoutEdit, RegionEditor, restore
+
+LABELS = ("text", "paragraph_title", "doc_title", "table", "formula", "image", "chart", "header", "footer",
+          "footnote", "abstract", "reference_content")
+
+
+class LayoutEditCommand(QUndoCommand):
+    def __init__(self, flow: "ReviewFlow", work: DocumentWork, edit: LayoutEdit) -> None:
+        super().__init__(edit.description)
+        self.flow, self.work, self.edit = flow, work, edit
+        self._done = True  # pushed after it was made
+
+    def redo(self) -> None:
+        if self._done:
+            self._done = False
+            return
+        restore(self.work, self.edit.page, self.edit.after, "person")
+        self.flow.layout_changed(self.work, self.edit.page, self.edit.selected)
+
+    def set_raw_stream(self, on: bool) -> None:
+        """Show a whole-document generation's `<|det|>` headers and page markers as they stream (default: hidden)."""
+        w = self.window
+        changed = w.session.set_raw_stream_tags(on)
+        w.review.refresh_blocks(changed)
+
+    def undo(self) -> None:
+        restore(self.work, self.edit.page, self.edit.before, self.edit.layout_before)
+        self.flow.layout_changed(self.work, self.edit.page, self.edit.selected)
+
+
+class TextEditCommand(QUndoCommand):
+    def __init__(self, flow: "ReviewFlow", work: DocumentWork, region_id: str, before: str, after: str) -> None:
+        super().__init__(f"Edit the text of {region_id}")
+        self.flow, self.work, self.region_id, self.before, self.after = flow, work, region_id, before, after
+        self._done = True
+
+    def redo(self) -> None:
+        if self._done:
+            self._done = False
+            return
+        self.flow.set_text(self.work, self.region_id, self.after)
+
+    def set_raw_stream(self, on: bool) -> None:
+        """Show a whole-document generation's `<|det|>` headers and page markers as they stream (default: hidden)."""
+        w = self.window
+        changed = w.session.set_raw_stream_tags(on)
+        w.review.refresh_blocks(changed)
+
+    def undo(self) -> None:
+        self.flow.set_text(self.work, self.region_id, self.before)
+
+
+class ReviewFlow(QObject):
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.undo_stack = QUndoStack(self)
+        self.split_at: tuple[str, float] | None = None  # the region and line last right-clicked
+        view = window.page_view
+        view.box_edited.connect(self.set_box)
+        view.region_drawn.connect(self.draw)
+        view.region_menu_requested.connect(self.show_menu)
+        view.region_activated.connect(lambda rid: window.review.select_block(rid, focus=True))
+        window.review.text_edited.connect(self.text_edited)
+
+    # --- what the person sees --------------------------------------------------------------------------------
+
+    @property
+    def work(self) -> DocumentWork | None:
+        return self.window.work
+
+    def selected_id(self) -> str:
+        return self.window.page_view.selected_id or self.window.editor.current_block_id()
+
+    def select(self, region_id: str) -> None:
+        """Select a block on the page and in the editor, keeping the keyboard on the page (J/K go on working)."""
+        w = self.window
+        block = w.session.find_block(region_id)
+        if block is None:
+            return
+        if block.region.page != w.page_view.page:
+            w.follow_live = False
+            w.show_page(block.region.page)
+        w.page_view.select_region(region_id)
+        w.review.select_block(region_id, focus=False)
+        w.page_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def layout_changed(self, work: DocumentWork, page: int, selected: str) -> None:
+        """A page's regions changed (an edit, an undo or a redo): Markdown, page and editor follow."""
+        w = self.window
+        w.session.reassemble(work, page)
+        if work is w.work:
+            if w.page_view.page == page:
+                w.show_regions()
+            w.review.refresh_blocks({b.id for b in work.layout_blocks(page)})
+            w.review.show_document()
+            if selected and selected in work.blocks:
+                self.select(selected)
+            self.refresh_list()
+        w._touch()
+
+    def refresh_list(self) -> None:
+        """The document list's line for the current document ("2 to review · 15 blocks"), unless it is reading."""
+        w = self.window
+        if w.work is not None and w.runs.work is not w.work:
+            w.documents.set_status(w.session.current, w.work.summary())
+
+    def _apply(self, edit: LayoutEdit | None) -> None:
+        work = self.work
+        if edit is None or work is None:
+            return
+        self.undo_stack.push(LayoutEditCommand(self, work, edit))
+        self.layout_changed(work, edit.page, edit.selected)
+        self.window.statusBar().showMessage(edit.description, 3000)
+
+    # --- layout fixes ------------------------------------------------------------------------------------------
+
+    def set_box(self, region_id: str, box_pt) -> None:
+        if self.work is not None and region_id in self.work.blocks:
+            self._apply(RegionEditor(self.work).set_box(region_id, tuple(box_pt)))
+
+    def draw(self, page: int, box_pt) -> None:
+        if self.work is not None:
+            self._apply(RegionEditor(self.work).add(page, tuple(box_pt)))
+            self.window.actions.draw_region.setChecked(False)
+
+    def set_draw_mode(self, on: bool) -> None:
+        self.window.page_view.gestures.draw_mode = bool(on)
+        if on:
+            self.window.statusBar().showMessage("Drag on the page to draw a region (D again to stop)", 4000)
+
+    def delete_region(self) -> None:
+        rid = self.selected_id()
+        if self.work is not None and rid in self.work.blocks:
+            self._apply(RegionEditor(self.work).delete(rid))
+
+    def relabel(self, region_id: str, label: str, task: str | None = None) -> None:
+        if self.work is not None and region_id in self.work.blocks:
+            self._apply(RegionEditor(self.work).relabel(region_id, label, task))
+
+    def split_region(self) -> None:
+        rid = self.selected_id()
+        if self.work is None or rid not in self.work.blocks:
+            return
+        x0, y0, x1, y1 = self.work.blocks[rid].region.box_pt
+        y = self.split_at[1] if self.split_at and self.split_at[0] == rid else (y0 + y1) / 2
+        self._apply(RegionEditor(self.work).split(rid, y))
+
+    def merge_region(self, other: str = "") -> None:
+        """Merge the selected region with `other` (default: the next one on its page)."""
+        rid, work = self.selected_id(), self.work
+        if work is None or rid not in work.blocks:
+            return
+        if not other:
+            page = work.layout_blocks(work.blocks[rid].region.page)
+            ids = [b.id for b in page]
+            other = ids[ids.index(rid) + 1] if ids.index(rid) + 1 < len(ids) else ""
+        if other:
+            self._apply(RegionEditor(work).merge(rid, other))
+
+    def read_again(self) -> None:
+        rid = self.selected_id()
+        if rid:
+            self.window.rerun_region(rid)
+
+    def show_menu(self, region_id: str, scene_pos: QPointF, global_pos) -> None:
+        self.window.select_region(region_id)
+        self.split_at = (region_id, scene_pos.y())
+        menu = QMenu(self.window)
+        menu.addAction("Read this region again (R)", lambda: self.window.rerun_region(region_id))
+        menu.addAction("Split here (S)", self.split_region)
+        menu.addAction("Merge with the next region (M)", self.merge_region)
+        menu.addAction("Delete region (Del)", self.delete_region)
+        labels = menu.addMenu("Label")
+        for label in LABELS:
+            labels.addAction(label, lambda lab=label: self.relabel(region_id, lab))
+        tasks = menu.addMenu("Read as")
+        region = self.work.blocks[region_id].region
+        for task in TASKS:
+            tasks.addAction(task, lambda t=task: self.relabel(region_id, region.label, t))
+        menu.addSeparator()
+        menu.addAction("Mark as reviewed (Enter)", self.mark_reviewed)
+        menu.exec(global_pos)
+
+    # --- text edits, on the same stack --------------------------------------------------------------------------
+
+    def text_edited(self, region_id: str, before: str, after: str) -> None:
+        if self.work is not None:
+            self.undo_stack.push(TextEditCommand(self, self.work, region_id, before, after))
+
+    def set_text(self, work: DocumentWork, region_id: str, markdown: str) -> None:
+        w = self.window
+        if work is not w.work:
+            return
+        w.editor.flush_edits()
+        if w.session.edit(region_id, markdown):
+            w.review.refresh_blocks({region_id})
+            w.page_view.set_region_state(region_id, edited=work.blocks[region_id].edited)
+            w._touch()
+
+    def set_raw_stream(self, on: bool) -> None:
+        """Show a whole-document generation's `<|det|>` headers and page markers as they stream (default: hidden)."""
+        w = self.window
+        changed = w.session.set_raw_stream_tags(on)
+        w.review.refresh_blocks(changed)
+
+    def undo(self) -> None:
+        self.window.editor.flush_edits()
+        self.undo_stack.undo()
+
+    def redo(self) -> None:
+        self.undo_stack.redo()
+
+    # --- moving through blocks ------------------------------------------------------------------------------------
+
+    def _step(self, ids: list[str], forward: bool) -> str:
+        """The next (or previous) of `ids` after the selected block in reading order, wrapping round; "" if none."""
+        if not ids:
+            return ""
+        current = self.selected_id()
+        rank = {b.id: k for k, b in enumerate(self.work.layout_blocks())}
+        if current not in rank:
+            return ids[0] if forward else ids[-1]
+        after = [i for i in ids if rank[i] > rank[current]]
+        before = [i for i in ids if rank[i] < rank[current]]
+        ring = after + before if forward else before[::-1] + after[::-1]
+        return ring[0] if ring else ""
+
+    def _go(self, ids: list[str], forward: bool, none_left: str) -> None:
+        rid = self._step(ids, forward) if self.work is not None else ""
+        if rid:
+            self.select(rid)
+        else:
+            self.window.statusBar().showMessage(none_left, 3000)
+
+    def next_region(self) -> None:
+        self._go([b.id for b in self.work.layout_blocks()] if self.work else [], True, "No regions")
+
+    def previous_region(self) -> None:
+        self._go([b.id for b in self.work.layout_blocks()] if self.work else [], False, "No regions")
+
+    def needs_review(self) -> list[str]:
+        work = self.work
+        return [b.id for b in work.layout_blocks() if not b.reviewed and review_reasons(b.region)] if work else []
+
+    def next_needs_review(self) -> None:
+        self._go(self.needs_review(), True, "No block needs review")
+        rid = self.selected_id()
+        if rid and self.work is not None and rid in self.work.blocks:
+            reasons = review_reasons(self.work.blocks[rid].region)
+            if reasons:
+                self.window.statusBar().showMessage(f"{rid}: " + ", ".join(reasons), 6000)
+
+    def mark_reviewed(self) -> None:
+        rid = self.selected_id()
+        w = self.window
+        if rid and w.session.set_reviewed(rid):
+            w.page_view.set_region_state(rid, reviewed=True)
+            w.review.refresh_blocks({rid})
+            self.refresh_list()
+            w._touch()
+            w.statusBar().showMessage(f"{rid} reviewed", 2000)
+        self.next_region()
+
+
+PAGE_KEYS = ("read_again", "draw_region", "delete_region", "split_region", "merge_region", "next_region",
+             "previous_region", "next_needs_review", "mark_reviewed")
+
+
+def scope_review_keys(actions, page_view, flow: ReviewFlow) -> None:
+    """The flow's one-key shortcuts act on the page only (typing J in the editor or Enter in a field stays typing);
+    J/K and Enter get their second keys (the action table holds one each); Undo/Redo say what they would undo."""
+    stack = flow.undo_stack
+    for action, can, text, verb in ((actions.undo, stack.canUndoChanged, stack.undoTextChanged, "Undo"),
+                                    (actions.redo, stack.canRedoChanged, stack.redoTextChanged, "Redo")):
+        action.setEnabled(False)
+        can.connect(action.setEnabled)
+        text.connect(lambda t, a=action, v=verb: a.setText(f"&{v} {t}" if t else f"&{v}"))
+    actions.next_region.setShortcuts([QKeySequence("J"), QKeySequence("Alt+Down")])
+    actions.previous_region.setShortcuts([QKeySequence("K"), QKeySequence("Alt+Up")])
+    actions.mark_reviewed.setShortcuts([QKeySequence("Return"), QKeySequence("Enter")])
+    for name in PAGE_KEYS:
+        action = getattr(actions, name)
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        page_view.addAction(action)
