@@ -1,0 +1,142 @@
+"""A preallocated KV cache for the GLM-OCR decoders (AR, self-spec, batched AR): one (rows, kv_heads, capacity,
+head_dim) buffer per layer and a write position per row.
+
+Why not transformers' DynamicCache: it concatenates the whole cache on every forward and its shapes change at every
+step. Here a forward writes its q new keys/values in place at each row's write position and attention always sees
+the whole buffer; entries at or after a row's length are stale (a rejected draft, a finished row) and the 4-D mask
+the decoder passes hides them until they are overwritten. Rolling back rejected drafts is moving the write position
+(`crop`), never copying. Fixed shapes (q = 1 or B+1 over `capacity` keys) are what torch.compile and CUDA graphs
+need.
+
+The model calls `update(key, value, layer_idx)` once per layer and forward; the position advances after the last
+layer, so a decoder uses this cache exactly like a DynamicCache (`get_seq_length`, `crop(-n)`), plus `key_mask`
+for the mask over the whole buffer.
+
+What must never live here: decoding rules (selfspec.py, autoregressive.py, batch.py), events, text.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+CACHE_MODES = ("auto", "dynamic", "static")
+
+
+def resolve_cache_mode(mode: str, device: Any) -> str:
+    """`auto` picks the path that is faster where it runs: static on CUDA (no per-forward concatenation of the whole
+    cache, fixed shapes for compile/graphs), dynamic on CPU/MPS (measured: the tiny and real-dimension decoders on
+    CPU spend no time worth saving in the concatenation at OCR context lengths, and attention over the unused tail
+    of a preallocated buffer costs more)."""
+    if mode not in CACHE_MODES:
+        raise ValueError(f"cache must be one of {', '.join(CACHE_MODES)}, not {mode!r}")
+    if mode != "auto":
+        return mode
+    return "static" if str(device).startswith("cuda") else "dynamic"
+
+
+class StaticKVCache:
+    """KV buffers of `capacity` positions for `rows` sequences; `lengths[r]` = cached tokens of row r."""
+
+    is_compileable = True
+
+    def __init__(self, text_config, *, rows: int, capacity: int, dtype, device) -> None:
+        import torch
+
+        heads = text_config.num_key_value_heads
+        head_dim = getattr(text_config, "head_dim", None) or text_config.hidden_size // text_config.num_attention_heads
+        self.layers = text_config.num_hidden_layers
+        self.capacity = int(capacity)
+        shape = (rows, heads, self.capacity, head_dim)
+        self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(self.layers)]
+        self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(self.layers)]
+        self.lengths = [0] * rows
+        self.device = self.keys[0].device
+        self._index: "torch.Tensor | None" = None  # (rows, heads, q, head_dim) write positions of this forward
+
+    # --- the cache protocol the model uses ---------------------------------------------------------------------
+
+    def update(self, key: "torch.Tensor", value: "torch.Tensor", layer_idx: int, *args, **kwargs):
+        import torch
+
+        q = key.shape[2]
+        if layer_idx == 0 or self._index is None:
+            if max(self.lengths) + q > self.capacity:
+                raise RuntimeError(f"static KV cache full: {max(self.lengths)} + {q} > {self.capacity} positions")
+            if len(self.lengths) == 1:  # one row: a plain slice write (no index tensor built on the host)
+                self._index = None
+            else:
+                start = torch.as_tensor(self.lengths, device=self.device).view(-1, 1)
+                pos = start + torch.arange(q, device=self.device).view(1, -1)  # (rows, q)
+                self._index = pos.view(len(self.lengths), 1, q, 1).expand(-1, key.shape[1], -1, key.shape[3])
+        if self._index is None:
+            at = self.lengths[0]
+            self.keys[layer_idx][:, :, at:at + q] = key
+            self.values[layer_idx][:, :, at:at + q] = value
+        else:
+            self.keys[layer_idx].scatter_(2, self._index, key)
+            self.values[layer_idx].scatter_(2, self._index, value)
+        if layer_idx == self.layers - 1:
+            self.lengths = [n + q for n in self.lengths]
+            self._index = None
+        return self.keys[layer_idx], self.values[layer_idx]
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        return max(self.lengths)
+
+    def crop(self, n: int) -> None:
+        """DynamicCache's semantics: crop(-n) drops the last n tokens of every row (only the write position moves;
+        the stale entries are masked, then overwritten)."""
+        if n > 0:
+            raise ValueError("crop takes a non-positive count (-n drops n tokens)")
+        self.lengths = [max(0, length + n) for length in self.lengths]
+
+    # --- filling and masks -----------------------------------------------------------------------------------
+
+    def load_row(self, row: int, dynamic) -> None:
+        """Copy a prefilled DynamicCache (batch 1) into row `row`, from position 0."""
+        n = dynamic.get_seq_length()
+        for layer in range(self.layers):
+            src = dynamic.layers[layer]
+            self.keys[layer][row, :, :n] = src.keys[0]
+            self.values[layer][row, :, :n] = src.values[0]
+        self.lengths[row] = n
+
+    def key_mask(self, window: "torch.Tensor") -> "torch.Tensor":
+        """Bool (1, 1, q, capacity) mask for a one-row forward of q tokens: the cache is visible, `window` (q, q) is
+        the pattern inside the new tokens, every other position (stale or empty) is hidden."""
+        import torch
+
+        q = window.shape[0]
+        clen = self.lengths[0]
+        mask = torch.zeros(q, self.capacity, dtype=torch.bool, device=self.device)
+        mask[:, :clen] = True
+        mask[:, clen:clen + q] = window
+        return mask.view(1, 1, q, self.capacity)
+
+    def step_mask(self, lengths: "torch.Tensor") -> "torch.Tensor":
+        """Bool (rows, 1, 1, capacity) mask for a one-token step of every row: row r sees its `lengths[r]` cached
+        tokens and the one it is writing."""
+        import torch
+
+        keys = torch.arange(self.capacity, device=self.device).view(1, -1)
+        return (keys <= lengths.view(-1, 1)).view(-1, 1, 1, self.capacity)
+
+
+def static_capacity(prompt_lens: Sequence[int], budget: int, block_size: int = 0) -> int:
+    """Positions a static cache needs: the longest prompt, the budget and one self-spec window of slack."""
+    return int(max(prompt_lens)) + int(budget) + int(block_size) + 2
+
+
+def to_static(model, prefix, *, budget: int, block_size: int = 0):
+    """The same prefix (a decoder `Prefix`) with its prefilled DynamicCache copied into a one-row static cache big
+    enough for `budget` new tokens and one self-spec window."""
+    import dataclasses
+
+    dynamic = prefix.cache
+    cache = StaticKVCache(model.config.get_text_config(), rows=1,
+                          capacity=static_capacity([dynamic.get_seq_length()], budget, block_size),
+                          dtype=dynamic.layers[0].keys.dtype, device=dynamic.layers[0].keys.device)
+    cache.load_row(0, dynamic)
+    return dataclasses.replace(prefix, cache=cache)
