@@ -76,7 +76,9 @@ class GlmOcrEngine:
     kind = "region"
 
     def __init__(self, loaded: "LoadedModel", *, name: str, mode: str, block_size: int = 0,
-                 max_new_tokens: int | None = None) -> None:
+                 max_new_tokens: int | None = None, cache: str = "auto") -> None:
+        from app.core.decoding.static_cache import resolve_cache_mode
+
         self.loaded = loaded
         self.name = name
         self.mode = mode
@@ -91,6 +93,8 @@ class GlmOcrEngine:
         self.mask_id = loaded.special.get("mask_token_id")
         self.block_size = int(block_size or loaded.special.get("block_size") or 0) if mode == "selfspec" else 0
         self.max_new_tokens = max_new_tokens
+        self.cache = resolve_cache_mode(cache, loaded.device)  # "dynamic" | "static"
+        self._texts: dict[int, str] = {}  # one token's text, decoded once per id (events carry them every round)
         if mode == "selfspec":
             self._check_selfspec()
 
@@ -146,7 +150,7 @@ class GlmOcrEngine:
             return self._finish(region_id, [], None, "cancelled", emit, t0)
         decoded = self.decode_inputs(inputs, region_id=region_id, emit=emit, cancel=cancel, budget=budget,
                                      draft_hook=draft_hook)
-        return self._finish(region_id, decoded.tokens, decoded.stats, decoded.stopped, emit, t0)
+        return self._finish(region_id, decoded.tokens, decoded.stats, decoded.stopped, emit, t0, decoded.logprobs)
 
     def decode_inputs(self, inputs: dict[str, Any], *, region_id: str, emit: Emit, cancel: CancelToken | None,
                       budget: int, numbering: Numbering = Numbering(), draft_hook=None):
@@ -163,6 +167,11 @@ class GlmOcrEngine:
             return text
 
         prefix = prefill(self.model, inputs)
+        if self.cache == "static":
+            from app.core.decoding.static_cache import to_static
+
+            prefix = to_static(self.model, prefix, budget=budget, block_size=self.block_size)
+        listening = emit is not no_emit  # nobody listens: no event, no token text is built
         if self.mode == "selfspec":
             from app.core.decoding.selfspec import selfspec_decode
 
@@ -170,37 +179,43 @@ class GlmOcrEngine:
                 emit(RoundVerified(
                     region_id, rnd.index + numbering.round, rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
                     piece(stream.push(rnd.new_tokens, final=rnd.final)), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
-                    candidate_texts=self._token_texts(rnd.candidates), verified_texts=self._token_texts(rnd.verified),
+                    candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
                     bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + numbering.tokens))
 
             return selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
-                                   stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round, cancel=cancel,
-                                   draft_hook=draft_hook)
+                                   stop_ids=self.stop_ids, max_new_tokens=budget,
+                                   on_round=on_round if listening else None, cancel=cancel, draft_hook=draft_hook)
 
         def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
             final = token in self.stop_ids or step + 1 >= budget
             emit(TokensCommitted(region_id, step + numbering.step, [token], piece(stream.push([token], final=final)),
-                                 ms, cache_len, token_texts=self._token_texts([token])))
+                                 ms, cache_len, token_texts=self.token_texts([token])))
 
-        return ar_decode(self.model, prefix, stop_ids=self.stop_ids, max_new_tokens=budget, on_token=on_token,
-                         cancel=cancel)
+        return ar_decode(self.model, prefix, stop_ids=self.stop_ids, max_new_tokens=budget,
+                         on_token=on_token if listening else None, cancel=cancel)
 
     def text_of(self, tokens: Sequence[int]) -> str:
         """The region text of decoded tokens (stop ids dropped, DESIGN §3 post-processing)."""
         body = [t for t in tokens if t not in self.stop_ids]
         return clean_text(self.tokenizer.decode(body, skip_special_tokens=True))
 
-    def _finish(self, region_id, tokens, stats, stopped, emit, t0) -> RegionResult:
+    def _finish(self, region_id, tokens, stats, stopped, emit, t0, logprobs=()) -> RegionResult:
         text = self.text_of(tokens)
         info = stats.to_dict() if stats is not None else {}
         info.update(engine=self.name, stopped=stopped, request_ms=(time.perf_counter() - t0) * 1e3,
                     device=self.device, dtype=self.dtype)
         cancelled = stopped == "cancelled"
         emit(RegionFinished(region_id, text, info, cancelled, list(tokens)))
-        return RegionResult(region_id, text, list(tokens), info, cancelled)
+        return RegionResult(region_id, text, list(tokens), info, cancelled, logprobs=list(logprobs))
 
-    def _token_texts(self, ids: Sequence[int]) -> list[str]:
-        return self.tokenizer.batch_decode([[int(i)] for i in ids], skip_special_tokens=False)
+    def token_texts(self, ids: Sequence[int]) -> list[str]:
+        """Each token's own text (special tokens spelled out), for the events; decoded once per id and kept (a
+        round's 2(B+1) ids are mostly ids seen before)."""
+        texts, missing = self._texts, [int(i) for i in ids if int(i) not in self._texts]
+        if missing:
+            unique = list(dict.fromkeys(missing))
+            texts.update(zip(unique, self.tokenizer.batch_decode([[i] for i in unique], skip_special_tokens=False)))
+        return [texts[int(i)] for i in ids]
 
     def close(self) -> None:
         """Drop the model (frees GPU memory once nothing else holds it)."""
@@ -209,7 +224,7 @@ class GlmOcrEngine:
 
 def _open(mode: str, *, manifest: str = "gravityocr", engine: str = "", model_path=None, device=None, dtype=None,
           block_size: int | None = None, max_new_tokens: int | None = None, loaded: "LoadedModel | None" = None,
-          attn_implementation: str = "sdpa", **_ignored: Any) -> GlmOcrEngine:
+          attn_implementation: str = "sdpa", cache: str = "auto", **_ignored: Any) -> GlmOcrEngine:
     if loaded is None:
         from app.core.loader import load_model
 
@@ -219,12 +234,14 @@ def _open(mode: str, *, manifest: str = "gravityocr", engine: str = "", model_pa
         except ModelError as exc:
             raise ModelUnavailable(str(exc)) from exc
     name = engine or ("gravity" if mode == "selfspec" else "gravity-ar")
-    return GlmOcrEngine(loaded, name=name, mode=mode, block_size=int(block_size or 0), max_new_tokens=max_new_tokens)
+    return GlmOcrEngine(loaded, name=name, mode=mode, block_size=int(block_size or 0), max_new_tokens=max_new_tokens,
+                        cache=cache or "auto")
 
 
 def open_selfspec(**options: Any) -> GlmOcrEngine:
     """GravityOCR self-speculative engine. Options: manifest, engine, model_path, device, dtype, block_size
-    (default: the checkpoint's bd_size), max_new_tokens (default: per task), loaded (share a LoadedModel)."""
+    (default: the checkpoint's bd_size), max_new_tokens (default: per task), loaded (share a LoadedModel), cache
+    ("auto" | "dynamic" | "static": the KV cache the decoders use; auto = static on CUDA, dynamic elsewhere)."""
     return _open("selfspec", **options)
 
 
