@@ -53,6 +53,7 @@ class StaticKVCache:
         self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(self.layers)]
         self.lengths = [0] * rows
         self.device = self.keys[0].device
+        self._lengths_dev = torch.zeros(rows, dtype=torch.long, device=self.device)  # the same, for row writes
         self._index: "torch.Tensor | None" = None  # (rows, heads, q, head_dim) write positions of this forward
 
     # --- the cache protocol the model uses ---------------------------------------------------------------------
@@ -67,8 +68,7 @@ class StaticKVCache:
             if len(self.lengths) == 1:  # one row: a plain slice write (no index tensor built on the host)
                 self._index = None
             else:
-                start = torch.as_tensor(self.lengths, device=self.device).view(-1, 1)
-                pos = start + torch.arange(q, device=self.device).view(1, -1)  # (rows, q)
+                pos = self._lengths_dev.view(-1, 1) + torch.arange(q, device=self.device).view(1, -1)  # (rows, q)
                 self._index = pos.view(len(self.lengths), 1, q, 1).expand(-1, key.shape[1], -1, key.shape[3])
         if self._index is None:
             at = self.lengths[0]
@@ -79,6 +79,7 @@ class StaticKVCache:
             self.values[layer_idx].scatter_(2, self._index, value)
         if layer_idx == self.layers - 1:
             self.lengths = [n + q for n in self.lengths]
+            self._lengths_dev += q
             self._index = None
         return self.keys[layer_idx], self.values[layer_idx]
 
@@ -90,7 +91,23 @@ class StaticKVCache:
         the stale entries are masked, then overwritten)."""
         if n > 0:
             raise ValueError("crop takes a non-positive count (-n drops n tokens)")
-        self.lengths = [max(0, length + n) for length in self.lengths]
+        self.crop_rows([-n] * len(self.lengths))
+
+    def crop_rows(self, drop: Sequence[int]) -> None:
+        """Drop drop[r] tokens from row r (the rows of a batch accept different numbers of drafts; a finished row
+        drops whatever it is still fed)."""
+        import torch
+
+        self.lengths = [max(0, length - int(d)) for length, d in zip(self.lengths, drop)]
+        if len(self.lengths) > 1:
+            self._lengths_dev.copy_(torch.as_tensor(self.lengths))
+        else:
+            self._lengths_dev.fill_(self.lengths[0])
+
+    @property
+    def row_lengths(self) -> "torch.Tensor":
+        """The rows' lengths as a device tensor (no host copy in the step loop)."""
+        return self._lengths_dev
 
     # --- filling and masks -----------------------------------------------------------------------------------
 
@@ -102,6 +119,7 @@ class StaticKVCache:
             self.keys[layer][row, :, :n] = src.keys[0]
             self.values[layer][row, :, :n] = src.values[0]
         self.lengths[row] = n
+        self._lengths_dev[row] = n
 
     def key_mask(self, window: "torch.Tensor") -> "torch.Tensor":
         """Bool (1, 1, q, capacity) mask for a one-row forward of q tokens: the cache is visible, `window` (q, q) is

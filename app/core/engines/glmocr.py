@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from app.core.engines.base import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
@@ -70,6 +70,18 @@ class TextStream:
         return text
 
 
+class RegionCrop(NamedTuple):
+    """One region for `GlmOcrEngine.decode_batch`."""
+
+    image: "Image.Image"
+    task: str
+    region_id: str
+    page: int = 0
+
+
+BATCH_SIZE = 8  # regions an AR engine decodes together (bench batch: tokens/s still rising at 8 on CPU)
+
+
 class GlmOcrEngine:
     """A loaded GLM-OCR-family checkpoint decoding regions in `mode` "selfspec" or "ar"."""
 
@@ -94,6 +106,8 @@ class GlmOcrEngine:
         self.block_size = int(block_size or loaded.special.get("block_size") or 0) if mode == "selfspec" else 0
         self.max_new_tokens = max_new_tokens
         self.cache = resolve_cache_mode(cache, loaded.device)  # "dynamic" | "static"
+        # how many regions `decode_batch` decodes in one forward per step (1: one at a time, as decode_region)
+        self.batch_size = BATCH_SIZE if mode == "ar" else 1
         self._texts: dict[int, str] = {}  # one token's text, decoded once per id (events carry them every round)
         if mode == "selfspec":
             self._check_selfspec()
@@ -152,6 +166,52 @@ class GlmOcrEngine:
                                      draft_hook=draft_hook)
         return self._finish(region_id, decoded.tokens, decoded.stats, decoded.stopped, emit, t0, decoded.logprobs)
 
+    def decode_batch(self, crops: Sequence[RegionCrop], *, emit: Emit = no_emit, cancel: CancelToken | None = None,
+                     max_new_tokens: int | None = None) -> list[RegionResult]:
+        """Decode several regions (at most `batch_size` at a time) and return their results in order. The tokens are
+        those `decode_region` gives each crop alone; every region gets its RegionStarted, its TokensCommitted (the
+        regions' steps interleaved) and its RegionFinished, as from decode_region."""
+        if self.batch_size <= 1:
+            return [self.decode_region(c.image, c.task, region_id=c.region_id, page=c.page, emit=emit, cancel=cancel,
+                                       max_new_tokens=max_new_tokens) for c in crops]
+        results: list[RegionResult] = []
+        for start in range(0, len(crops), self.batch_size):
+            results += self._decode_ar_batch(crops[start:start + self.batch_size], emit, cancel, max_new_tokens)
+        return results
+
+    def _decode_ar_batch(self, crops: Sequence[RegionCrop], emit: Emit, cancel, max_new_tokens) -> list[RegionResult]:
+        from app.core.decoding.autoregressive import prefill
+        from app.core.decoding.batch import batch_ar_decode
+
+        t0 = time.perf_counter()
+        prefixes, budgets = [], []
+        for crop in crops:
+            inputs = self.build_inputs(crop.image, crop.task)
+            budgets.append(self.budget(crop.task, max_new_tokens))
+            emit(RegionStarted(crop.region_id, crop.page, crop.task, self.name, int(inputs["input_ids"].shape[1]),
+                               budgets[-1], stop_ids=[int(t) for t in self.stop_ids]))
+            if cancel is not None and cancel.cancelled:
+                break
+            prefixes.append(prefill(self.model, inputs))
+        if len(prefixes) < len(crops):  # cancelled while prefilling: nothing decoded
+            return [self._finish(c.region_id, [], None, "cancelled", emit, t0) for c in crops]
+        on_token = None
+        if emit is not no_emit:
+            streams = [TextStream(self.tokenizer) for _ in crops]
+
+            def on_token(row: int, step: int, token: int, ms: float, cache_len: int) -> None:
+                final = token in self.stop_ids or step + 1 >= budgets[row]
+                emit(TokensCommitted(crops[row].region_id, step, [token], streams[row].push([token], final=final), ms,
+                                     cache_len, token_texts=self.token_texts([token])))
+
+        decoded = batch_ar_decode(self.model, prefixes, stop_ids=self.stop_ids, budgets=budgets, on_token=on_token,
+                                  cancel=cancel)
+        results = []
+        for crop, d in zip(crops, decoded):
+            results.append(self._finish(crop.region_id, d.tokens, d.stats, d.stopped, emit, t0, d.logprobs,
+                                        batch=len(crops), cache="static"))
+        return results
+
     def decode_inputs(self, inputs: dict[str, Any], *, region_id: str, emit: Emit, cancel: CancelToken | None,
                       budget: int, numbering: Numbering = Numbering(), draft_hook=None):
         """The decode itself: its rounds (or AR tokens) as events of `region_id`, numbered on from `numbering`;
@@ -199,11 +259,12 @@ class GlmOcrEngine:
         body = [t for t in tokens if t not in self.stop_ids]
         return clean_text(self.tokenizer.decode(body, skip_special_tokens=True))
 
-    def _finish(self, region_id, tokens, stats, stopped, emit, t0, logprobs=()) -> RegionResult:
+    def _finish(self, region_id, tokens, stats, stopped, emit, t0, logprobs=(), **extra: Any) -> RegionResult:
         text = self.text_of(tokens)
         info = stats.to_dict() if stats is not None else {}
         info.update(engine=self.name, stopped=stopped, request_ms=(time.perf_counter() - t0) * 1e3,
-                    device=self.device, dtype=self.dtype)
+                    device=self.device, dtype=self.dtype, cache=self.cache)
+        info.update(extra)
         cancelled = stopped == "cancelled"
         emit(RegionFinished(region_id, text, info, cancelled, list(tokens)))
         return RegionResult(region_id, text, list(tokens), info, cancelled, logprobs=list(logprobs))
