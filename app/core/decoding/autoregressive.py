@@ -100,7 +100,14 @@ def text_positions(start: int, count: int, delta: int, device) -> "torch.Tensor"
 
 
 def forward_logits(model, input_ids, positions, cache, attention_mask=None, keep: int = 0) -> "torch.Tensor":
-    """One text forward that appends to `cache`; returns (q, vocab) logits of the last `keep` rows (0 = all)."""
+    """One text forward that appends to `cache`; returns (q, vocab) logits of the last `keep` rows (0 = all). A
+    static cache runs the text decoder alone, eager or compiled (static_cache.py)."""
+    from app.core.decoding.static_cache import StaticKVCache
+
+    if isinstance(cache, StaticKVCache):
+        cache.prepare(input_ids.shape[1])
+        logits = cache.runner(model, input_ids, positions, attention_mask, cache)[0]
+        return logits[-keep:] if keep else logits
     out = model(
         input_ids=input_ids,
         position_ids=positions,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from app.core.decoding.autoregressive import Decoded, Prefix, cache_kwarg, top_logprob
+from app.core.decoding.autoregressive import Decoded, Prefix, top_logprob
 from app.core.decoding.stats import DecodeStats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,9 +71,8 @@ def batch_ar_decode(
                 dtype = model.dtype
                 mask = torch.zeros(mask.shape, dtype=dtype, device=device).masked_fill(~mask, torch.finfo(dtype).min)
             positions = (lengths + deltas).view(1, rows, 1).expand(3, rows, 1)
-            out = model(input_ids=last.view(rows, 1), position_ids=positions, attention_mask=mask, use_cache=True,
-                        logits_to_keep=1, **{cache_kwarg(model): cache})
-            step_logits = out.logits[:, -1]
+            cache.prepare(1)
+            step_logits = cache.runner(model, last.view(rows, 1), positions, mask, cache)[:, -1]
             last = step_logits.argmax(-1)
             logprobs.append(top_logprob(step_logits))
             ms = (time.perf_counter() - t0) * 1e3

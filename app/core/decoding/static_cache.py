@@ -55,32 +55,28 @@ class StaticKVCache:
         self.device = self.keys[0].device
         self._lengths_dev = torch.zeros(rows, dtype=torch.long, device=self.device)  # the same, for row writes
         self._index: "torch.Tensor | None" = None  # (rows, heads, q, head_dim) write positions of this forward
+        self.runner = eager_logits  # how a forward over this cache runs: eager, or a compiled `text_logits`
 
     # --- the cache protocol the model uses ---------------------------------------------------------------------
 
-    def update(self, key: "torch.Tensor", value: "torch.Tensor", layer_idx: int, *args, **kwargs):
+    def prepare(self, q: int) -> None:
+        """Before a forward of q tokens a row: where each row writes them (a device index tensor, so the forward
+        itself reads no host integer: what torch.compile and CUDA graphs need), and the rows' new lengths."""
         import torch
 
-        q = key.shape[2]
-        if layer_idx == 0 or self._index is None:
-            if max(self.lengths) + q > self.capacity:
-                raise RuntimeError(f"static KV cache full: {max(self.lengths)} + {q} > {self.capacity} positions")
-            if len(self.lengths) == 1:  # one row: a plain slice write (no index tensor built on the host)
-                self._index = None
-            else:
-                pos = self._lengths_dev.view(-1, 1) + torch.arange(q, device=self.device).view(1, -1)  # (rows, q)
-                self._index = pos.view(len(self.lengths), 1, q, 1).expand(-1, key.shape[1], -1, key.shape[3])
-        if self._index is None:
-            at = self.lengths[0]
-            self.keys[layer_idx][:, :, at:at + q] = key
-            self.values[layer_idx][:, :, at:at + q] = value
-        else:
-            self.keys[layer_idx].scatter_(2, self._index, key)
-            self.values[layer_idx].scatter_(2, self._index, value)
-        if layer_idx == self.layers - 1:
-            self.lengths = [n + q for n in self.lengths]
-            self._lengths_dev += q
-            self._index = None
+        if max(self.lengths) + q > self.capacity:
+            raise RuntimeError(f"static KV cache full: {max(self.lengths)} + {q} > {self.capacity} positions")
+        pos = self._lengths_dev.view(-1, 1) + torch.arange(q, device=self.device).view(1, -1)  # (rows, q)
+        rows, heads, _, head_dim = self.keys[0].shape
+        self._index = pos.view(rows, 1, q, 1).expand(rows, heads, q, head_dim)
+        self.lengths = [n + q for n in self.lengths]
+        self._lengths_dev += q
+
+    def update(self, key: "torch.Tensor", value: "torch.Tensor", layer_idx: int, *args, **kwargs):
+        """Called by every attention layer of the forward: write in place at the prepared positions and hand the
+        whole buffer to attention (the mask hides what is not the row's)."""
+        self.keys[layer_idx].scatter_(2, self._index, key)
+        self.values[layer_idx].scatter_(2, self._index, value)
         return self.keys[layer_idx], self.values[layer_idx]
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
@@ -110,6 +106,13 @@ class StaticKVCache:
         return self._lengths_dev
 
     # --- filling and masks -----------------------------------------------------------------------------------
+
+    def mark_static(self) -> None:
+        """Tell torch.compile/CUDA graphs that the buffers keep their addresses (they are updated in place)."""
+        import torch
+
+        for t in self.keys + self.values:
+            torch._dynamo.mark_static_address(t)
 
     def load_row(self, row: int, dynamic) -> None:
         """Copy a prefilled DynamicCache (batch 1) into row `row`, from position 0."""
@@ -142,12 +145,46 @@ class StaticKVCache:
         return (keys <= lengths.view(-1, 1)).view(-1, 1, 1, self.capacity)
 
 
+CAPACITY_STEP = 256  # capacities are rounded up to this, so a compiled forward sees few distinct shapes
+
+
 def static_capacity(prompt_lens: Sequence[int], budget: int, block_size: int = 0) -> int:
-    """Positions a static cache needs: the longest prompt, the budget and one self-spec window of slack."""
-    return int(max(prompt_lens)) + int(budget) + int(block_size) + 2
+    """Positions a static cache needs: the longest prompt, the budget and one self-spec window of slack, rounded up
+    to a multiple of CAPACITY_STEP."""
+    need = int(max(prompt_lens)) + int(budget) + int(block_size) + 2
+    return -(-need // CAPACITY_STEP) * CAPACITY_STEP
 
 
-def to_static(model, prefix, *, budget: int, block_size: int = 0):
+def text_logits(model, input_ids, position_ids, attention_mask, cache) -> "torch.Tensor":
+    """The text decoder and the LM head over a static cache, nothing else (no vision, no position bookkeeping):
+    (rows, q, vocab) logits. This is the function `compiled_logits` compiles."""
+    text = model.model.language_model
+    out = text(input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask, use_cache=True,
+               **{_cache_name(type(text)): cache})
+    return model.lm_head(out.last_hidden_state)
+
+
+def eager_logits(model, input_ids, position_ids, attention_mask, cache) -> "torch.Tensor":
+    return text_logits(model, input_ids, position_ids, attention_mask, cache)
+
+
+def compiled_logits(device) -> Any:
+    """`text_logits` through torch.compile: on CUDA with mode "reduce-overhead" (CUDA graphs: one launch a forward),
+    elsewhere the default inductor mode. Shapes are fixed per (rows, q, capacity), so a decode compiles a few
+    graphs once (q = 1 for AR; B and B+1 for self-spec) and replays them."""
+    import torch
+
+    mode = "reduce-overhead" if str(device).startswith("cuda") else None
+    return torch.compile(text_logits, mode=mode, dynamic=False)
+
+
+def _cache_name(text_model_class: type) -> str:
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(text_model_class.forward).parameters else "past_key_values"
+
+
+def to_static(model, prefix, *, budget: int, block_size: int = 0, runner=None):
     """The same prefix (a decoder `Prefix`) with its prefilled DynamicCache copied into a one-row static cache big
     enough for `budget` new tokens and one self-spec window."""
     import dataclasses
@@ -157,4 +194,6 @@ def to_static(model, prefix, *, budget: int, block_size: int = 0):
                           capacity=static_capacity([dynamic.get_seq_length()], budget, block_size),
                           dtype=dynamic.layers[0].keys.dtype, device=dynamic.layers[0].keys.device)
     cache.load_row(0, dynamic)
+    if runner is not None:
+        cache.runner = runner
     return dataclasses.replace(prefix, cache=cache)
