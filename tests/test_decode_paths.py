@@ -112,3 +112,24 @@ def test_engine_reports_logprobs_and_honours_the_cache_option(tiny_glmocr_dir):
     assert resolve_cache_mode("auto", "cuda:0") == "static"
     with pytest.raises(ValueError, match="dynamic, static"):
         open_ar(loaded=ar.loaded, cache="paged")
+
+
+def test_compiled_static_forward_gives_the_same_tokens(engine, inputs):
+    """The static cache's forward captured by torch.compile (its in-place writes at prepared positions, fixed shapes
+    q = 1, B, B+1) decodes what eager does. aot_eager traces and functionalises the very graph inductor and CUDA
+    graphs get, without the minute of code generation."""
+    from app.core.decoding.batch import batch_ar_decode
+    from app.core.decoding.static_cache import compiled_logits
+
+    runner = compiled_logits("cpu", backend="aot_eager")
+    inp = inputs[0]
+    ref = ar_decode(engine.model, prefill(engine.model, inp), stop_ids=engine.stop_ids, max_new_tokens=24)
+    got = ar_decode(engine.model, to_static(engine.model, prefill(engine.model, inp), budget=24, runner=runner),
+                    stop_ids=engine.stop_ids, max_new_tokens=24)
+    assert got.tokens == ref.tokens
+    spec = _spec(engine, to_static(engine.model, prefill(engine.model, inp), budget=24, block_size=4, runner=runner),
+                 4, 24)
+    assert spec.tokens == ref.tokens
+    rows = batch_ar_decode(engine.model, [prefill(engine.model, i) for i in inputs], stop_ids=engine.stop_ids,
+                           budgets=[24, 24], runner=runner)
+    assert rows[0].tokens == ref.tokens

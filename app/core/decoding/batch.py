@@ -31,9 +31,11 @@ def batch_ar_decode(
     budgets: Sequence[int],
     on_token: BatchTokenCallback | None = None,
     cancel: "CancelToken | None" = None,
+    runner=None,
 ) -> list[Decoded]:
     """Greedy AR of len(prefixes) prefilled prompts together; one Decoded per prompt, in order. Cancel is checked
-    before every forward. One read of the batch's new tokens per step; none the other way."""
+    before every forward. One read of the batch's new tokens per step; none the other way. `runner`: a compiled
+    forward (static_cache.compiled_logits), else eager."""
     import torch
 
     from app.core.decoding.static_cache import StaticKVCache, static_capacity
@@ -48,6 +50,8 @@ def batch_ar_decode(
     cache = StaticKVCache(model.config.get_text_config(), rows=rows,
                           capacity=static_capacity([p.cache.get_seq_length() for p in prefixes], max(budgets)),
                           dtype=first.layers[0].keys.dtype, device=device)
+    if runner is not None:
+        cache.runner = runner
     for row, prefix in enumerate(prefixes):
         cache.load_row(row, prefix.cache)
         prefix.cache = None  # the row holds it now; the dynamic copy can go

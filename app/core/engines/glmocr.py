@@ -88,8 +88,8 @@ class GlmOcrEngine:
     kind = "region"
 
     def __init__(self, loaded: "LoadedModel", *, name: str, mode: str, block_size: int = 0,
-                 max_new_tokens: int | None = None, cache: str = "auto") -> None:
-        from app.core.decoding.static_cache import resolve_cache_mode
+                 max_new_tokens: int | None = None, cache: str = "auto", compile: bool | None = None) -> None:
+        from app.core.decoding.static_cache import compiled_logits, resolve_cache_mode
 
         self.loaded = loaded
         self.name = name
@@ -106,6 +106,12 @@ class GlmOcrEngine:
         self.block_size = int(block_size or loaded.special.get("block_size") or 0) if mode == "selfspec" else 0
         self.max_new_tokens = max_new_tokens
         self.cache = resolve_cache_mode(cache, loaded.device)  # "dynamic" | "static"
+        # compiled static forwards (CUDA graphs on CUDA): by default on CUDA with the static cache; on CPU only when
+        # asked (inductor's first compile of a shape takes about a minute there, each later decode ~3x faster)
+        if compile is None:
+            compile = self.cache == "static" and str(loaded.device).startswith("cuda")
+        self.compiled = bool(compile)
+        self._runner = compiled_logits(loaded.device) if self.compiled else None
         # how many regions `decode_batch` decodes in one forward per step (1: one at a time, as decode_region)
         self.batch_size = BATCH_SIZE if mode == "ar" else 1
         self._texts: dict[int, str] = {}  # one token's text, decoded once per id (events carry them every round)
@@ -205,7 +211,7 @@ class GlmOcrEngine:
                                      cache_len, token_texts=self.token_texts([token])))
 
         decoded = batch_ar_decode(self.model, prefixes, stop_ids=self.stop_ids, budgets=budgets, on_token=on_token,
-                                  cancel=cancel)
+                                  cancel=cancel, runner=self._runner)
         results = []
         for crop, d in zip(crops, decoded):
             results.append(self._finish(crop.region_id, d.tokens, d.stats, d.stopped, emit, t0, d.logprobs,
@@ -230,7 +236,7 @@ class GlmOcrEngine:
         if self.cache == "static":
             from app.core.decoding.static_cache import to_static
 
-            prefix = to_static(self.model, prefix, budget=budget, block_size=self.block_size)
+            prefix = to_static(self.model, prefix, budget=budget, block_size=self.block_size, runner=self._runner)
         listening = emit is not no_emit  # nobody listens: no event, no token text is built
         if self.mode == "selfspec":
             from app.core.decoding.selfspec import selfspec_decode
@@ -263,7 +269,7 @@ class GlmOcrEngine:
         text = self.text_of(tokens)
         info = stats.to_dict() if stats is not None else {}
         info.update(engine=self.name, stopped=stopped, request_ms=(time.perf_counter() - t0) * 1e3,
-                    device=self.device, dtype=self.dtype, cache=self.cache)
+                    device=self.device, dtype=self.dtype, cache=self.cache, compiled=self.compiled)
         info.update(extra)
         cancelled = stopped == "cancelled"
         emit(RegionFinished(region_id, text, info, cancelled, list(tokens)))
@@ -285,7 +291,8 @@ class GlmOcrEngine:
 
 def _open(mode: str, *, manifest: str = "gravityocr", engine: str = "", model_path=None, device=None, dtype=None,
           block_size: int | None = None, max_new_tokens: int | None = None, loaded: "LoadedModel | None" = None,
-          attn_implementation: str = "sdpa", cache: str = "auto", **_ignored: Any) -> GlmOcrEngine:
+          attn_implementation: str = "sdpa", cache: str = "auto", compile: bool | None = None,
+          **_ignored: Any) -> GlmOcrEngine:
     if loaded is None:
         from app.core.loader import load_model
 
@@ -296,13 +303,14 @@ def _open(mode: str, *, manifest: str = "gravityocr", engine: str = "", model_pa
             raise ModelUnavailable(str(exc)) from exc
     name = engine or ("gravity" if mode == "selfspec" else "gravity-ar")
     return GlmOcrEngine(loaded, name=name, mode=mode, block_size=int(block_size or 0), max_new_tokens=max_new_tokens,
-                        cache=cache or "auto")
+                        cache=cache or "auto", compile=compile)
 
 
 def open_selfspec(**options: Any) -> GlmOcrEngine:
     """GravityOCR self-speculative engine. Options: manifest, engine, model_path, device, dtype, block_size
     (default: the checkpoint's bd_size), max_new_tokens (default: per task), loaded (share a LoadedModel), cache
-    ("auto" | "dynamic" | "static": the KV cache the decoders use; auto = static on CUDA, dynamic elsewhere)."""
+    ("auto" | "dynamic" | "static": the KV cache the decoders use; auto = static on CUDA, dynamic elsewhere),
+    compile (torch.compile the static-cache forwards, CUDA graphs on CUDA; default: on CUDA with the static cache)."""
     return _open("selfspec", **options)
 
 
