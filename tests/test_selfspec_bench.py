@@ -48,3 +48,23 @@ def test_quick_batch_benchmark_reports_identical_tokens(tiny_glmocr_dir, tmp_pat
     data = json.loads(out_json.read_text())
     assert [r["mode"] for r in data["rows"]] == ["sequential", "batch 1", "batch 4"]
     assert all(r["identical"] and r["tokens_per_s"] > 0 for r in data["rows"])
+
+
+def test_quick_paths_benchmark_compares_dynamic_and_static(capsys):
+    from app.bench.paths import main
+
+    assert main(["--quick", "--context", "24", "--new-tokens", "6"]) == 0
+    printed = capsys.readouterr().out
+    rows = [line for line in printed.splitlines() if line.startswith("| dynamic") or line.startswith("| static")]
+    assert len(rows) == 5 and all(line.rstrip(" |").endswith(("1/1", "2/2")) for line in rows)  # fp32: identical
+
+
+def test_gpu_bench_refuses_without_a_gpu(capsys):
+    import torch
+
+    from app.bench.gpu import main
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the bench would run for minutes")
+    assert main([]) == 2
+    assert "no CUDA device" in capsys.readouterr().err
