@@ -66,12 +66,56 @@ def test_batch_rows_stop_on_their_own(engine):
         assert "".join(e.text for e in steps).strip() == result.text or result.text in "".join(e.text for e in steps)
 
 
-def test_selfspec_engine_batches_one_at_a_time(tiny_glmocr_dir, engine):
+@pytest.mark.parametrize("block", [1, 4, 32])
+def test_batched_selfspec_equals_one_at_a_time(tiny_glmocr_dir, engine, block):
+    """Lockstep rounds, each row accepting its own k: the tokens, log-probabilities and rounds of decoding each
+    region alone."""
     from app.core.engines.glmocr import open_selfspec
 
-    spec = open_selfspec(loaded=engine.loaded, block_size=4, max_new_tokens=20)
-    assert spec.batch_size == 1 and engine.batch_size > 1
-    crops = _crops(2, seed=4)
-    got = spec.decode_batch(crops)
-    assert [r.tokens for r in got] == [engine.decode_region(c.image, c.task, region_id="x", max_new_tokens=20).tokens
-                                       for c in crops]
+    spec = open_selfspec(loaded=engine.loaded, block_size=block, max_new_tokens=24)
+    crops = _crops(4, seed=4)
+    alone = [spec.decode_region(c.image, c.task, region_id=c.region_id) for c in crops]
+    events = []
+    batched = spec.decode_batch(crops, emit=events.append)
+    for crop, a, b in zip(crops, alone, batched):
+        assert b.tokens == a.tokens == engine.decode_region(crop.image, crop.task, region_id="x", max_new_tokens=24).tokens
+        assert b.logprobs == pytest.approx(a.logprobs, abs=1e-4)
+        assert b.stats["rounds"] == a.stats["rounds"] and b.stats["accepted"] == a.stats["accepted"]
+        rounds = [e for e in events if e.type == "round_verified" and e.region_id == crop.region_id]
+        assert [e.round_index for e in rounds] == list(range(a.stats["rounds"]))
+        assert [t for e in rounds for t in e.new_tokens] == b.tokens
+
+
+def test_batched_selfspec_rolls_back_every_row_on_its_own(engine):
+    """Oracle drafts with a wrong token at a different place in every row and round: the rows accept different k in
+    the same round (0..B+1), so each rolls back its own count; budgets and a stop id end rows at different rounds."""
+    from app.core.decoding.autoregressive import ar_decode, prefill
+    from app.core.decoding.batch import batch_selfspec_decode
+
+    block = 8
+    crops = _crops(3, seed=9)
+    inputs = [engine.build_inputs(c.image, c.task) for c in crops]
+    truth = [ar_decode(engine.model, prefill(engine.model, i), stop_ids=[], max_new_tokens=90).tokens for i in inputs]
+    vocab = engine.model.get_output_embeddings().weight.shape[0]
+    schedules = [[9, 0, 3], [5, 9, 9, 1], [2, 7]]  # 9 = no error: the whole block (B+1) is accepted
+
+    def hook(row, index, output, candidates):
+        drafted = list(truth[row][len(output):len(output) + len(candidates)])
+        error = schedules[row][index % len(schedules[row])]
+        if error < len(drafted):
+            drafted[error] = (drafted[error] + 1) % vocab
+        return drafted
+
+    stop = next(t for t in truth[2][40:] if t not in truth[2][:40])
+    budgets = [70, 23, 70]
+    got = batch_selfspec_decode(engine.model, [prefill(engine.model, i) for i in inputs], mask_id=engine.mask_id,
+                                block_size=block, stop_ids=[stop], budgets=budgets, draft_hook=hook)
+    at = truth[2].index(stop)
+    assert got[2].tokens == truth[2][:at + 1] and got[2].stopped == "stop"
+    assert got[1].tokens == truth[1][:23] and got[1].stopped == "max_new_tokens"
+    cut = truth[0].index(stop) + 1 if stop in truth[0][:70] else 70
+    assert got[0].tokens == truth[0][:cut]
+    for row, d in enumerate(got):
+        ks = [r.k for r in d.rounds]
+        sched = schedules[row]
+        assert ks[:-1] == [sched[i % len(sched)] for i in range(len(ks) - 1)]  # the last round may be cut short

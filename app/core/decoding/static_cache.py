@@ -136,6 +136,17 @@ class StaticKVCache:
         mask[:, clen:clen + q] = window
         return mask.view(1, 1, q, self.capacity)
 
+    def window_masks(self, inner: "torch.Tensor") -> "torch.Tensor":
+        """Bool (rows, 1, q, capacity) mask for a q-token window in every row, each at its own write position: the
+        row's cache visible, `inner` (q, q) inside the window, the rest hidden."""
+        import torch
+
+        q = inner.shape[0]
+        rel = torch.arange(self.capacity, device=self.device).view(1, 1, -1) - self._lengths_dev.view(-1, 1, 1)
+        inside = inner[torch.arange(q, device=self.device).view(1, q, 1), rel.clamp(0, q - 1)]  # (rows, q, cap)
+        mask = (rel < 0) | ((rel < q) & inside)
+        return mask.unsqueeze(1)
+
     def step_mask(self, lengths: "torch.Tensor") -> "torch.Tensor":
         """Bool (rows, 1, 1, capacity) mask for a one-token step of every row: row r sees its `lengths[r]` cached
         tokens and the one it is writing."""

@@ -79,7 +79,7 @@ class RegionCrop(NamedTuple):
     page: int = 0
 
 
-BATCH_SIZE = 8  # regions an AR engine decodes together (bench batch: tokens/s still rising at 8 on CPU)
+BATCH_SIZE = 8  # regions decoded together by decode_batch (bench batch: tokens/s still rising at 8 on CPU)
 
 
 class GlmOcrEngine:
@@ -113,7 +113,7 @@ class GlmOcrEngine:
         self.compiled = bool(compile)
         self._runner = compiled_logits(loaded.device) if self.compiled else None
         # how many regions `decode_batch` decodes in one forward per step (1: one at a time, as decode_region)
-        self.batch_size = BATCH_SIZE if mode == "ar" else 1
+        self.batch_size = BATCH_SIZE
         self._texts: dict[int, str] = {}  # one token's text, decoded once per id (events carry them every round)
         if mode == "selfspec":
             self._check_selfspec()
@@ -182,12 +182,12 @@ class GlmOcrEngine:
                                        max_new_tokens=max_new_tokens) for c in crops]
         results: list[RegionResult] = []
         for start in range(0, len(crops), self.batch_size):
-            results += self._decode_ar_batch(crops[start:start + self.batch_size], emit, cancel, max_new_tokens)
+            results += self._decode_one_batch(crops[start:start + self.batch_size], emit, cancel, max_new_tokens)
         return results
 
-    def _decode_ar_batch(self, crops: Sequence[RegionCrop], emit: Emit, cancel, max_new_tokens) -> list[RegionResult]:
+    def _decode_one_batch(self, crops: Sequence[RegionCrop], emit: Emit, cancel, max_new_tokens) -> list[RegionResult]:
         from app.core.decoding.autoregressive import prefill
-        from app.core.decoding.batch import batch_ar_decode
+        from app.core.decoding.batch import batch_ar_decode, batch_selfspec_decode
 
         t0 = time.perf_counter()
         prefixes, budgets = [], []
@@ -201,22 +201,29 @@ class GlmOcrEngine:
             prefixes.append(prefill(self.model, inputs))
         if len(prefixes) < len(crops):  # cancelled while prefilling: nothing decoded
             return [self._finish(c.region_id, [], None, "cancelled", emit, t0) for c in crops]
-        on_token = None
-        if emit is not no_emit:
-            streams = [TextStream(self.tokenizer) for _ in crops]
+        listening = emit is not no_emit
+        streams = [TextStream(self.tokenizer) for _ in crops]
+        if self.mode == "selfspec":
+            def on_round(row: int, rnd) -> None:
+                emit(RoundVerified(
+                    crops[row].region_id, rnd.index, rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
+                    streams[row].push(rnd.new_tokens, final=rnd.final), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
+                    candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
+                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len))
 
+            decoded = batch_selfspec_decode(self.model, prefixes, mask_id=self.mask_id, block_size=self.block_size,
+                                            stop_ids=self.stop_ids, budgets=budgets, cancel=cancel,
+                                            on_round=on_round if listening else None, runner=self._runner)
+        else:
             def on_token(row: int, step: int, token: int, ms: float, cache_len: int) -> None:
                 final = token in self.stop_ids or step + 1 >= budgets[row]
                 emit(TokensCommitted(crops[row].region_id, step, [token], streams[row].push([token], final=final), ms,
                                      cache_len, token_texts=self.token_texts([token])))
 
-        decoded = batch_ar_decode(self.model, prefixes, stop_ids=self.stop_ids, budgets=budgets, on_token=on_token,
-                                  cancel=cancel, runner=self._runner)
-        results = []
-        for crop, d in zip(crops, decoded):
-            results.append(self._finish(crop.region_id, d.tokens, d.stats, d.stopped, emit, t0, d.logprobs,
-                                        batch=len(crops), cache="static"))
-        return results
+            decoded = batch_ar_decode(self.model, prefixes, stop_ids=self.stop_ids, budgets=budgets, cancel=cancel,
+                                      on_token=on_token if listening else None, runner=self._runner)
+        return [self._finish(crop.region_id, d.tokens, d.stats, d.stopped, emit, t0, d.logprobs, batch=len(crops),
+                             cache="static") for crop, d in zip(crops, decoded)]
 
     def decode_inputs(self, inputs: dict[str, Any], *, region_id: str, emit: Emit, cancel: CancelToken | None,
                       budget: int, numbering: Numbering = Numbering(), draft_hook=None):
