@@ -55,7 +55,7 @@ def test_quick_paths_benchmark_compares_dynamic_and_static(capsys):
 
     assert main(["--quick", "--context", "24", "--new-tokens", "6"]) == 0
     printed = capsys.readouterr().out
-    rows = [line for line in printed.splitlines() if line.startswith("| dynamic") or line.startswith("| static")]
+    rows = [line for line in printed.splitlines() if line.startswith(("| dynamic", "| static"))]
     assert len(rows) == 5 and all(line.rstrip(" |").endswith(("1/1", "2/2")) for line in rows)  # fp32: identical
 
 

@@ -219,8 +219,8 @@ def forward_costs(model, label: str, args, device: str, dtype, reps: int, contex
     after every forward)."""
     import torch
 
-    from app.core.decoding.autoregressive import forward_logits, text_positions
-    from app.core.decoding.selfspec import for_attention, window_mask
+    from app.core.decoding.autoregressive import for_attention, forward_logits, text_positions
+    from app.core.decoding.selfspec import window_mask
 
     cache = _filled_cache(model, context, device, dtype)
     clen = cache.get_seq_length()

@@ -85,6 +85,13 @@ def window_attention(model, cache, inner: "torch.Tensor") -> "torch.Tensor | Non
     else:
         q, clen = inner.shape[0], cache.get_seq_length()
         mask = torch.cat([torch.ones(q, clen, dtype=torch.bool, device=inner.device), inner], 1).view(1, 1, q, clen + q)
+    return for_attention(mask, model)
+
+
+def for_attention(mask: "torch.Tensor", model) -> "torch.Tensor":
+    """sdpa takes the bool mask as is; eager silently ignores a bool mask, so give it an additive float one."""
+    import torch
+
     if getattr(model.config, "_attn_implementation", "sdpa") == "eager":
         dtype = model.dtype
         return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, torch.finfo(dtype).min)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from app.core.decoding.autoregressive import Decoded, Prefix, top_logprob
+from app.core.decoding.autoregressive import Decoded, Prefix, for_attention, top_logprob
 from app.core.decoding.selfspec import Round
 from app.core.decoding.stats import DecodeStats
 
@@ -40,7 +40,6 @@ def batch_ar_decode(
     import torch
 
     rows = len(prefixes)
-    device = prefixes[0].seed.device
     stops = set(int(t) for t in stop_ids)
     stats = [DecodeStats(mode="ar", prefill_ms=p.ms) for p in prefixes]
     tokens: list[list[int]] = [[] for _ in prefixes]
@@ -60,7 +59,7 @@ def batch_ar_decode(
             t0 = time.perf_counter()
             lengths = cache.row_lengths
             mask = cache.step_mask(lengths)
-            mask = _for_model(mask, model)
+            mask = for_attention(mask, model)
             positions = (lengths + deltas).view(1, rows, 1).expand(3, rows, 1)
             cache.prepare(1)
             step_logits = cache.runner(model, last.view(rows, 1), positions, mask, cache)[:, -1]
@@ -114,16 +113,6 @@ def _batch_cache(model, prefixes: Sequence[Prefix], budget: int, block: int, run
     return cache, torch.tensor([p.delta for p in prefixes], dtype=torch.long, device=cache.device)
 
 
-def _for_model(mask, model):
-    """sdpa takes the bool mask; eager needs an additive float one (it silently ignores a bool mask)."""
-    import torch
-
-    if getattr(model.config, "_attn_implementation", "sdpa") != "eager":
-        return mask
-    dtype = model.dtype
-    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, torch.finfo(dtype).min)
-
-
 # on_round(row, Round): row r finished a round (its record numbered in its own decode)
 BatchRoundCallback = Callable[[int, Round], None]
 
@@ -170,7 +159,7 @@ def batch_selfspec_decode(
         q = window.shape[1]
         lengths = cache.row_lengths
         positions = ((lengths + deltas).view(-1, 1) + torch.arange(q, device=device)).unsqueeze(0).expand(3, -1, -1)
-        mask = _for_model(cache.window_masks(inner), model)
+        mask = for_attention(cache.window_masks(inner), model)
         cache.prepare(q)
         return cache.runner(model, window, positions, mask, cache)
 

@@ -66,16 +66,6 @@ def window_mask(clen: int, q: int, *, causal_from: int, bidirectional: bool, dev
     return mask.view(1, 1, q, clen + q)
 
 
-def for_attention(mask: "torch.Tensor", model) -> "torch.Tensor":
-    """sdpa takes the bool mask as is; eager silently ignores a bool mask, so give it an additive float one."""
-    import torch
-
-    if getattr(model.config, "_attn_implementation", "sdpa") == "eager":
-        dtype = model.dtype
-        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, torch.finfo(dtype).min)
-    return mask
-
-
 class _Windows:
     """The two window shapes of a decode (draft: [x0?] + B masks, bidirectional over the masks; verify: the B+1
     candidates, causal), their in-window patterns built once, and the mask-token ids kept on the device."""
