@@ -194,6 +194,7 @@ class ReaderEngine:
         rec_ms = (time.perf_counter() - t_rec) * 1e3
         texts: list[list[str]] = []
         tokens: list[int] = []
+        logprobs: list[float] = []
         per_line: list[dict[str, Any]] = []
         offsets = {"round": 0, "step": 0, "tokens": 0}
         cancelled = False
@@ -220,6 +221,7 @@ class ReaderEngine:
                 per_line.append(st)
                 texts[-1].append(text)
                 tokens += list(decoded.tokens)
+                logprobs += decoded.logprobs
                 offsets["round"] += len(decoded.rounds)
                 offsets["step"] += len(decoded.tokens)
                 offsets["tokens"] += len(decoded.tokens)
@@ -242,7 +244,7 @@ class ReaderEngine:
         if task == "formula":
             stats["note"] = "the built-in model reads printed text lines; the formula region was read as text"
         emit(RegionFinished(region_id, text, stats, cancelled, tokens))
-        return RegionResult(region_id, text, tokens, stats, cancelled)
+        return RegionResult(region_id, text, tokens, stats, cancelled, logprobs=logprobs)
 
     def close(self) -> None:
         self.model = None  # type: ignore[assignment]
@@ -292,6 +294,7 @@ class LegacyBuiltinEngine:
         emit(RegionStarted(region_id, page, task, self.name, 0, budget))
         texts: list[str] = []
         tokens: list[int] = []
+        logprobs: list[float] = []
         per_line: list[dict[str, Any]] = []
         offsets = {"round": 0, "step": 0, "tokens": 0}
         cancelled = False
@@ -305,6 +308,7 @@ class LegacyBuiltinEngine:
                                                cancel=cancel, budget=max(8, budget - len(tokens)), numbering=numbering)
             texts.append(self.inner.text_of(decoded.tokens))
             tokens += list(decoded.tokens)
+            logprobs += decoded.logprobs
             st = decoded.stats.to_dict()
             st.update(box=list(box), stopped=decoded.stopped)
             per_line.append(st)
@@ -321,7 +325,7 @@ class LegacyBuiltinEngine:
         if task != "text":
             stats["note"] = f"the built-in model reads printed text lines; the {task} region was read as text"
         emit(RegionFinished(region_id, text, stats, cancelled, tokens))
-        return RegionResult(region_id, text, tokens, stats, cancelled)
+        return RegionResult(region_id, text, tokens, stats, cancelled, logprobs=logprobs)
 
     def close(self) -> None:
         self.inner.close()
