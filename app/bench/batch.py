@@ -1,7 +1,7 @@
 """`python -m app bench batch [--quick]`: several regions decoded in one forward per step vs one at a time.
 
-The same crops are decoded by the AR engine one region at a time (`decode_region`) and in batches of 1, 4, 8 and 16
-(`decode_batch`: a padded batch over a static KV cache with a length per row), interleaved repetition by
+The same crops are decoded by the AR engine (or, with `--block B`, the self-spec engine) one region at a time (`decode_region`) and in batches of 1, 4, 8 and 16
+(`decode_batch`: a padded batch over a static KV cache with a length per row; self-spec in lockstep rounds), interleaved repetition by
 repetition. Reports tokens/s (whole requests: prefill and vision included) as the median with its spread, the ratio
 to sequential, and whether every batch gave exactly the sequential tokens. A ratio whose spread overlaps 1.0 is
 called inconclusive, never a win or a loss.
@@ -28,6 +28,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--batches", type=int, nargs="+", help="batch sizes (default 1 4 8 16; quick 1 8)")
     p.add_argument("--regions", type=int, help="crops decoded per repetition (default 16; quick 8)")
     p.add_argument("--new-tokens", type=int, help="max new tokens per crop (default 48; quick 16)")
+    p.add_argument("--block", type=int, default=0,
+                   help="decode self-speculatively with this block size (default 0: greedy AR)")
     p.add_argument("--reps", type=int, help="interleaved repetitions, median reported (default 5; quick 3)")
     p.add_argument("--json", help="also write the numbers to this JSON file")
     args = p.parse_args(argv)
@@ -40,12 +42,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def measure(args, model_dir: Path) -> dict[str, Any]:
     from app.bench.selfspec import spread
-    from app.core.engines.glmocr import RegionCrop, open_ar
+    from app.core.engines.glmocr import RegionCrop, open_ar, open_selfspec
     from app.core.loader import load_model
     from app.core.tiny.glmocr import sample_images
 
     loaded = load_model(args.manifest, model_dir, device=args.device, dtype=args.dtype)
-    engine = open_ar(loaded=loaded, max_new_tokens=args.new_tokens)
+    engine = (open_selfspec(loaded=loaded, block_size=args.block, max_new_tokens=args.new_tokens) if args.block
+              else open_ar(loaded=loaded, max_new_tokens=args.new_tokens))
     crops = [RegionCrop(im, "text", f"r{i}") for i, im in enumerate(sample_images(args.regions, seed=13))]
 
     def sequential():
@@ -111,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             model_dir = build(Path(tmp) / "tiny-glmocr", seed=0)
         data = measure(args, model_dir)
     print(table(
-        f"Batched AR decoding: {data['regions']} crops, {data['tokens']} tokens, max {args.new_tokens} new tokens "
+        f"Batched {'self-spec (B=%d)' % args.block if args.block else 'AR'} decoding: {data['regions']} crops, {data['tokens']} tokens, max {args.new_tokens} new tokens "
         f"({'tiny random GlmOcr' if not args.model else args.model}, {data['device']}, {data['dtype']}, "
         f"{torch.get_num_threads()} thread(s)); median of {args.reps} interleaved repetitions [min-max]",
         ["decoding", "tokens/s", "spread", "x sequential", "ratio spread", "same tokens", "verdict"],
