@@ -105,8 +105,7 @@ def _batch_cache(model, prefixes: Sequence[Prefix], budget: int, block: int, run
     cache = StaticKVCache(model.config.get_text_config(), rows=len(prefixes),
                           capacity=static_capacity([p.cache.get_seq_length() for p in prefixes], budget, block),
                           dtype=first.layers[0].keys.dtype, device=prefixes[0].seed.device)
-    if runner is not None:
-        cache.runner = runner
+    cache.use(runner)
     for row, prefix in enumerate(prefixes):
         cache.load_row(row, prefix.cache)
         prefix.cache = None  # the row holds it now; the dynamic copy can go

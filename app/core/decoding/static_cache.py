@@ -107,12 +107,17 @@ class StaticKVCache:
 
     # --- filling and masks -----------------------------------------------------------------------------------
 
-    def mark_static(self) -> None:
-        """Tell torch.compile/CUDA graphs that the buffers keep their addresses (they are updated in place)."""
+    def use(self, runner) -> None:
+        """Run forwards over this cache with `runner` (a compiled `text_logits`; None keeps eager). On CUDA the
+        buffers are marked as keeping their addresses, so CUDA graphs update them in place instead of copying."""
         import torch
 
-        for t in self.keys + self.values:
-            torch._dynamo.mark_static_address(t)
+        if runner is None:
+            return
+        self.runner = runner
+        if self.device.type == "cuda":
+            for t in self.keys + self.values:
+                torch._dynamo.mark_static_address(t)
 
     def load_row(self, row: int, dynamic) -> None:
         """Copy a prefilled DynamicCache (batch 1) into row `row`, from position 0."""
@@ -206,6 +211,5 @@ def to_static(model, prefix, *, budget: int, block_size: int = 0, runner=None):
                           capacity=static_capacity([dynamic.get_seq_length()], budget, block_size),
                           dtype=dynamic.layers[0].keys.dtype, device=dynamic.layers[0].keys.device)
     cache.load_row(0, dynamic)
-    if runner is not None:
-        cache.runner = runner
+    cache.use(runner)
     return dataclasses.replace(prefix, cache=cache)
