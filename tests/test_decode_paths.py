@@ -129,3 +129,27 @@ def test_compiled_static_forward_gives_the_same_tokens(engine, inputs):
     spec = _spec(engine, to_static(engine.model, prefill(engine.model, inp), budget=24, block_size=4, runner=runner),
                  4, 24)
     assert spec.tokens == ref.tokens
+
+
+def test_a_round_without_verify_is_one_slot_the_views_can_describe(tiny_glmocr_dir):
+    """When a0 alone ends the decode (here: the budget), the round has no verify forward and records a0 as its only
+    slot; the stats count one forward for it and the rounds view still describes every round."""
+    from app.core.engines.glmocr import open_selfspec
+    from app.gui.views.rounds_state import RoundsModel
+
+    spec = open_selfspec(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32", block_size=4)
+    image = sample_images(1, seed=6)[0]
+    free = []
+    spec.decode_region(image, "text", region_id="r", emit=free.append, max_new_tokens=30)
+    after_three = sum(len(e.new_tokens) for e in free if e.type == "round_verified" and e.round_index < 3)
+    for budget in (1, after_three + 1):  # the round after round 3 starts one token short of the budget
+        events = []
+        result = spec.decode_region(image, "text", region_id="r", emit=events.append, max_new_tokens=budget)
+        rounds = [e for e in events if e.type == "round_verified"]
+        assert len(result.tokens) == budget and rounds[-1].verify_ms == 0.0
+        assert rounds[-1].candidates == rounds[-1].verified == rounds[-1].new_tokens and rounds[-1].k == 1
+        assert result.stats["forwards"] == 2 * len(rounds) - (2 if budget == 1 else 1)  # budget 1: no forward
+        model = RoundsModel()
+        for ev in events:
+            model.feed(ev)
+        assert all(rec.describe() for rec in model.regions["r"].rounds)

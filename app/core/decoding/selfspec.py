@@ -188,7 +188,7 @@ def selfspec_decode(
                 host = [int(t) for t in draft_hook(len(rounds), list(tokens), list(host))]
                 drafted = torch.tensor(host, dtype=torch.long, device=device)
             if a0_ends or (a0 is not None and a0 in stop_ids):  # a0 ends the decode: nothing to verify
-                candidates, verified, bonus, verify_ms = host, [a0], None, 0.0
+                candidates, verified, bonus, verify_ms = host[:1], [a0], None, 0.0  # one slot: a0 alone
                 k, new = (1 if candidates[0] == a0 else 0), [a0]
                 lp_round = lp0
             else:
