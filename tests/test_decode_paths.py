@@ -153,3 +153,5 @@ def test_a_round_without_verify_is_one_slot_the_views_can_describe(tiny_glmocr_d
         for ev in events:
             model.feed(ev)
         assert all(rec.describe() for rec in model.regions["r"].rounds)
+        if result.stats["forwards"]:  # the view's live TPF counts the forwards the rounds really ran
+            assert model.regions["r"].live_tpf == pytest.approx(result.stats["tpf"])

@@ -44,6 +44,7 @@ class Round:
     cache_len: int  # after the round's crop
     output_len: int  # response tokens committed so far, this round included
     final: bool = False  # the decode stopped after this round (stop id or max_new_tokens)
+    forwards: int = 2  # 1 when a0 alone ended the decode (no verify), 0 when the prefill's token did (round 0)
 
 
 def inner_mask(q: int, *, causal_from: int, bidirectional: bool, device) -> "torch.Tensor":
@@ -215,7 +216,7 @@ def selfspec_decode(
             tokens.extend(new)
             stats.add_round(k, draft_ms, verify_ms, forwards=forwards)
             rnd = Round(len(rounds), k, list(candidates), list(verified), bonus if k == len(candidates) else None,
-                        new, draft_ms, verify_ms, cache.get_seq_length(), len(tokens), bool(stopped))
+                        new, draft_ms, verify_ms, cache.get_seq_length(), len(tokens), bool(stopped), forwards)
             rounds.append(rnd)
             if on_round:
                 on_round(rnd)

@@ -158,7 +158,8 @@ class ReaderEngine:
                     region_id, rnd.index + offsets["round"], rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
                     lead(self.text_of(rnd.new_tokens)), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
                     candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
-                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + offsets["tokens"]))
+                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + offsets["tokens"],
+                    forwards=rnd.forwards))
 
             decoded = selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
                                       stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round, cancel=cancel)

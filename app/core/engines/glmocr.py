@@ -253,7 +253,8 @@ class GlmOcrEngine:
                     region_id, rnd.index + numbering.round, rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
                     piece(stream.push(rnd.new_tokens, final=rnd.final)), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
                     candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
-                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + numbering.tokens))
+                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + numbering.tokens,
+                    forwards=rnd.forwards))
 
             return selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
                                    stop_ids=self.stop_ids, max_new_tokens=budget,
