@@ -25,10 +25,10 @@ CACHE_MODES = ("auto", "dynamic", "static")
 
 
 def resolve_cache_mode(mode: str, device: Any) -> str:
-    """`auto` picks the path that is faster where it runs: static on CUDA (no per-forward concatenation of the whole
-    cache, fixed shapes for compile/graphs), dynamic on CPU/MPS (measured: the tiny and real-dimension decoders on
-    CPU spend no time worth saving in the concatenation at OCR context lengths, and attention over the unused tail
-    of a preallocated buffer costs more)."""
+    """`auto`: static on CUDA, where per-forward launches and copies dominate (no concatenation of the whole cache,
+    fixed shapes for compile/CUDA graphs; not measured yet: no GPU in the session that wrote this, see
+    `bench gpu`); dynamic on CPU/MPS, where `bench paths` measured the two within noise of each other (eager), and
+    where compiling costs about a minute per shape before it pays (README, Decoder performance)."""
     if mode not in CACHE_MODES:
         raise ValueError(f"cache must be one of {', '.join(CACHE_MODES)}, not {mode!r}")
     if mode != "auto":
