@@ -119,3 +119,22 @@ def test_batched_selfspec_rolls_back_every_row_on_its_own(engine):
         ks = [r.k for r in d.rounds]
         sched = schedules[row]
         assert ks[:-1] == [sched[i % len(sched)] for i in range(len(ks) - 1)]  # the last round may be cut short
+
+
+def test_cancel_stops_the_batch_between_two_forwards(engine):
+    from app.core.engines.base import CancelToken
+
+    crops = _crops(3, seed=2)
+    token = CancelToken()
+    events = []
+
+    def emit(ev):
+        events.append(ev)
+        if ev.type == "tokens_committed" and ev.step == 4:
+            token.cancel()
+
+    results = engine.decode_batch(crops, emit=emit, cancel=token)
+    assert all(r.cancelled and 1 <= len(r.tokens) <= 5 for r in results)  # partial, never reported as done
+    assert all(len(r.logprobs) == len(r.tokens) for r in results)
+    assert [e.region_id for e in events if e.type == "region_finished"] == [c.region_id for c in crops]
+    assert all(e.cancelled for e in events if e.type == "region_finished")
