@@ -97,6 +97,8 @@ def test_selfspec_equals_ar_token_for_token_and_shows_one_region(shipped):
     ar_events = []
     ar = shipped["ar"].decode_region(img, "text", region_id="p1-r01", emit=ar_events.append)
     assert spec.tokens == ar.tokens and spec.text == ar.text  # fp32: token for token
+    assert len(spec.logprobs) == len(spec.tokens) and spec.logprobs == pytest.approx(ar.logprobs, abs=1e-4)
+    assert all(lp <= 0 for lp in ar.logprobs) and min(ar.logprobs) < max(ar.logprobs)  # a confidence per token
     assert spec.text == " ".join(lines)
     assert spec.stats["lines"] == 3 and spec.stats["mode"] == "selfspec" and spec.stats["tpf"] > 2.0
     assert max(spec.stats["accepted"]) >= 4  # real drafts are accepted
@@ -143,4 +145,6 @@ def test_legacy_vision_checkpoint_reads_a_region_line_by_line():
     assert "".join(e.text for e in rounds) == result.text
 
     ar = open_engine("builtin", model_path=folder, device="cpu", mode="ar")
-    assert ar.decode_region(region_image(), "text", region_id="r").text == result.text
+    plain = ar.decode_region(region_image(), "text", region_id="r")
+    assert plain.text == result.text and len(result.logprobs) == len(result.tokens)
+    assert result.logprobs == pytest.approx(plain.logprobs, abs=1e-4)

@@ -53,9 +53,15 @@ def test_convert_pymupdf_layout_tiny_glmocr(tmp_path, report_pdf, tiny_glmocr_di
     runs = []
     for n in range(2):
         out = tmp_path / f"run{n}"
-        assert _convert(out, report_pdf, tiny_glmocr_dir, "--layout", "pymupdf", "--trace", out / "t.jsonl") == 0
+        cache = ["--cache", "static"] if n else []  # the second run on the static KV cache: same text
+        assert _convert(out, report_pdf, tiny_glmocr_dir, "--layout", "pymupdf", "--trace", out / "t.jsonl",
+                        *cache) == 0
         runs.append(_check_outputs(out, out / "t.jsonl"))
     (doc, md), (doc2, md2) = runs
+    blocks = [b for p in doc2["pages"] for b in p["blocks"] if b["task"] in ("text", "table", "formula")]
+    assert blocks and all(b["stats"]["cache"] == "static" for b in blocks)
+    assert [b["text"] for p in doc["pages"] for b in p["blocks"]] == [b["text"] for p in doc2["pages"]
+                                                                       for b in p["blocks"]]
     ids = [[(b["id"], b["label"], b["task"], b["box"]) for b in p["blocks"]] for p in doc["pages"]]
     assert ids == [[(b["id"], b["label"], b["task"], b["box"]) for b in p["blocks"]] for p in doc2["pages"]]
     p1 = [(b["id"], b["label"], b["task"]) for b in doc["pages"][0]["blocks"]]

@@ -151,3 +151,31 @@ def test_text_offset_skips_what_the_parser_drops():
     assert text_offset(raw, a, raw.index(" world")) == len("Hello")  # the noise string counts for nothing
     assert text_offset(raw, a - 3, a + 2) == 2  # leading whitespace before the text counts for nothing either
     assert text_offset(raw, a, raw.index("<|grounding|>") + 4) == len("Hello")  # nor a string cut in the middle
+
+
+def test_incremental_parse_equals_the_whole_parse_at_every_prefix():
+    """The live generation re-parses only what changed; at every length of a messy output (missing and extra
+    <PAGE>, legacy tags, noise and EOS strings arriving piece by piece, truncated tags) it says what a parse of
+    the whole text says."""
+    import random
+
+    from app.core.engines.unlimited_output import IncrementalParser
+
+    pieces = ["<PAGE>", "<|det|>", "text", " [1, 2, 3, 4]", "<|/det|>", "Hello ", "world\n", "<|det|>title [5, 6, ",
+              "7, 8]<|/det|>", "# Title", "<|grounding|>", "<｜▁pad▁｜>", "<|ref|>table<|/ref|>", "<|det|>[[9, 9, 99, 99]]",
+              "<|/det|>", "<table><tr><td>1</td></tr></table>", "\n\n", "stray <|/det|> ", "<｜end▁of▁sentence｜>",
+              "after the end"]
+    rng = random.Random(4)
+    for trial in range(12):
+        text = "".join(rng.choice(pieces[:-2]) for _ in range(rng.randint(5, 40)))
+        if trial % 3 == 0:
+            text += pieces[-2] + pieces[-1]
+        n_pages = rng.randint(1, 4)
+        live = IncrementalParser(n_pages)
+        cut = 0
+        while cut < len(text):
+            cut = min(len(text), cut + rng.randint(1, 9))  # token-sized steps, cutting special strings in two
+            assert live.parse(text[:cut]) == parse_output(text[:cut], n_pages), (trial, cut)
+    restart = IncrementalParser(1)
+    restart.parse("<|det|>text [1, 2, 3, 4]<|/det|>abc")
+    assert restart.parse("<|det|>table [1, 2, 3, 4]<|/det|>x") == parse_output("<|det|>table [1, 2, 3, 4]<|/det|>x")

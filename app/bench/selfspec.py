@@ -1,13 +1,18 @@
 """`python -m app bench selfspec [--quick]`: self-speculative vs autoregressive decoding, measured side by side.
 
-Two tables, one run:
+Two tables and one verdict, one run:
 1. Decoding: the same crops decoded with AR and with self-spec (each block size), plus self-spec fed oracle drafts
-   (the AR output itself; the upper bound the mechanics allow). Reports identical-to-AR, TPF, mean acceptance k,
-   and the decode-phase wall ratio spec/AR.
-2. Forward cost: one draft forward (B+1 tokens, block mask) and one verify forward (B+2 tokens, causal) in units of
-   one AR step (1 token), at the tiny test model's dimensions and at the real GLM-OCR decoder's (random weights),
-   fp32 and bf16, over a KV cache of `--context` tokens. A round costs draft + verify; it beats AR when it commits
-   more tokens than that sum.
+   (the AR output itself; the upper bound the mechanics allow), with events on (a listener keeps every event).
+   Repetitions are interleaved (AR, then every self-spec row, then again) and reported as medians with their
+   spread; the spec/AR wall ratio is taken per repetition, and a row whose spread straddles 1.0 says
+   "inconclusive" instead of a winner.
+2. Forward cost: one draft forward (x0 + B masks, block mask) and one verify forward (B+1 candidates, causal) in
+   units of one AR step, for the decode model itself and at the real GLM-OCR decoder's dimensions (random weights,
+   fp32 and bf16), over a KV cache as long as the decode's mean context. A round beats AR when it commits more
+   tokens than draft + verify cost.
+The last line, `overhead ratio (measured/ideal)`, compares the oracle rows' measured speed-up over AR (whole decode
+walls, events on) with the one their forwards alone give (timed inside the same decodes): 1.0 means the rounds'
+host work costs no larger share than AR's.
 
 Runs unchanged on CUDA (times are synchronised). `--model DIR` decodes a real checkpoint instead of the tiny kit.
 """
@@ -43,9 +48,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--blocks", type=int, nargs="+", help="block sizes (default: 4 8 32; quick: 4)")
     p.add_argument("--images", type=int, help="synthetic crops to decode (default 3; quick 2)")
     p.add_argument("--new-tokens", type=int, help="max new tokens per crop (default 96; quick 24)")
-    p.add_argument("--context", type=int, help="KV cache length for the forward-cost table (default 1024; quick 32)")
+    p.add_argument("--context", type=int, help="KV cache length for the forward-cost table (default: the decode's mean)")
     p.add_argument("--layers", type=int, help="decoder layers at the real dimensions (default 16; quick 1)")
-    p.add_argument("--reps", type=int, help="timing repetitions, min taken (default 5; quick 2)")
+    p.add_argument("--reps", type=int, help="interleaved repetitions, median taken (default 5; quick 3)")
     p.add_argument("--skip-real", action="store_true", help="skip the real-dimension forward costs")
     p.add_argument("--json", help="also write all numbers to this JSON file")
     args = p.parse_args(argv)
@@ -53,9 +58,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.blocks = args.blocks or ([4] if quick else [4, 8, 32])
     args.images = args.images or (2 if quick else 3)
     args.new_tokens = args.new_tokens or (24 if quick else 96)
-    args.context = args.context or (32 if quick else 1024)
     args.layers = args.layers or (1 if quick else 16)
-    args.reps = args.reps or (2 if quick else 5)
+    args.reps = args.reps or (3 if quick else 5)
     return args
 
 
@@ -89,38 +93,79 @@ def _oracle(truth: list[int]):
     return hook
 
 
-def decode_comparison(args, model_dir: Path) -> list[dict[str, Any]]:
+def decode_comparison(args, loaded) -> tuple[list[dict[str, Any]], int]:
+    """Every decoder over the same crops, events on (a listener keeps every event, as a trace does), interleaved:
+    each repetition runs AR, then each self-spec row, so a load spike hits all of them alike. Returns the rows
+    (medians, spreads, the per-repetition spec/AR ratio) and the decode's mean context length."""
     from app.core.engines.glmocr import open_ar, open_selfspec
     from app.core.decoding.stats import merge
-    from app.core.loader import load_model
     from app.core.tiny.glmocr import sample_images
 
-    loaded = load_model(args.manifest, model_dir, device=args.device, dtype=args.dtype)
     images = sample_images(args.images, seed=11)
     ar = open_ar(loaded=loaded, max_new_tokens=args.new_tokens)
-    ar.decode_region(images[0], "text", region_id="warm-up")
-    ar_results = [ar.decode_region(im, "text", region_id=f"r{i}") for i, im in enumerate(images)]
-    ar_stats = merge(r.stats for r in ar_results)
-    rows = [dict(decoder="AR", block=0, identical="-", **_pick(ar_stats), ratio=1.0)]
+    truth = [ar.decode_region(im, "text", region_id=f"r{i}").tokens for i, im in enumerate(images)]  # + warm-up
+    prompts = [int(ar.build_inputs(im, "text")["input_ids"].shape[1]) for im in images]
+    configs: list[tuple[str, int, Any, list]] = [("AR", 0, ar, [None] * len(images))]
     for block in args.blocks:
         spec = open_selfspec(loaded=loaded, block_size=block, max_new_tokens=args.new_tokens)
-        for label, hooks in (("self-spec", [None] * len(images)), ("self-spec, oracle drafts",
-                                                                   [_oracle(r.tokens) for r in ar_results])):
-            results = [spec.decode_region(im, "text", region_id=f"r{i}", draft_hook=h)
+        configs.append(("self-spec", block, spec, [None] * len(images)))
+        configs.append(("self-spec, oracle drafts", block, spec, [_oracle(t) for t in truth]))
+    runs: list[list[dict[str, Any]]] = [[] for _ in configs]
+    for _ in range(args.reps):
+        for slot, (_label, _block, engine, hooks) in enumerate(configs):
+            events: list = []
+            results = [engine.decode_region(im, "text", region_id=f"r{i}", emit=events.append, draft_hook=h)
                        for i, (im, h) in enumerate(zip(images, hooks))]
-            same = sum(a.tokens == s.tokens for a, s in zip(ar_results, results))
             stats = merge(r.stats for r in results)
-            rows.append(dict(decoder=label, block=block, identical=f"{same}/{len(images)}", **_pick(stats),
-                             ratio=stats["decode_ms"] / ar_stats["decode_ms"] if ar_stats["decode_ms"] else 0.0))
-    meta = dict(model=str(model_dir), device=str(loaded.device), dtype=str(loaded.dtype).replace("torch.", ""))
+            stats["same"] = sum(t == r.tokens for t, r in zip(truth, results))
+            runs[slot].append(stats)
+    rows = []
+    ar_ms = [r["decode_ms"] for r in runs[0]]
+    for (label, block, _engine, _hooks), reps in zip(configs, runs):
+        last = reps[-1]
+        ms, ms_low, ms_high = spread([r["decode_ms"] for r in reps])
+        ratio, low, high = spread([r["decode_ms"] / a for r, a in zip(reps, ar_ms)])
+        drafts = min(last["rounds"], last["forwards"])
+        rows.append(dict(decoder=label, block=block, identical="-" if not block else f"{min(r['same'] for r in reps)}"
+                         f"/{len(images)}", tokens=last["tokens"], forwards=last["forwards"], drafts=drafts,
+                         verifies=last["forwards"] - drafts if block else 0, tpf=last["tpf"],
+                         mean_k=last["mean_accepted"], decode_ms=ms, decode_low=ms_low, decode_high=ms_high,
+                         ratio=ratio, ratio_low=low, ratio_high=high,
+                         verdict="-" if not block else _verdict(low, high),
+                         decode_ms_reps=[r["decode_ms"] for r in reps],
+                         forward_ms_reps=[r["draft_ms"] + r["verify_ms"] + r["step_ms"] for r in reps]))
+    context = round(sum(prompts) / len(prompts) + rows[0]["tokens"] / len(images) / 2)
+    meta = dict(model=str(loaded.path), device=str(loaded.device), dtype=str(loaded.dtype).replace("torch.", ""))
     for row in rows:
         row.update(meta)
-    return rows
+    return rows, context
 
 
-def _pick(stats: dict[str, Any]) -> dict[str, Any]:
-    return dict(tokens=stats["tokens"], forwards=stats["forwards"], tpf=stats["tpf"],
-                mean_k=stats["mean_accepted"], decode_ms=stats["decode_ms"], ms_per_forward=stats["ms_per_forward"])
+def _verdict(low: float, high: float) -> str:
+    """spec/AR wall: faster or slower only when every repetition says so; else the spread is larger than the
+    effect and the run cannot tell."""
+    if high < 1.0:
+        return "faster"
+    if low > 1.0:
+        return "slower"
+    return "inconclusive"
+
+
+def overhead_ratios(rows: list[dict[str, Any]]) -> dict[int, float]:
+    """measured / ideal speed-up over AR per block size, for the oracle rows (the regime self-spec is for: many
+    tokens a round). ideal = what the forwards alone give: AR's forward time / self-spec's forward time, both timed
+    inside the same decodes (so under the same load); measured = the whole decode walls, events on. Taken per
+    repetition (AR and the row ran back to back), median over repetitions. 1.0 = the rounds' host work (accepting,
+    events, token texts, reads) costs no larger share than AR's own."""
+    ar = next(r for r in rows if not r["block"])
+    out = {}
+    for row in rows:
+        if row["decoder"] != "self-spec, oracle drafts":
+            continue
+        per_rep = [(a_wall / s_wall) / (a_fwd / s_fwd) for a_wall, s_wall, a_fwd, s_fwd in
+                   zip(ar["decode_ms_reps"], row["decode_ms_reps"], ar["forward_ms_reps"], row["forward_ms_reps"])]
+        out[row["block"]] = spread(per_rep)[0]
+    return out
 
 
 # --- 2. forward cost in AR steps ------------------------------------------------------------------------------
@@ -168,17 +213,18 @@ def _filled_cache(model, context: int, device: str, dtype):
     return cache
 
 
-def forward_costs(model, label: str, args, device: str, dtype, reps: int) -> list[dict[str, Any]]:
-    """Min-of-reps wall time of an AR step and of draft/verify forwards for each B, interleaved, over a cache of
-    args.context tokens (cropped back after every forward)."""
+def forward_costs(model, label: str, args, device: str, dtype, reps: int, context: int) -> list[dict[str, Any]]:
+    """Median wall time of an AR step and of the draft (B+1 rows, block mask) and verify (B+1 rows, causal: x0 is
+    already cached by the draft) forwards for each B, interleaved, over a cache of `context` tokens (cropped back
+    after every forward)."""
     import torch
 
-    from app.core.decoding.autoregressive import forward_logits, text_positions
-    from app.core.decoding.selfspec import for_attention, window_mask
+    from app.core.decoding.autoregressive import for_attention, forward_logits, text_positions
+    from app.core.decoding.selfspec import window_mask
 
-    cache = _filled_cache(model, args.context, device, dtype)
+    cache = _filled_cache(model, context, device, dtype)
     clen = cache.get_seq_length()
-    vocab = model.config.text_config.vocab_size
+    vocab = model.config.get_text_config().vocab_size
     gen = torch.Generator().manual_seed(1)
 
     def run(q: int, bidirectional: bool) -> float:
@@ -198,41 +244,49 @@ def forward_costs(model, label: str, args, device: str, dtype, reps: int) -> lis
 
     run(1, False)  # warm-up
     for block in args.blocks:
-        run(block + 2, False)
+        run(block + 1, True)
     times: dict[str, list[float]] = {}
     for _ in range(reps):
         times.setdefault("ar", []).append(run(1, False))
         for block in args.blocks:
             times.setdefault(f"draft{block}", []).append(run(block + 1, True))
-            times.setdefault(f"verify{block}", []).append(run(block + 2, False))
-    ar_ms = min(times["ar"])
+            times.setdefault(f"verify{block}", []).append(run(block + 1, False))
+    ar_ms, ar_low, ar_high = spread(times["ar"])
     rows = []
     for block in args.blocks:
-        draft, verify = min(times[f"draft{block}"]), min(times[f"verify{block}"])
+        draft, verify = spread(times[f"draft{block}"])[0], spread(times[f"verify{block}"])[0]
         rows.append(dict(model=label, dtype=str(dtype).replace("torch.", ""), device=device, context=clen,
-                         ar_ms=ar_ms, block=block, draft_ms=draft, verify_ms=verify, draft_x=draft / ar_ms,
-                         verify_x=verify / ar_ms, round_x=(draft + verify) / ar_ms))
+                         ar_ms=ar_ms, ar_low=ar_low, ar_high=ar_high, block=block, draft_ms=draft, verify_ms=verify,
+                         draft_x=draft / ar_ms, verify_x=verify / ar_ms, round_x=(draft + verify) / ar_ms))
     return rows
 
 
-def cost_table(args, device: str, tiny_text: dict[str, Any]) -> list[dict[str, Any]]:
+def cost_table(args, device: str, loaded, context: int) -> list[dict[str, Any]]:
+    """The decode model's own forward costs at the decode's context (the ideal the decode is held to), then the real
+    GLM-OCR decoder's dimensions with random weights, fp32 and bf16, at the same context."""
     import gc
 
     import torch
 
-    rows: list[dict[str, Any]] = []
+    rows = forward_costs(loaded.model, "decode model", args, device, loaded.dtype, args.reps * 5, context)
+    if args.skip_real:
+        return rows
     real = dict(GLM_OCR_TEXT, num_hidden_layers=args.layers)
-    real_label = "GLM-OCR dims" + ("" if args.layers == 16 else f" ({args.layers} layer{'s' * (args.layers > 1)})")
-    specs = [("tiny kit", tiny_text)] + ([] if args.skip_real else [(real_label, real)])
-    for label, text_config in specs:
-        model = None
-        for dtype in (torch.float32, torch.bfloat16):
-            model = _random_decoder(text_config, device, torch.float32) if model is None else model
-            model = model.to(dtype)
-            rows += forward_costs(model, label, args, device, dtype, reps=args.reps * (5 if label == "tiny kit" else 1))
-        del model
-        gc.collect()
+    label = "GLM-OCR dims" + ("" if args.layers == 16 else f" ({args.layers} layer{'s' * (args.layers > 1)})")
+    model = _random_decoder(real, device, torch.float32)
+    for dtype in (torch.float32, torch.bfloat16):
+        model = model.to(dtype)
+        rows += forward_costs(model, label, args, device, dtype, args.reps, context)
+    del model
+    gc.collect()
     return rows
+
+
+def spread(values: list[float]) -> tuple[float, float, float]:
+    """(median, min, max) of repeated measurements."""
+    import statistics
+
+    return statistics.median(values), min(values), max(values)
 
 
 # --- main -----------------------------------------------------------------------------------------------------
@@ -243,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import transformers
 
-    from app.core.loader import pick_device
+    from app.core.loader import load_model, pick_device
 
     device = pick_device(args.device)
     args.device = device
@@ -259,38 +313,37 @@ def main(argv: list[str] | None = None) -> int:
             from app.core.tiny.glmocr import build
 
             model_dir = build(Path(tmp) / "tiny-glmocr", seed=0)
-        decode_rows = decode_comparison(args, model_dir)
+        loaded = load_model(args.manifest, model_dir, device=args.device, dtype=args.dtype)
+        decode_rows, context = decode_comparison(args, loaded)
+    context = args.context or context
     print(table(
-        f"Decoding {args.images} crops, max {args.new_tokens} new tokens "
-        f"({decode_rows[0]['model'] if args.model else 'tiny random GlmOcr'}, {decode_rows[0]['dtype']})",
+        f"Decoding {args.images} crops, max {args.new_tokens} new tokens, events on "
+        f"({decode_rows[0]['model'] if args.model else 'tiny random GlmOcr'}, {decode_rows[0]['dtype']}); "
+        f"median of {args.reps} interleaved repetitions [min-max]",
         ["decoder", "B", "same as AR", "tokens", "forwards", "TPF", "mean k", "decode ms", "spec/AR wall",
-         "ms/forward"],
+         "ratio spread", "verdict"],
         [[r["decoder"], r["block"] or "-", r["identical"], r["tokens"], r["forwards"], r["tpf"],
-          r["mean_k"] if r["block"] else "-",
-          r["decode_ms"], r["ratio"], r["ms_per_forward"]] for r in decode_rows]))
+          r["mean_k"] if r["block"] else "-", r["decode_ms"], r["ratio"],
+          f"{r['ratio_low']:.2f}-{r['ratio_high']:.2f}", r["verdict"]] for r in decode_rows]))
     if args.model is None:
         print("(random weights: the model's own drafts are almost never right; the oracle rows show what the "
               "mechanics give when they are)")
 
-    from app.core.tiny.glmocr import DEFAULTS
-
-    heads = DEFAULTS["num_attention_heads"]
-    tiny_text = dict(hidden_size=DEFAULTS["hidden_size"], intermediate_size=DEFAULTS["intermediate_size"],
-                     num_hidden_layers=DEFAULTS["num_hidden_layers"], num_attention_heads=heads,
-                     num_key_value_heads=DEFAULTS["num_key_value_heads"], vocab_size=448,
-                     rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
-                                      "partial_rotary_factor": 1.0})
-    cost_rows = cost_table(args, device, tiny_text)
+    cost_rows = cost_table(args, device, loaded, context)
     print(table(
-        f"Forward cost in AR steps (random weights, KV cache {args.context} tokens, min of {args.reps})",
-        ["model", "dtype", "AR step ms", "B", "draft B+1 (x AR)", "verify B+2 (x AR)", "round (x AR)"],
+        f"Forward cost in AR steps (KV cache {context} tokens: the decode's mean context; median of "
+        f"{args.reps * 5} (decode model) / {args.reps} (GLM-OCR dims, random weights))",
+        ["model", "dtype", "AR step ms", "B", "draft B+1 (x AR)", "verify B+1 (x AR)", "round (x AR)"],
         [[r["model"], r["dtype"], r["ar_ms"], r["block"], r["draft_x"], r["verify_x"], r["round_x"]]
          for r in cost_rows]))
     print("\nA round beats AR when it commits more tokens than its 'round (x AR)' cost; "
           "on a GPU both forwards cost about one AR step, so the speedup approaches TPF.")
+    ratios = overhead_ratios(decode_rows)
     print(f"total {time.perf_counter() - t0:.1f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps(dict(decoding=decode_rows, forward_cost=cost_rows), indent=2))
+        Path(args.json).write_text(json.dumps(dict(decoding=decode_rows, forward_cost=cost_rows, context=context,
+                                                   overhead_ratio=ratios), indent=2))
+    print("overhead ratio (measured/ideal): " + ", ".join(f"B={b} {r:.2f}" for b, r in ratios.items()))
     return 0
 
 

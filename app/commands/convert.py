@@ -56,6 +56,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default=None, help="fp32, bf16, fp16 (default: bf16 on GPU, fp32 on CPU)")
     p.add_argument("--block-size", type=positive(int), default=None,
                    help="self-speculative block size (default: checkpoint)")
+    p.add_argument("--cache", choices=("dynamic", "static"), default=None,
+                   help="KV cache of the decoders (default: static on CUDA, dynamic elsewhere)")
     p.add_argument("--max-new-tokens", type=positive(int), default=None, help="cap on generated tokens per region")
     p.add_argument("--trace", default=None, metavar="FILE", help="write the event stream as JSON lines")
     p.add_argument("--no-compare", action="store_true", help="skip the comparison with the PDF text layer")
@@ -159,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
         engine=args.engine, layout=args.layout, dpi=args.dpi, ocr_dpi=args.ocr_dpi, pages=args.pages,
         password=args.password, keep_headers=args.keep_headers, device=args.device, dtype=args.dtype,
         model_path=args.model, layout_model_path=args.layout_model, block_size=args.block_size,
-        compare_text_layer=not args.no_compare,
+        cache=args.cache, compare_text_layer=not args.no_compare,
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
         formats=args.formats, layout_timeout=args.layout_timeout,
     )

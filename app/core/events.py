@@ -161,6 +161,7 @@ class RoundVerified(Event):
     bonus: int | None = None  # the extra token when all B+1 candidates were accepted
     block_size: int = 0
     output_len: int = 0  # response tokens committed so far, this round included
+    forwards: int = 2  # draft + verify; 1 when a0 alone ended the decode (no verify), 0 when the prefill's token did
 
 
 @dataclass

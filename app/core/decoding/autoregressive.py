@@ -41,6 +41,7 @@ class Decoded:
     stats: DecodeStats
     stopped: str = ""  # "stop" | "max_new_tokens" | "cancelled"
     rounds: list[Any] = field(default_factory=list)  # self-spec Round records (empty for AR)
+    logprobs: list[float] = field(default_factory=list)  # log p(token | prefix) of each token, same length
 
     @property
     def cancelled(self) -> bool:
@@ -65,6 +66,38 @@ def new_cache(model):
     return DynamicCache(config=model.config.get_text_config())
 
 
+def top_logprob(logits: "torch.Tensor") -> "torch.Tensor":
+    """log p of each row's argmax (greedy decoders commit exactly these tokens), in fp32, on the logits' device."""
+    rows = logits.float()
+    return rows.max(-1).values - rows.logsumexp(-1)
+
+
+def window_attention(model, cache, inner: "torch.Tensor") -> "torch.Tensor | None":
+    """The 4-D mask of a q-token window whose pattern inside the window is `inner` (q, q bool, True = attend) over
+    `cache`: every cached token visible; with a static cache the buffer's stale tail hidden. Eager attention gets an
+    additive float mask (it silently ignores a bool one)."""
+    import torch
+
+    from app.core.decoding.static_cache import StaticKVCache
+
+    if isinstance(cache, StaticKVCache):
+        mask = cache.key_mask(inner)
+    else:
+        q, clen = inner.shape[0], cache.get_seq_length()
+        mask = torch.cat([torch.ones(q, clen, dtype=torch.bool, device=inner.device), inner], 1).view(1, 1, q, clen + q)
+    return for_attention(mask, model)
+
+
+def for_attention(mask: "torch.Tensor", model) -> "torch.Tensor":
+    """sdpa takes the bool mask as is; eager silently ignores a bool mask, so give it an additive float one."""
+    import torch
+
+    if getattr(model.config, "_attn_implementation", "sdpa") == "eager":
+        dtype = model.dtype
+        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, torch.finfo(dtype).min)
+    return mask
+
+
 def text_positions(start: int, count: int, delta: int, device) -> "torch.Tensor":
     """(3, 1, count) M-RoPE positions for text tokens at absolute indices start..start+count-1."""
     import torch
@@ -74,7 +107,14 @@ def text_positions(start: int, count: int, delta: int, device) -> "torch.Tensor"
 
 
 def forward_logits(model, input_ids, positions, cache, attention_mask=None, keep: int = 0) -> "torch.Tensor":
-    """One text forward that appends to `cache`; returns (q, vocab) logits of the last `keep` rows (0 = all)."""
+    """One text forward that appends to `cache`; returns (q, vocab) logits of the last `keep` rows (0 = all). A
+    static cache runs the text decoder alone, eager or compiled (static_cache.py)."""
+    from app.core.decoding.static_cache import StaticKVCache
+
+    if isinstance(cache, StaticKVCache):
+        cache.prepare(input_ids.shape[1])
+        logits = cache.runner(model, input_ids, positions, attention_mask, cache)[0]
+        return logits[-keep:] if keep else logits
     out = model(
         input_ids=input_ids,
         position_ids=positions,
@@ -139,16 +179,23 @@ def ar_decode(
     on_token: Callable[[int, int, float, int], None] | None = None,
     cancel: "CancelToken | None" = None,
 ) -> Decoded:
-    """Greedy AR from a prefilled prompt. `on_token(step, token, ms, cache_len)` is called after each committed token
-    (ms = the forward that produced it; 0 for token 0, which comes from the prefill). Cancel is checked before
-    every forward."""
+    """Greedy AR from a prefilled prompt (its cache dynamic or static). `on_token(step, token, ms, cache_len)` is
+    called after each committed token (ms = the forward that produced it; 0 for token 0, which comes from the
+    prefill). Cancel is checked before every forward. The next input stays on the device: one read per token (the
+    stop check), none the other way; the log-probabilities are read once at the end."""
     import torch
+
+    from app.core.decoding.static_cache import StaticKVCache
 
     stats = DecodeStats(mode="ar", prefill_ms=prefix.ms)
     if max_new_tokens <= 0:
         return Decoded([], stats, "max_new_tokens")
     cache, device = prefix.cache, prefix.seed.device
-    tokens = [int(prefix.seed.argmax())]  # token 0 comes from the prefill
+    static = isinstance(cache, StaticKVCache)
+    one = torch.ones(1, 1, dtype=torch.bool, device=device)
+    last = prefix.seed.argmax().view(1, 1)
+    logprobs = [top_logprob(prefix.seed)]
+    tokens = [int(last)]  # token 0 comes from the prefill
     stats.started()
     if on_token:
         on_token(0, tokens[0], 0.0, cache.get_seq_length())
@@ -163,9 +210,11 @@ def ar_decode(
                 break
             t0 = time.perf_counter()
             clen = cache.get_seq_length()  # == prompt_len + len(tokens) - 1: the last token is not cached yet
-            ids = torch.tensor([[tokens[-1]]], device=device)
-            logits = forward_logits(model, ids, text_positions(clen, 1, prefix.delta, device), cache, keep=1)
-            token = int(logits[-1].argmax())
+            mask = window_attention(model, cache, one) if static else None
+            logits = forward_logits(model, last, text_positions(clen, 1, prefix.delta, device), cache, mask, keep=1)
+            last = logits[-1].argmax().view(1, 1)
+            logprobs.append(top_logprob(logits[-1]))
+            token = int(last)
             ms = (time.perf_counter() - t0) * 1e3
             tokens.append(token)
             stats.add_step(ms)
@@ -174,4 +223,4 @@ def ar_decode(
             if token in stop_ids:
                 stopped = "stop"
     stats.finished(tokens, stop_ids)
-    return Decoded(tokens, stats, stopped)
+    return Decoded(tokens, stats, stopped, logprobs=torch.stack(logprobs).tolist())

@@ -4,7 +4,9 @@ which the two agree plus the verifier's next token. Greedy only; the output equa
 token for token in fp32 for any weights.
 
 Notation: `clen` cached tokens; `x0` the last committed token whose KV is not cached yet (none in round 0); M the
-mask id; B the block size; a token at absolute index i sits at M-RoPE position i + δ.
+mask id; B the block size; a token at absolute index i sits at M-RoPE position i + δ. x0 leads the draft window
+causally, so the draft already computes its exact key/values (and a0, the exact AR token): they are kept, and the
+verify runs the B+1 candidates only. Draft and verify therefore have the same shape (B+1 rows) from round 1 on.
 
 What must never live here: prompts, text, events or Qt (glmocr_engine.py turns Round records into events).
 """
@@ -14,7 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from app.core.decoding.autoregressive import Decoded, Prefix, _sync, forward_logits, stop_index, text_positions
+from app.core.decoding.autoregressive import (Decoded, Prefix, forward_logits, stop_index, text_positions, top_logprob,
+                                              window_attention)
 from app.core.decoding.stats import DecodeStats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,64 +44,76 @@ class Round:
     cache_len: int  # after the round's crop
     output_len: int  # response tokens committed so far, this round included
     final: bool = False  # the decode stopped after this round (stop id or max_new_tokens)
+    forwards: int = 2  # 1 when a0 alone ended the decode (no verify), 0 when the prefill's token did (round 0)
 
 
-def window_mask(clen: int, q: int, *, causal_from: int, bidirectional: bool, device) -> "torch.Tensor":
-    """Bool (1, 1, q, clen + q) mask, True = attend. Every row sees the whole cache. Inside the window, rows before
-    `causal_from` (x0) see only themselves and earlier rows; with `bidirectional`, the rows from `causal_from` on (the
-    masks) see those earlier rows and each other; without it the window is plain causal."""
+def inner_mask(q: int, *, causal_from: int, bidirectional: bool, device) -> "torch.Tensor":
+    """Bool (q, q) pattern inside a window, True = attend: rows before `causal_from` (x0) see only themselves and
+    earlier rows; with `bidirectional`, the rows from `causal_from` on (the masks) see those earlier rows and each
+    other; without it the window is plain causal."""
     import torch
 
     inner = torch.ones(q, q, dtype=torch.bool, device=device).tril()
     if bidirectional:
         inner[causal_from:, causal_from:] = True
+    return inner
+
+
+def window_mask(clen: int, q: int, *, causal_from: int, bidirectional: bool, device) -> "torch.Tensor":
+    """Bool (1, 1, q, clen + q) mask over a dynamic cache of `clen` tokens: every row sees the whole cache, and
+    `inner_mask` inside the window."""
+    import torch
+
+    inner = inner_mask(q, causal_from=causal_from, bidirectional=bidirectional, device=device)
     mask = torch.cat([torch.ones(q, clen, dtype=torch.bool, device=device), inner], dim=1)
     return mask.view(1, 1, q, clen + q)
 
 
-def for_attention(mask: "torch.Tensor", model) -> "torch.Tensor":
-    """sdpa takes the bool mask as is; eager silently ignores a bool mask, so give it an additive float one."""
-    import torch
+class _Windows:
+    """The two window shapes of a decode (draft: [x0?] + B masks, bidirectional over the masks; verify: the B+1
+    candidates, causal), their in-window patterns built once, and the mask-token ids kept on the device."""
 
-    if getattr(model.config, "_attn_implementation", "sdpa") == "eager":
-        dtype = model.dtype
-        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, torch.finfo(dtype).min)
-    return mask
+    def __init__(self, block: int, mask_id: int, device) -> None:
+        import torch
 
-
-def draft(model, prefix: Prefix, cache, x0: int | None, seed_token: int, mask_id: int, block: int):
-    """DRAFT forward: window [x0?] + [M]*B at the positions of the tokens they stand for; returns the candidates
-    [a0, d1..dB] and crops the cache back (draft states are never kept). Row i predicts the token at i+1."""
-    import torch
-
-    clen = cache.get_seq_length()
-    device = prefix.seed.device
-    window = ([x0] if x0 is not None else []) + [mask_id] * block
-    lead = len(window) - block  # 1 when x0 leads the window, else 0
-    mask = window_mask(clen, len(window), causal_from=lead, bidirectional=True, device=device)
-    logits = forward_logits(model, torch.tensor([window], device=device),
-                            text_positions(clen, len(window), prefix.delta, device), cache, for_attention(mask, model))
-    rows = logits.argmax(-1).tolist()
-    cache.crop(-len(window))
-    # With x0: row 0 (causal) is a0, row j is d_j. Without: a0 comes from the prefill's seed, d_j from row j-1.
-    return rows if lead else [seed_token] + rows
+        self.block = block
+        self.masks = torch.full((block,), int(mask_id), dtype=torch.long, device=device)
+        self.first_draft = inner_mask(block, causal_from=0, bidirectional=True, device=device)
+        self.draft = inner_mask(block + 1, causal_from=1, bidirectional=True, device=device)
+        self.verify = inner_mask(block + 1, causal_from=block + 1, bidirectional=False, device=device)
 
 
-def verify(model, prefix: Prefix, cache, x0: int | None, candidates: Sequence[int]):
-    """VERIFY forward: window [x0?] + candidates, causal. Returns (verified, bonus): verified[i] = argmax of the row
-    predicting candidates[i] (the prefill's seed for candidates[0] in round 0), bonus = argmax of the last row."""
+def draft(model, prefix: Prefix, cache, x0, windows: _Windows):
+    """DRAFT forward: window [x0?] + [M]*B at the positions of the tokens they stand for. Row i predicts the token at
+    i+1, so with x0 row 0 (causal: it sees the cache and itself only) is the exact AR token a0 and row j is d_j;
+    without x0 (round 0) a0 is the prefill's seed and d_j comes from row j-1. Returns the candidates [a0, d1..dB]
+    and log p(a0) as device tensors. x0's key/values are exact (its row is causal), so they stay in the cache;
+    the mask rows are cropped away."""
     import torch
 
     clen = cache.get_seq_length()
     device = prefix.seed.device
-    window = ([x0] if x0 is not None else []) + list(candidates)
-    mask = window_mask(clen, len(window), causal_from=len(window), bidirectional=False, device=device)
-    logits = forward_logits(model, torch.tensor([window], device=device),
-                            text_positions(clen, len(window), prefix.delta, device), cache, for_attention(mask, model))
-    rows = logits.argmax(-1).tolist()
     if x0 is None:
-        rows = [int(prefix.seed.argmax())] + rows
-    return rows[:-1], rows[-1]
+        window, inner = windows.masks, windows.first_draft
+    else:
+        window, inner = torch.cat([x0, windows.masks]), windows.draft
+    logits = forward_logits(model, window.view(1, -1), text_positions(clen, len(window), prefix.delta, device), cache,
+                            window_attention(model, cache, inner))
+    rows = logits.argmax(-1)
+    cache.crop(-windows.block)
+    if x0 is None:
+        return torch.cat([prefix.seed.argmax().view(1), rows]), top_logprob(prefix.seed).view(1)
+    return rows, top_logprob(logits[0]).view(1)
+
+
+def verify(model, prefix: Prefix, cache, candidates, windows: _Windows):
+    """VERIFY forward: the candidates, causal, after x0 (already cached by the draft). Row i predicts candidate i+1;
+    the last row is the bonus. Returns the argmax rows and their log-probabilities as device tensors."""
+    clen = cache.get_seq_length()
+    device = prefix.seed.device
+    logits = forward_logits(model, candidates.view(1, -1), text_positions(clen, len(candidates), prefix.delta, device),
+                            cache, window_attention(model, cache, windows.verify))
+    return logits.argmax(-1), top_logprob(logits)
 
 
 def accept(candidates: Sequence[int], verified: Sequence[int], bonus: int) -> tuple[int, list[int]]:
@@ -130,17 +145,27 @@ def selfspec_decode(
     on_round: Callable[[Round], None] | None = None,
     cancel: "CancelToken | None" = None,
     draft_hook: DraftHook | None = None,
+    read_a0: bool | None = None,
 ) -> Decoded:
-    """Self-speculative greedy decoding from a prefilled prompt. Cancel is checked before each forward; a cancelled
-    decode returns what the finished rounds committed."""
+    """Self-speculative greedy decoding from a prefilled prompt (its cache dynamic or static). Cancel is checked
+    before each forward; a cancelled decode returns what the finished rounds committed.
+
+    Host work per round: the candidates stay on the device and feed the verify directly; the round's tokens are
+    read once. `read_a0` (default: on CPU, where forwards are synchronous and a read costs nothing) also reads a0
+    after the draft, so that a verify is skipped when a0 is a stop id; on an accelerator that would cost a second
+    sync every round to save one verify per region. A verify is always skipped when a0 reaches the budget, and
+    round 0 needs no forward at all when the prefill's token already ends the decode."""
     import torch
 
-    cache = prefix.cache
+    cache, device = prefix.cache, prefix.seed.device
+    read_a0 = device.type == "cpu" if read_a0 is None else read_a0
     stats = DecodeStats(mode="selfspec", block_size=block_size, prefill_ms=prefix.ms)
+    windows = _Windows(block_size, mask_id, device)
     seed_token = int(prefix.seed.argmax())
     tokens: list[int] = []
+    logprobs: list = []  # device tensors, read once at the end
     rounds: list[Round] = []
-    x0: int | None = None
+    x0 = None  # device (1,) tensor: the last committed token, not cached yet
     stopped = "" if max_new_tokens > 0 else "max_new_tokens"
     stats.started()
     with torch.no_grad():
@@ -148,27 +173,53 @@ def selfspec_decode(
             if cancel is not None and cancel.cancelled:
                 stopped = "cancelled"
                 break
+            a0_ends = len(tokens) + 1 >= max_new_tokens  # a0 alone fills the budget
             t0 = time.perf_counter()
-            candidates = draft(model, prefix, cache, x0, seed_token, mask_id, block_size)
+            host: list[int] | None = None  # the candidates, once read
+            if x0 is None and (a0_ends or seed_token in stop_ids):
+                drafted, lp0, forwards, host = None, top_logprob(prefix.seed).view(1), 0, [seed_token]
+            else:
+                drafted, lp0 = draft(model, prefix, cache, x0, windows)
+                forwards = 1
+                if read_a0 or a0_ends or draft_hook is not None:
+                    host = drafted.tolist()
             draft_ms = (time.perf_counter() - t0) * 1e3
-            if draft_hook is not None:
-                candidates = [int(t) for t in draft_hook(len(rounds), list(tokens), list(candidates))]
-            if cancel is not None and cancel.cancelled:
-                stopped = "cancelled"
-                break
-            t1 = time.perf_counter()
-            verified, bonus = verify(model, prefix, cache, x0, candidates)
-            verify_ms = (time.perf_counter() - t1) * 1e3
-            k, new = accept(candidates, verified, bonus)
-            cache.crop(-(len(candidates) - k))  # keep x0 and candidates[:k]; the last new token becomes x0
-            x0 = new[-1]
+            a0 = host[0] if host is not None else None
+            if draft_hook is not None and drafted is not None:
+                host = [int(t) for t in draft_hook(len(rounds), list(tokens), list(host))]
+                drafted = torch.tensor(host, dtype=torch.long, device=device)
+            if a0_ends or (a0 is not None and a0 in stop_ids):  # a0 ends the decode: nothing to verify
+                candidates, verified, bonus, verify_ms = host[:1], [a0], None, 0.0  # one slot: a0 alone
+                k, new = (1 if candidates[0] == a0 else 0), [a0]
+                lp_round = lp0
+            else:
+                if cancel is not None and cancel.cancelled:
+                    stopped = "cancelled"
+                    break
+                t1 = time.perf_counter()
+                rows, vlp = verify(model, prefix, cache, drafted, windows)
+                forwards += 1
+                if host is None:  # the round's one read: candidates and verdicts together
+                    both = torch.cat([drafted, rows]).tolist()
+                    host, checks = both[: block_size + 1], both[block_size + 1:]
+                    a0 = host[0]
+                else:
+                    checks = rows.tolist()
+                verify_ms = (time.perf_counter() - t1) * 1e3
+                candidates, verified, bonus = host, [a0] + checks[:-1], checks[-1]
+                k, new = accept(candidates, verified, bonus)
+                cache.crop(-(len(candidates) - k))  # keep candidates[:k] after x0; the last new token is x0
+                x0 = rows[k - 1:k] if k else drafted.new_tensor([a0])
+                lp_round = torch.cat([lp0, vlp])
             new, stopped = truncate(new, len(tokens), stop_ids, max_new_tokens)
+            logprobs.append(lp_round[: len(new)])
             tokens.extend(new)
-            stats.add_round(k, draft_ms, verify_ms)
+            stats.add_round(k, draft_ms, verify_ms, forwards=forwards)
             rnd = Round(len(rounds), k, list(candidates), list(verified), bonus if k == len(candidates) else None,
-                        new, draft_ms, verify_ms, cache.get_seq_length(), len(tokens), bool(stopped))
+                        new, draft_ms, verify_ms, cache.get_seq_length(), len(tokens), bool(stopped), forwards)
             rounds.append(rnd)
             if on_round:
                 on_round(rnd)
     stats.finished(tokens, stop_ids)
-    return Decoded(tokens, stats, stopped, rounds)
+    lps = torch.cat(logprobs).tolist() if logprobs else []
+    return Decoded(tokens, stats, stopped, rounds, logprobs=lps)

@@ -41,9 +41,10 @@ class DecodeStats:
         self.forwards += 1
         self.step_ms += ms
 
-    def add_round(self, k: int, draft_ms: float, verify_ms: float) -> None:
+    def add_round(self, k: int, draft_ms: float, verify_ms: float, forwards: int = 2) -> None:
+        """`forwards` < 2 when a0 alone ended the decode (no verify; round 0: not even a draft)."""
         self.rounds += 1
-        self.forwards += 2
+        self.forwards += forwards
         self.accepted.append(int(k))
         self.draft_ms += draft_ms
         self.verify_ms += verify_ms

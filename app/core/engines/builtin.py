@@ -159,7 +159,8 @@ class ReaderEngine:
                     region_id, rnd.index + offsets["round"], rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
                     lead(self.text_of(rnd.new_tokens)), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
                     candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
-                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + offsets["tokens"]))
+                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + offsets["tokens"],
+                    forwards=rnd.forwards))
 
             decoded = selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
                                       stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round, cancel=cancel)
@@ -195,6 +196,7 @@ class ReaderEngine:
         rec_ms = (time.perf_counter() - t_rec) * 1e3
         texts: list[list[str]] = []
         tokens: list[int] = []
+        logprobs: list[float] = []
         per_line: list[dict[str, Any]] = []
         offsets = {"round": 0, "step": 0, "tokens": 0}
         cancelled = False
@@ -221,6 +223,7 @@ class ReaderEngine:
                 per_line.append(st)
                 texts[-1].append(text)
                 tokens += list(decoded.tokens)
+                logprobs += decoded.logprobs
                 offsets["round"] += len(decoded.rounds)
                 offsets["step"] += len(decoded.tokens)
                 offsets["tokens"] += len(decoded.tokens)
@@ -242,8 +245,8 @@ class ReaderEngine:
                      device=self.device, dtype=self.dtype)
         if task == "formula":
             stats["note"] = "the built-in model reads printed text lines; the formula region was read as text"
-        emit(RegionFinished(region_id, text, stats, cancelled, tokens))
-        return RegionResult(region_id, text, tokens, stats, cancelled)
+        emit(RegionFinished(region_id, text, stats, cancelled, tokens, logprobs))
+        return RegionResult(region_id, text, tokens, stats, cancelled, logprobs=logprobs)
 
     def close(self) -> None:
         self.model = None  # type: ignore[assignment]
@@ -294,6 +297,7 @@ class LegacyBuiltinEngine:
         emit(RegionStarted(region_id, page, task, self.name, 0, budget))
         texts: list[str] = []
         tokens: list[int] = []
+        logprobs: list[float] = []
         per_line: list[dict[str, Any]] = []
         offsets = {"round": 0, "step": 0, "tokens": 0}
         cancelled = False
@@ -307,6 +311,7 @@ class LegacyBuiltinEngine:
                                                cancel=cancel, budget=max(8, budget - len(tokens)), numbering=numbering)
             texts.append(self.inner.text_of(decoded.tokens))
             tokens += list(decoded.tokens)
+            logprobs += decoded.logprobs
             st = decoded.stats.to_dict()
             st.update(box=list(box), stopped=decoded.stopped)
             per_line.append(st)
@@ -322,8 +327,8 @@ class LegacyBuiltinEngine:
             "cancelled" if cancelled else "done"), request_ms=(time.perf_counter() - t0) * 1e3, device=self.device)
         if task != "text":
             stats["note"] = f"the built-in model reads printed text lines; the {task} region was read as text"
-        emit(RegionFinished(region_id, text, stats, cancelled, tokens))
-        return RegionResult(region_id, text, tokens, stats, cancelled)
+        emit(RegionFinished(region_id, text, stats, cancelled, tokens, logprobs))
+        return RegionResult(region_id, text, tokens, stats, cancelled, logprobs=logprobs)
 
     def close(self) -> None:
         self.inner.close()

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 from app.core import events as ev
 from app.core.engines.base import BlocksCallback, CancelToken, DocumentResult, Emit, no_blocks, no_emit
-from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK, parse_output, to_regions
+from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK, IncrementalParser, to_regions
 from app.core.wording import count
 
 DOC_REGION = "doc"  # region id of the one generation that reads the whole document (window events carry it)
@@ -424,12 +424,13 @@ class _LiveRegions:
         self.numbers = numbers
         self.finished: set[str] = set()
         self.layout_sent: dict[int, tuple[str, ...]] = {}
+        self.parser = IncrementalParser(n_pages)  # re-parses only the page being written
 
     def update(self, text: str, *, final: bool, cancelled: bool = False):
         """Parse `text`; hand over the complete regions of pages whose blocks changed (`on_blocks`, by position in
         the page sequence) and emit RegionFinished for regions completed since the last call (ids name document
         pages); the returned regions index `pages`."""
-        parsed = parse_output(text, self.n_pages)
+        parsed = self.parser.parse(text)
         regions = to_regions(parsed, self.sizes, dpis=self.dpis, keep_headers=self.engine.keep_headers,
                              page_numbers=self.numbers)
         complete = regions if final else regions[:-1]

@@ -287,14 +287,88 @@ def parse_output(text: str, n_pages: int = 1) -> ParsedOutput:
     """Parse a whole raw output (special tokens kept) for a run over `n_pages` pages. Each block carries its offsets
     in `text` (`span`, `text_span`)."""
     clean, cpos = _clean_positions(text)
+    return _parse_clean(clean, cpos, n_pages, len(text), {})
+
+
+def _parse_clean(clean: str, cpos: list[int], n_pages: int, raw_len: int, cache: dict) -> ParsedOutput:
+    """The pages of the cleaned output; `cache` maps a page to (its pieces, its blocks) from an earlier call over a
+    prefix of the same output, reused when the page's pieces (and so its text and offsets) did not change."""
     pieces, problems = _page_pieces(clean, n_pages)
     blocks: list[ParsedBlock] = []
     for page, parts in enumerate(pieces):
+        end = cpos[parts[-1][1]] if parts else raw_len  # the raw offset just past the page
+        key = (tuple(parts), end)
+        hit = cache.get(page)
+        if hit is not None and hit[0] == key:
+            blocks += hit[1]
+            continue
         segment = "".join(clean[a:b] for a, b in parts)
-        pos = [cpos[i] for a, b in parts for i in range(a, b)]
-        pos.append(cpos[parts[-1][1]] if parts else len(text))
-        blocks += _parse_page(segment, page, pos)
+        pos = [i for a, b in parts for i in cpos[a:b]]
+        pos.append(end)
+        mine = _parse_page(segment, page, pos)
+        cache[page] = (key, mine)
+        blocks += mine
     return ParsedOutput(blocks, pages_seen=clean.count(PAGE_MARK) or (1 if clean.strip() else 0), problems=problems)
+
+
+_EOS = NOISE_TOKENS[0]
+_LONGEST = max(len(t) for t in NOISE_TOKENS)
+
+
+class IncrementalParser:
+    """`parse_output` for an output that only grows (the live generation): each call cleans only the new tail and
+    re-parses only the pages whose pieces changed (in practice the page being written), so following a generation
+    block by block costs about its length, not its length times its blocks. Gives exactly what `parse_output`
+    gives for the same text (tests); a text that does not extend the last one starts over."""
+
+    def __init__(self, n_pages: int = 1) -> None:
+        self.n_pages = n_pages
+        self._reset()
+
+    def _reset(self) -> None:
+        self._raw = ""  # the raw text consumed so far (up to a point no special string straddles)
+        self._clean = ""
+        self._cpos: list[int] = []  # raw offset of each clean character
+        self._ended = False  # the end-of-sentence string was seen: nothing after it counts
+        self._pages: dict[int, tuple] = {}
+
+    def parse(self, text: str) -> ParsedOutput:
+        if not text.startswith(self._raw):
+            self._reset()
+        if not self._ended:
+            self._consume(text)
+        tail = "" if self._ended else text[len(self._raw):]  # an unfinished special string is text until it completes
+        committed = len(self._cpos)
+        self._cpos.extend(range(len(self._raw), len(self._raw) + len(tail)))  # borrowed for this parse (no copy)
+        self._cpos.append(len(self._raw) + len(tail))
+        try:  # a page parsed with the tail may read differently once the tail completes: that parse is not kept
+            return _parse_clean(self._clean + tail, self._cpos, self.n_pages, len(text),
+                                dict(self._pages) if tail else self._pages)
+        finally:
+            del self._cpos[committed:]
+
+    def _consume(self, text: str) -> None:
+        start = len(self._raw)
+        safe = len(text)
+        window = text[max(start, safe - _LONGEST + 1):]
+        for i in range(len(window)):  # a suffix that may still grow into a special string stays unconsumed
+            if any(len(window) - i < len(t) and t.startswith(window[i:]) for t in NOISE_TOKENS):
+                safe = len(text) - len(window) + i
+                break
+        chunk = text[start:safe]
+        end = chunk.find(_EOS)
+        if end >= 0:
+            chunk, self._ended = chunk[:end], True
+        last = 0
+        pieces: list[str] = []
+        for m in _NOISE_RE.finditer(chunk):
+            pieces.append(chunk[last:m.start()])
+            self._cpos.extend(range(start + last, start + m.start()))
+            last = m.end()
+        pieces.append(chunk[last:])
+        self._cpos.extend(range(start + last, start + len(chunk)))
+        self._clean += "".join(pieces)
+        self._raw = text[:safe] if not self._ended else text[:start + len(chunk)]
 
 
 _DROPPED = NOISE_TOKENS + (PAGE_MARK, DET_CLOSE, REF_OPEN, REF_CLOSE)

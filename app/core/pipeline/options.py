@@ -54,6 +54,7 @@ class PipelineOptions:
     model_path: str | None = None
     layout_model_path: str | None = None
     block_size: int | None = None
+    cache: str | None = None  # the decoders' KV cache: dynamic | static; None = the engine's choice
     compare_text_layer: bool = True
     engine_options: dict[str, Any] = field(default_factory=dict)
     # save picture crops here as soon as a page is laid out (the GUI's working folder), their absolute path in

@@ -106,7 +106,8 @@ class Pipeline:
                 raise PipelineError(str(exc), "engine") from None
             self.emit(PhaseChanged("loading_model", detail=self.engine_name))
             opts: dict[str, Any] = {k: v for k, v in dict(model_path=o.model_path, device=o.device, dtype=o.dtype,
-                                                          block_size=o.block_size).items() if v is not None}
+                                                          block_size=o.block_size, cache=o.cache).items()
+                                    if v is not None}
             if o.keep_headers:
                 opts["keep_headers"] = True  # whole-document engines route labels themselves
             opts.update(o.engine_options)

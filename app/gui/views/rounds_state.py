@@ -49,6 +49,7 @@ class RoundRecord:
     block_size: int
     start: int  # character span this round appended to the region's text
     end: int
+    forwards: int = 2  # draft + verify (fewer when a0 alone ended the decode)
 
     @property
     def accepted(self) -> int:
@@ -137,6 +138,7 @@ class RegionRounds:
             block_size=ev.block_size or max(0, len(ev.candidates) - 1),
             start=start,
             end=end,
+            forwards=int(ev.forwards),
         )
         self.rounds.append(rec)
         self._starts.append(start)
@@ -171,7 +173,8 @@ class RegionRounds:
     @property
     def live_tpf(self) -> float:
         """Response tokens per forward so far; like the engine's figure, a committed stop token does not count."""
-        return self.tokens / (2 * len(self.rounds)) if self.rounds else 0.0
+        forwards = sum(r.forwards for r in self.rounds)
+        return self.tokens / forwards if forwards else 0.0
 
     @property
     def tpf(self) -> float:
