@@ -277,7 +277,9 @@ def test_the_window_reads_queued_documents_on_the_server_and_shows_the_queue(qtb
     w.open_files([str(p) for p in paths], run=False)
     w.runs.enqueue([str(p.resolve()) for p in paths])
     view = w.queue_view
+    assert not w.queue_dock.isVisible()  # nothing queued yet: the queue takes no room
     view.refresh()
+    assert w.queue_dock.isVisible()  # three documents queued: it shows itself, at the right
     assert [(r.name, r.state, r.position) for r in view.rows] == [
         ("first.pdf", "queued", 1), ("second.pdf", "queued", 2), ("third.pdf", "queued", 3)]
     view.list.setCurrentRow(2)  # third: move it to the front, then take second out of the queue

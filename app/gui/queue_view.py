@@ -48,6 +48,8 @@ class QueueView(QWidget):
         layout.addWidget(self.overall)
         layout.addLayout(buttons)
         self.rows: list[queue.QueueRow] = []
+        self.dock: QDockWidget | None = None  # shown once by itself, the first time two documents are in the queue
+        self._offered = False
         self._timer = QTimer(self, interval=REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
         self._timer.start()
@@ -74,6 +76,9 @@ class QueueView(QWidget):
                 self.list.addItem(item)
                 if row.path == chosen:
                     self.list.setCurrentItem(item)
+        if self.dock is not None and not self._offered and len(rows) >= 2:
+            self._offered = True  # once: a person who closes it keeps it closed (View → Queue brings it back)
+            self.dock.show()
         finished, total = queue.overall(rows)
         self.overall.setRange(0, max(1, total))
         self.overall.setValue(finished)
@@ -95,14 +100,15 @@ class QueueView(QWidget):
 
 
 def install_queue_view(window) -> QueueView:
-    """The queue as a dock of the window (listed in View), beside the decoding views."""
+    """The queue as a dock at the window's right (listed in View), hidden until two documents are queued: it takes
+    no height from the decoding views (their statistics must fit at 1280×800)."""
     view = QueueView(window.runs, window)
     dock = QDockWidget("Queue", window)
     dock.setObjectName("queue_dock")
     dock.setWidget(view)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    window.tabifyDockWidget(window.views_dock, dock)
-    window.views_dock.raise_()
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    dock.hide()
+    view.dock = dock
     window.actions.menus["&View"].addAction(dock.toggleViewAction())
     window.queue_dock = dock
     return view
