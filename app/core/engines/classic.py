@@ -2,9 +2,10 @@
 
 A region engine (kind "region") like the VLM engines, so the app produces real text on any machine with no
 download. It has no rounds and no window to show: it emits RegionStarted and RegionFinished only.
-Per task: text → the recognised lines in reading order, one per line; table → a plain HTML table built from the
-line boxes (rows by vertical overlap, cells left to right); formula → the recognised characters as they are
-(RapidOCR does not read LaTeX).
+Per task: text → the recognised lines in reading order, one per line; table → an HTML table built from the
+line boxes (rows by vertical overlap, columns inferred from the pieces' x-positions across rows: app.core.tables);
+formula → the recognised characters as they are (RapidOCR does not read LaTeX). Latin pages are read as Latin:
+the recogniser's CJK classes are masked once a page reads as Latin (app.core.engines.script_mask).
 
 What must never live here: layout, assembly, Qt.
 """
@@ -12,15 +13,17 @@ from __future__ import annotations
 
 import threading
 import time
-from html import escape
 from typing import Any
 
 from app.core.engines import CancelToken, EngineUnavailable, RegionResult, no_emit
+from app.core.engines.script_mask import ScriptMask, install
 from app.core.events import RegionFinished, RegionStarted
+from app.core.tables import from_rows
 
 _ENGINE = None
 PAD = 24  # white pixels added around a crop before detection
 _ENGINE_LOCK = threading.Lock()
+SCRIPT_MASK = ScriptMask()  # the page's script, for the one RapidOCR instance of this process
 
 
 def _rapidocr():
@@ -46,6 +49,7 @@ def _rapidocr():
                 _ENGINE = RapidOCR()
             logger = logging.getLogger("RapidOCR")
             logger.setLevel(logging.ERROR)
+            install(_ENGINE, SCRIPT_MASK)
         return _ENGINE
 
 
@@ -85,10 +89,13 @@ def lines_to_text(rows: list[list[tuple[tuple, str]]]) -> str:
 
 
 def lines_to_table(rows: list[list[tuple[tuple, str]]]) -> str:
-    if not rows:
-        return ""
-    body = "".join("<tr>" + "".join(f"<td>{escape(t)}</td>" for _, t in row) + "</tr>" for row in rows)
-    return f"<table>{body}</table>"
+    return from_rows(rows)
+
+
+def pieces_to_text(task: str, pieces) -> tuple[str, int]:
+    """Recognised pieces (box, text, ...) of one region → its text for `task`, and its number of lines."""
+    rows = group_lines([(p[0], p[1]) for p in pieces])
+    return (lines_to_table(rows) if task == "table" else lines_to_text(rows)), len(rows)
 
 
 class ClassicEngine:
@@ -102,6 +109,7 @@ class ClassicEngine:
         self.name = name
         self.min_score = min_score
         self._ocr = _rapidocr()
+        self._page: int | None = None  # the page being read: a new page starts a new script estimate
 
     def close(self) -> None:
         self._ocr = None
@@ -128,6 +136,11 @@ class ClassicEngine:
             out.append(((min(xs), min(ys), max(xs), max(ys)), str(text), float(score)))
         return out
 
+    def start_page(self, page: int) -> None:
+        if page != self._page:
+            self._page = page
+            SCRIPT_MASK.reset()
+
     def decode_region(self, image, task: str, *, region_id: str, page: int = 0, emit=no_emit,
                       cancel: CancelToken | None = None) -> RegionResult:
         emit(RegionStarted(region_id=region_id, page=page, task=task, engine=self.name))
@@ -135,16 +148,32 @@ class ClassicEngine:
             emit(RegionFinished(region_id=region_id, text="", stats={"engine": self.name}, cancelled=True))
             return RegionResult(region_id, "", cancelled=True)
         t0 = time.perf_counter()
+        self.start_page(page)
         pieces = self.read_lines(image)
-        rows = group_lines([(box, text) for box, text, _ in pieces])
-        text = lines_to_table(rows) if task == "table" else lines_to_text(rows)
+        text, lines = pieces_to_text(task, pieces)
         ms = (time.perf_counter() - t0) * 1000
         stats = {
-            "engine": self.name, "ms": round(ms, 1), "lines": len(rows), "pieces": len(pieces), "chars": len(text),
+            "engine": self.name, "ms": round(ms, 1), "lines": lines, "pieces": len(pieces), "chars": len(text),
             "mean_score": round(sum(s for *_, s in pieces) / len(pieces), 4) if pieces else 0.0,
         }
         emit(RegionFinished(region_id=region_id, text=text, stats=stats))
         return RegionResult(region_id, text, stats=stats)
+
+
+def recognise_line(image) -> tuple[str, float]:
+    """One text line image → (text, score), recognition only (no detection): a quick check of a line's text."""
+    import numpy as np
+
+    from PIL import ImageOps
+
+    if image.width < 4 or image.height < 4:
+        return "", 0.0
+    arr = np.asarray(ImageOps.expand(image.convert("RGB"), border=4, fill=(255, 255, 255)))
+    result = _rapidocr()(arr, use_det=False, use_cls=False, use_rec=True)
+    txts, scores = result.txts, result.scores
+    if not txts:
+        return "", 0.0
+    return str(txts[0]), float(scores[0] if scores else 0.0)
 
 
 def open_engine(**options: Any) -> ClassicEngine:
