@@ -53,10 +53,16 @@ def _starts(values: list[float], tol: float = 1.0) -> list[float]:
     return out
 
 
-def from_finder(table) -> str:
-    """A `pymupdf.table.Table` → HTML with its header row as `<th>` and spans from its merged cells. Read the table
-    while its page is alive (the header test renders the page)."""
-    texts = table.extract()
+def cell_text(words, box) -> str:
+    """The words (PyMuPDF `get_text("words")` tuples) whose centre lies in `box`, in the text layer's order. (The
+    finder's own `extract()` splits "1,204" into "1204" and "," on some fonts.)"""
+    inside = [w for w in words if box[0] <= (w[0] + w[2]) / 2 <= box[2] and box[1] <= (w[1] + w[3]) / 2 <= box[3]]
+    return " ".join(w[4] for w in sorted(inside, key=lambda w: (w[5], w[6], w[7])))
+
+
+def from_finder(table, words) -> str:
+    """A `pymupdf.table.Table` (+ its page's words) → HTML with its header row as `<th>` and spans from its merged
+    cells. Read the table while its page is alive (the header test renders the page)."""
     boxes = [list(r.cells) for r in table.rows]
     xs = _starts([b[0] for row in boxes for b in row if b is not None])
     ys = _starts([b[1] for row in boxes for b in row if b is not None])
@@ -68,8 +74,7 @@ def from_finder(table) -> str:
                 continue
             colspan = max(1, sum(1 for x in xs if b[0] - 1 <= x < b[2] - 1))
             rowspan = max(1, sum(1 for y in ys if b[1] - 1 <= y < b[3] - 1))
-            text = texts[r][c] if r < len(texts) and c < len(texts[r]) else ""
-            cells.append(Cell(" ".join((text or "").split()), rowspan, colspan))
+            cells.append(Cell(cell_text(words, b), rowspan, colspan))
         out.append(cells)
     header_rows = 0
     try:

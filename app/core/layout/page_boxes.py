@@ -1,0 +1,117 @@
+"""What PyMuPDF's layout boxes get wrong, put right before they become regions (boxes in PDF points, unrotated):
+
+- a `picture` box that holds text (the layout sometimes calls paragraphs or a handwritten page a picture) is followed
+  by a `picture-text` box over the same area, read as text: text is never dropped with the picture;
+- a `table` box is widened to the table PyMuPDF's table finder sees there (ruling lines included), and the finder's
+  cells (HTML with header and spans, app.core.tables) go with it for the text-layer source to take;
+- a `caption`/`text` box of one short line that reads as math becomes a `formula`; a `formula` box whose text reads
+  as prose becomes `text`;
+- the lines PyMuPDF's OCR hook read on a scanned page (its text in the CJK fallback font it inserts) go with the
+  boxes that hold them (`ocr_lines`), so a region need not be read a second time (app.core.pipeline.text_source).
+
+What must never live here: the child process (budget.py), the label mapping (pymupdf_layout.py), reading text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.core.textlayer import inside_fraction
+
+OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
+PICTURE_TEXT_MIN_LETTERS = 12  # fewer letters in a picture: labels of a chart, not text that was lost
+MATH_FUNCTIONS = frozenset("sum int prod lim log ln exp sin cos tan max min det mod sqrt frac".split())
+_RELATION = re.compile(r"[=<>≤≥≈≠∝∈⊂→]")
+_MATH_MARK = re.compile(r"[\^_\\∑∫∏√±×÷∞∂∇]|\b[a-zA-Z]\s*[+\-*/]\s*[a-zA-Z0-9]")
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+@dataclass
+class Line:
+    box: tuple[float, float, float, float]
+    text: str
+    ocr: bool  # written by the layout's OCR hook (no text layer of the document's own)
+
+
+def fulltext_lines(parsed: dict) -> list[Line]:
+    """The page's text lines as pymupdf4llm saw them (the text layer and, on scans, its OCR's text)."""
+    out = []
+    for block in parsed.get("fulltext") or []:
+        for line in block.get("lines", []) or []:
+            spans = line.get("spans", []) or []
+            text = "".join(s.get("text", "") for s in spans).strip()
+            if text:
+                ocr = all(str(s.get("font", "")).startswith(OCR_INSERT_FONT) for s in spans)
+                out.append(Line(tuple(float(v) for v in line["bbox"]), text, ocr))
+    return out
+
+
+def lines_in(lines: list[Line], box, min_inside: float = 0.5) -> list[Line]:
+    return [ln for ln in lines if inside_fraction(ln.box, box) >= min_inside]
+
+
+def looks_like_math(text: str) -> bool:
+    """One line that is an equation rather than prose: a relation sign, and a mark of math (a sub/superscript,
+    an operator between symbols, a math sign), and few words that are not math function names."""
+    t = text.strip()
+    if not t or len(t) > 120 or not _RELATION.search(t) or not _MATH_MARK.search(t):
+        return False
+    words = [w for w in _WORD.findall(t) if w.lower() not in MATH_FUNCTIONS]
+    return len(words) <= 1
+
+
+def _box(b: dict) -> tuple[float, float, float, float]:
+    return (float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"]))
+
+
+def _letters(lines: list[Line]) -> int:
+    return sum(c.isalpha() for ln in lines for c in ln.text)
+
+
+def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
+    """PyMuPDF's table finder on a born-digital page: (bbox in points, HTML) per table; [] when it fails."""
+    from app.core.tables import from_finder
+
+    try:
+        found = page.find_tables()
+        words = page.get_text("words") if found.tables else []
+        return [(tuple(float(v) for v in t.bbox), from_finder(t, words)) for t in found.tables]
+    except Exception:  # noqa: BLE001 - the finder on a damaged page: the layout's box stands
+        return []
+
+
+def refine(boxes: list[dict], lines: list[Line], tables=None) -> list[dict]:
+    """The corrected boxes (new dicts; extra keys `ocr_lines`, `layer_table`) in the same reading order.
+    `tables`: a callable returning `find_tables(page)` of the original page (called only when there is a table)."""
+    out: list[dict] = []
+    found = None
+    for b in boxes:
+        b = dict(b)
+        cls = b.get("boxclass") or "text"
+        inside = lines_in(lines, _box(b))
+        text = " ".join(ln.text for ln in inside)
+        if cls in ("caption", "text") and len(inside) == 1 and looks_like_math(text):
+            b["boxclass"] = cls = "formula"
+        elif cls == "formula" and inside and not any(looks_like_math(ln.text) for ln in inside) \
+                and len(_WORD.findall(text)) >= 4:
+            b["boxclass"] = cls = "text"
+        if cls == "table" and tables is not None:
+            if found is None:
+                found = tables()
+            for tb, html in found:
+                if inside_fraction(_box(b), tb) > 0.5 or inside_fraction(tb, _box(b)) > 0.5:
+                    b["x0"], b["y0"] = min(b["x0"], tb[0]), min(b["y0"], tb[1])
+                    b["x1"], b["y1"] = max(b["x1"], tb[2]), max(b["y1"], tb[3])
+                    b["layer_table"] = html
+                    break
+        ocr = [ln for ln in lines_in(lines, _box(b)) if ln.ocr]
+        if ocr:
+            b["ocr_lines"] = [[*ln.box, ln.text] for ln in ocr]
+        out.append(b)
+        if cls == "picture" and _letters(inside) >= PICTURE_TEXT_MIN_LETTERS:
+            text_box = {k: b[k] for k in ("x0", "y0", "x1", "y1")}
+            text_box.update(boxclass="picture-text", textlines=None)
+            if ocr:
+                text_box["ocr_lines"] = b["ocr_lines"]
+            out.append(text_box)
+    return out
