@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 from app.core.atomic import discard, interrupts_deferred, remove_stale_temporaries, temporary_file
 from app.core.pipeline.assembly import assemble_blocks, assemble_document
 from app.core.pipeline.options import DEFAULT_FORMATS, FORMATS
+from app.core.pipeline.text_source import text_source
 from app.core.regions import DECODED_TASKS, Region
 
 JSON_SCHEMA = "scriptorium.document/1"
@@ -79,6 +80,7 @@ def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: 
         "score": r.score, "text": r.text, "markdown": markdown, "engine": r.extra.get("engine", ""),
         "stats": r.extra.get("stats", {}), "cer": rounded(r.extra.get("cer")), "source": r.source, "flags": list(r.flags),
         "status": region_status(r), "edited": edited,
+        "text_source": text_source(r),  # text-layer | ocr (None: not read); "source" is the layout that found it
     }
     if image:
         d["image"] = image

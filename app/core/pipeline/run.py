@@ -54,6 +54,7 @@ from app.core.pipeline.options import PipelineError, PipelineOptions, parse_page
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
+from app.core.pipeline.text_source import TEXT_LAYER, TextSource, text_source
 from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
 
 CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
@@ -76,6 +77,7 @@ class Pipeline:
                                                                                          self.options.model_path)
         self.output: DocumentOutput | None = None
         self._words_cache: dict[int, list] = {}
+        self.text_source = TextSource(self)  # the text layer or the layout's OCR instead of the engine, per region
 
     # -- setup -------------------------------------------------------------------------------------------------
     def open(self, path) -> Document:
@@ -249,13 +251,15 @@ class Pipeline:
             "tokens_per_s": round(tokens / dec_s, 2) if tokens and dec_s > 0 else 0.0,
             "seconds": round(seconds, 3), "cer": rounded(out.cer),
             "errors": sum("error" in r.flags for r in regions),
+            "text_layer_blocks": sum(text_source(r) == TEXT_LAYER for r in regions),
         }
 
     # -- per page ------------------------------------------------------------------------------------------------
     def text_words(self, index: int) -> list:
         """The text-layer words of page `index` (app.core.document.TextWord; [] without one or when not compared)."""
         if index not in self._words_cache:
-            words = self.document.text_layer(index) if self.options.compare_text_layer else []
+            o = self.options
+            words = self.text_source.layer(index).words if o.compare_text_layer and o.text_layer != "ignore" else []
             self._words_cache = {index: words}  # one page at a time is enough; keeps memory flat
         return self._words_cache[index]
 
@@ -340,7 +344,8 @@ class Pipeline:
         for k, r in enumerate(todo):
             self.cancel.check()
             self.emit(PhaseChanged("decoding", detail=f"page {index + 1}", current=k + 1, total=len(todo)))
-            self._decode_one(r)
+            if not self.text_source.take(r):
+                self._decode_one(r)
         page.decoded = True
         self.compare_page(page)
         page.ms += (time.perf_counter() - t0) * 1000
@@ -393,7 +398,7 @@ class Pipeline:
         for r in page.regions:
             r.extra.pop("cer", None)
             r.extra.pop("reference_chars", None)
-            if r.task not in CER_TASKS or "stats" not in r.extra:
+            if r.task not in CER_TASKS or "stats" not in r.extra or not self.text_source.comparable(r):
                 continue
             comp = compare_block(r.id, r.text, words, r.box_pt)
             if comp is not None:

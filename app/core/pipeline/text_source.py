@@ -1,0 +1,158 @@
+"""Where a region's text comes from (DESIGN §5, text-layer policy): the document's own text layer, the layout's OCR,
+or the engine. Every decoded region records its source in `stats["text_source"]` (`text-layer` or `ocr`).
+
+    source = TextSource(pipeline)
+    if not source.take(region):          # the layer's text (prefer) or the layout's OCR lines (classic engine)
+        pipeline._decode_one(region)     # the engine reads the crop
+    source.comparable(region)            # may its OCR be measured against the layer (no layer that was rejected)
+
+`--text-layer prefer` takes the layer's text for a text or table region when the layer there is trustworthy: real
+visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.textlayer.original_layer), not garbled
+(no private-use or replacement characters), and agreeing with a quick OCR check of its longest lines (the
+recogniser reads the line image; CER ≤ CHECK_MAX_CER with spaces ignored). Otherwise the engine reads it (a
+scrambled layer keeps OCR). `compare` reads every region with the engine and measures it against the layer;
+`ignore` neither uses nor measures the layer. Formulas go to the engine (the layer holds no LaTeX), unless the
+engine is the classic one, which reads no LaTeX either.
+
+One OCR pass per scanned page: with the classic engine (the same recogniser as the layout's OCR hook), a region
+whose lines the layout's OCR already read (`region.extra["ocr_lines"]`) takes them instead of reading the crop
+again.
+
+What must never live here: decoding with a model, layout, writing files.
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from app.core.events import RegionFinished, RegionStarted
+from app.core.regions import Region, record_result
+from app.core.textlayer import PageLayer, garbled_fraction, original_layer, words_in_box
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.pipeline.run import Pipeline
+
+LAYER_TASKS = ("text", "table")
+CHECK_LINES = 2  # lines of a region the quick OCR check reads
+CHECK_DPI = 150.0
+CHECK_MAX_CER = 0.3
+GARBLED_MAX = 0.05
+TEXT_LAYER = "text-layer"
+OCR = "ocr"
+
+
+def text_source(region: Region) -> str | None:
+    """`text-layer` or `ocr` for a region that was read; None for one that was not (pictures, skipped, pending)."""
+    stats = region.extra.get("stats")
+    if stats is None:
+        return None
+    return stats.get("text_source", OCR)
+
+
+def paragraph(words) -> str:
+    """Text-layer words → one paragraph: the layer's lines joined by spaces, a hyphen at a line end rejoins."""
+    lines: dict[tuple[int, int], list[str]] = {}
+    for w in sorted(words, key=lambda w: (w.block, w.line, w.word)):
+        lines.setdefault((w.block, w.line), []).append(w.text)
+    out = ""
+    for parts in lines.values():
+        line = " ".join(parts)
+        if out.endswith("-") and line[:1].islower():
+            out = out[:-1] + line
+        else:
+            out = f"{out} {line}" if out else line
+    return out
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+class TextSource:
+    def __init__(self, pipeline: "Pipeline") -> None:
+        self.pipeline = pipeline
+        self._layer: tuple[tuple[int, int], PageLayer] | None = None
+
+    def layer(self, index: int) -> PageLayer:
+        """Page `index`'s original text layer (one page cached)."""
+        doc = self.pipeline.document
+        key = (id(doc), index)
+        if self._layer is None or self._layer[0] != key:
+            self._layer = (key, original_layer(doc, index, self.pipeline.options.password))
+        return self._layer[1]
+
+    @property
+    def mode(self) -> str:
+        return self.pipeline.options.text_layer
+
+    def comparable(self, region: Region) -> bool:
+        """May this region's text be measured against the text layer? Not when it came from the layer (that would
+        be the layer against itself) nor where the layer was found untrustworthy."""
+        return self.mode != "ignore" and text_source(region) != TEXT_LAYER and "layer_rejected" not in region.extra
+
+    def take(self, region: Region) -> bool:
+        """Give `region` its text without the engine when policy allows; True when it did."""
+        t0 = time.perf_counter()
+        region.extra.pop("layer_rejected", None)
+        tasks = LAYER_TASKS + (("formula",) if self.pipeline.engine_name == "classic" else ())  # no LaTeX reader
+        if self.mode == "prefer" and region.task in tasks and self.pipeline.document.kind == "pdf":
+            words = words_in_box(self.layer(region.page).words, region.box_pt)
+            if words:
+                why = self._distrust(region, words)
+                if why is None:
+                    text = region.extra.get("layer_table") if region.task == "table" else None
+                    self._finish(region, t0, text or paragraph(words), TEXT_LAYER, TEXT_LAYER, words=len(words))
+                    return True
+                region.extra["layer_rejected"] = why
+        lines = region.extra.get("ocr_lines")
+        if lines and self.pipeline.engine_name == "classic" and not words_in_box(self.layer(region.page).words,
+                                                                                  region.box_pt):
+            from app.core.engines.classic import pieces_to_text
+
+            text, n = pieces_to_text(region.task, [(tuple(line[:4]), line[4]) for line in lines])
+            self._finish(region, t0, text, "classic", OCR, lines=n, reused_layout_ocr=True)
+            return True
+        return False
+
+    def _distrust(self, region: Region, words) -> str | None:
+        """Why the layer's words in `region` cannot be taken (None: they can)."""
+        if self.layer(region.page).hidden_in(region.box_pt):
+            return "hidden text"
+        if garbled_fraction(" ".join(w.text for w in words)) > GARBLED_MAX:
+            return "garbled encoding"
+        return self._check(region, words)
+
+    def _check(self, region: Region, words) -> str | None:
+        """The quick OCR check: the recogniser reads the region's longest layer lines from the page image."""
+        from rapidfuzz.distance import Levenshtein
+
+        from app.core.engines.classic import recognise_line
+
+        lines: dict[tuple[int, int], list] = {}
+        for w in words:
+            lines.setdefault((w.block, w.line), []).append(w)
+        ranked = sorted(lines.values(), key=lambda ws: -sum(len(w.text) for w in ws))[:CHECK_LINES]
+        dist = total = 0
+        doc = self.pipeline.document
+        for ws in ranked:
+            ref = _squash(" ".join(w.text for w in sorted(ws, key=lambda w: w.word)))
+            if len(ref) < 3:
+                continue
+            x0, y0 = min(w.box_pt[0] for w in ws), min(w.box_pt[1] for w in ws)
+            x1, y1 = max(w.box_pt[2] for w in ws), max(w.box_pt[3] for w in ws)
+            pad = 0.15 * (y1 - y0)
+            image = doc.crop(region.page, (x0 - pad, y0 - pad, x1 + pad, y1 + pad), CHECK_DPI)
+            read, _ = recognise_line(image)
+            dist += Levenshtein.distance(_squash(read), ref)
+            total += len(ref)
+        if total and dist / total > CHECK_MAX_CER:
+            return f"the page image reads otherwise (CER {dist / total:.2f})"
+        return None
+
+    def _finish(self, region: Region, t0: float, text: str, engine: str, source: str, **extra) -> None:
+        emit = self.pipeline.emit
+        emit(RegionStarted(region_id=region.id, page=region.page, task=region.task, engine=engine))
+        stats = {"engine": engine, "text_source": source, "chars": len(text),
+                 "ms": round((time.perf_counter() - t0) * 1000, 3), **extra}
+        record_result(region, text, stats, cancelled=False, engine=engine)
+        emit(RegionFinished(region_id=region.id, text=text, stats=stats))
