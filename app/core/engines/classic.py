@@ -123,7 +123,8 @@ class ClassicEngine:
             return []
         # a white margin: text touching the crop's edge is detected poorly (split or clipped words)
         arr = np.asarray(ImageOps.expand(image.convert("RGB"), border=PAD, fill=(255, 255, 255)))
-        result = self._ocr(arr)
+        # every step named: RapidOCR keeps the last call's use_det/use_cls/use_rec (recognise_line turns det off)
+        result = self._ocr(arr, use_det=True, use_cls=False, use_rec=True)
         boxes, txts, scores = getattr(result, "boxes", None), getattr(result, "txts", None), getattr(result, "scores", None)
         if boxes is None or txts is None:
             return []
