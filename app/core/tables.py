@@ -1,7 +1,7 @@
 """Tables as HTML (`<table>` with a `<th>` header row, colspan/rowspan), from two sources:
 
 - a born-digital table found by PyMuPDF's table finder (`from_finder`): its cells, merged cells (a `None` cell is
-  covered by a neighbour whose box reaches over it) and its header row;
+  covered by a neighbour whose box reaches over it) and its header (the first row, and the rows its cells span);
 - recognised pieces of a read table (`from_rows`: rows of (box, text) pieces, as OCR gives them): the column
   boundaries are inferred from the pieces' x-extents across all rows (an interval union over the rows that fill
   the most columns), so a value lands under its header even when a row has empty cells; a lone currency sign is
@@ -62,7 +62,7 @@ def cell_text(words, box) -> str:
 
 def from_finder(table, words) -> str:
     """A `pymupdf.table.Table` (+ its page's words) → HTML with its header row as `<th>` and spans from its merged
-    cells. Read the table while its page is alive (the header test renders the page)."""
+    cells."""
     boxes = [list(r.cells) for r in table.rows]
     xs = _starts([b[0] for row in boxes for b in row if b is not None])
     ys = _starts([b[1] for row in boxes for b in row if b is not None])
@@ -76,16 +76,9 @@ def from_finder(table, words) -> str:
             rowspan = max(1, sum(1 for y in ys if b[1] - 1 <= y < b[3] - 1))
             cells.append(Cell(cell_text(words, b), rowspan, colspan))
         out.append(cells)
-    header_rows = 0
-    try:
-        header = table.header
-        if header.external and any(header.names):
-            out.insert(0, [Cell(" ".join((n or "").split())) for n in header.names])
-            header_rows = 1
-        elif len(out) > 1:
-            header_rows = 1
-    except Exception:  # noqa: BLE001 - the header test needs the page; without it the first row is the header
-        header_rows = 1 if len(out) > 1 else 0
+    # the first row is the header, with the rows its tall cells reach down over ("Item" over two header rows);
+    # the finder's "external" header is the line above the table: a heading or caption, read as its own block
+    header_rows = max((c.rowspan for c in out[0]), default=0) if len(out) > 1 else 0
     return html_table(out, header_rows)
 
 
@@ -110,12 +103,12 @@ def join_currency(row: list[tuple[Box, str]]) -> list[tuple[Box, str]]:
 
 
 def infer_columns(rows: list[list[tuple[Box, str]]]) -> list[tuple[float, float]]:
-    """Column x-intervals: the union of the pieces' x-extents over the rows with the most pieces (a header that
-    spans columns cannot merge them), widened by the other rows' pieces that fall in one column."""
+    """Column x-intervals: the union of the pieces' x-extents over the rows with the most pieces (a cell that spans
+    columns, in a row with fewer pieces, cannot merge them)."""
     if not rows:
         return []
     most = max(len(r) for r in rows)
-    full = [r for r in rows if len(r) >= max(2, most - 1)] or rows
+    full = [r for r in rows if len(r) == most]
     spans = sorted((b[0], b[2]) for r in full for b, _ in r)
     cols: list[list[float]] = []
     for x0, x1 in spans:
