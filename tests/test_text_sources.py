@@ -160,3 +160,43 @@ def test_the_bundled_sample_table_box_encloses_all_columns_and_the_formula_is_a_
     assert "<td>1,204</td>" in table.extra["layer_table"]
     (formula,) = [r for r in regions if r.task == "formula"]
     assert formula.box_pt[0] == pytest.approx(200, abs=2)
+
+
+def _tb(cls, x0, y0, x1, y1):
+    return {"boxclass": cls, "x0": x0, "y0": y0, "x1": x1, "y1": y1}
+
+
+def test_a_two_column_page_read_across_is_read_down():
+    from app.core.layout.page_boxes import order_columns
+
+    title = _tb("title", 50, 40, 540, 60)
+    left = [_tb("text", 50, 90 + 70 * n, 280, 140 + 70 * n) for n in range(3)]
+    right = [_tb("text", 310, 90 + 70 * n, 540, 140 + 70 * n) for n in range(3)]
+    foot = _tb("text", 50, 400, 540, 420)
+    across = [title, left[0], right[0], left[1], right[1], left[2], right[2], foot]
+    assert order_columns(across) == [title, *left, *right, foot]
+    down = [title, *left, *right, foot]
+    assert order_columns(down) == down  # a layout that read down is left alone
+
+
+def test_a_two_column_page_reads_down_through_the_pipeline(tmp_path):
+    from app.core.document import open_document
+    from app.core.layout import open_layout
+
+    pdf = tmp_path / "cols.pdf"
+    corpus.two_columns(pdf)
+    doc = open_document(pdf)
+    try:
+        regions = open_layout("pymupdf").analyse(doc, 0, doc.render(0, 72), 72)
+    finally:
+        doc.close()
+    xs = [r.box_pt[0] for r in regions if r.task == "text" and r.label == "text"]
+    assert xs == sorted(xs) and len(xs) == 6  # every left-column block before every right-column one
+
+
+def test_a_line_beside_a_footer_is_dropped_or_kept_with_it():
+    from app.core.layout.page_boxes import margin_bands
+
+    boxes = [_tb("text", 50, 100, 540, 300), _tb("page-footer", 50, 800, 200, 810), _tb("text", 480, 799, 540, 811)]
+    margin_bands(boxes)
+    assert [b["boxclass"] for b in boxes] == ["text", "page-footer", "page-footer"]

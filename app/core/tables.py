@@ -116,6 +116,9 @@ def infer_columns(rows: list[list[tuple[Box, str]]]) -> list[tuple[float, float]
             cols[-1][1] = max(cols[-1][1], x1)
         else:
             cols.append([x0, x1])
+    while len(cols) > most:  # pieces that stand in the gaps of other rows: the closest columns are one
+        k = min(range(len(cols) - 1), key=lambda k: cols[k + 1][0] - cols[k][1])
+        cols[k:k + 2] = [[cols[k][0], max(cols[k][1], cols[k + 1][1])]]
     return [(a, b) for a, b in cols]
 
 

@@ -6,6 +6,10 @@
   cells (HTML with header and spans, app.core.tables) go with it for the text-layer source to take;
 - a `caption`/`text` box of one short line that reads as math becomes a `formula`; a `formula` box whose text reads
   as prose becomes `text`;
+- boxes side by side in two columns that the layout ordered across the columns are ordered down each column
+  (`order_columns`: a gutter no box crosses; full-width boxes separate bands);
+- a text line on the same line band as a page header/footer (a page number beside a running title) gets the
+  header/footer class too, so a band is kept or dropped whole (`margin_bands`);
 - the lines PyMuPDF's OCR hook read on a scanned page (its text in the CJK fallback font it inserts) go with the
   boxes that hold them (`ocr_lines`), so a region need not be read a second time (app.core.pipeline.text_source).
 
@@ -80,13 +84,82 @@ def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
         return []
 
 
+MARGIN_CLASSES = ("page-header", "page-footer")
+
+
+def _band_overlap(a, b) -> float:
+    """Vertical overlap of two boxes as a share of the shorter one's height."""
+    inter = min(a[3], b[3]) - max(a[1], b[1])
+    return inter / max(1e-6, min(a[3] - a[1], b[3] - b[1]))
+
+
+def margin_bands(boxes: list[dict]) -> None:
+    """A one-line box on the same line band as a header/footer joins its class (in place)."""
+    margins = [b for b in boxes if b.get("boxclass") in MARGIN_CLASSES]
+    for b in boxes:
+        if b.get("boxclass") not in ("text", "section-header", "caption", "footnote"):
+            continue
+        box = _box(b)
+        for m in margins:
+            mb = _box(m)
+            if _band_overlap(box, mb) >= 0.5 and (box[3] - box[1]) <= 1.5 * (mb[3] - mb[1]) + 2:
+                b["boxclass"] = m["boxclass"]
+                break
+
+
+def _gutter(body: list[tuple[float, float, float, float]]) -> float | None:
+    """An x that no box crosses, with at least two boxes on each side that stand side by side; the one most boxes
+    keep clear of."""
+    best, best_clear = None, -1
+    for g in sorted({b[2] + 0.5 for b in body}):
+        left = [b for b in body if b[2] < g]
+        right = [b for b in body if b[0] > g]
+        if len(left) < 2 or len(right) < 2:
+            continue
+        if not any(_band_overlap(a, c) > 0 for a in left for c in right):
+            continue
+        clear = len(left) + len(right)
+        if clear > best_clear:
+            best, best_clear = g, clear
+    return best
+
+
+def order_columns(boxes: list[dict]) -> list[dict]:
+    """Boxes in reading order down the columns, when the layout read across them; else as they were."""
+    idx = [i for i, b in enumerate(boxes) if b.get("boxclass") not in MARGIN_CLASSES]
+    body = [_box(boxes[i]) for i in idx]
+    g = _gutter(body)
+    if g is None:
+        return boxes
+    ranked = sorted(range(len(idx)), key=lambda k: (body[k][1], body[k][0]))
+    bands: list[list[int]] = [[]]
+    for k in ranked:
+        if body[k][0] < g < body[k][2]:  # a full-width box: a band of its own
+            bands.extend([[k], []])
+        else:
+            bands[-1].append(k)
+    order = [k for band in bands for k in sorted(band, key=lambda k: (body[k][0] > g, body[k][1]))]
+
+    def switches(seq: list[int]) -> int:  # how often the reading jumps between the columns
+        sides = [body[k][0] > g for k in seq if not body[k][0] < g < body[k][2]]
+        return sum(1 for a, b in zip(sides, sides[1:]) if a != b)
+
+    if switches(list(range(len(idx)))) <= switches(order):
+        return boxes
+    out = list(boxes)
+    for slot, k in zip(idx, order):
+        out[slot] = boxes[idx[k]]
+    return out
+
+
 def refine(boxes: list[dict], lines: list[Line], tables=None) -> list[dict]:
     """The corrected boxes (new dicts; extra keys `ocr_lines`, `layer_table`) in the same reading order.
     `tables`: a callable returning `find_tables(page)` of the original page (called only when there is a table)."""
     out: list[dict] = []
     found = None
-    for b in boxes:
-        b = dict(b)
+    boxes = [dict(b) for b in boxes]
+    margin_bands(boxes)
+    for b in order_columns(boxes):
         cls = b.get("boxclass") or "text"
         inside = lines_in(lines, _box(b))
         text = " ".join(ln.text for ln in inside)

@@ -23,14 +23,9 @@ What must never live here: decoding with a model, layout, writing files.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
-
 from app.core.events import RegionFinished, RegionStarted
 from app.core.regions import Region, record_result
 from app.core.textlayer import PageLayer, garbled_fraction, original_layer, words_in_box
-
-if TYPE_CHECKING:  # pragma: no cover
-    from app.core.pipeline.run import Pipeline
 
 LAYER_TASKS = ("text", "table")
 CHECK_LINES = 2  # lines of a region the quick OCR check reads
@@ -69,7 +64,7 @@ def _squash(text: str) -> str:
 
 
 class TextSource:
-    def __init__(self, pipeline: "Pipeline") -> None:
+    def __init__(self, pipeline) -> None:  # app.core.pipeline.run.Pipeline (which imports this module)
         self.pipeline = pipeline
         self._layer: tuple[tuple[int, int], PageLayer] | None = None
 
