@@ -1,5 +1,5 @@
 """The strip above the editor that describes the block under the cursor: its id, label and task, whether it was
-edited, its character error rate against the page's text layer (a badge), and a Diff button that shows the
+edited, where its text came from (the text layer or OCR), its character error rate against the page's text layer (a badge), and a Diff button that shows the
 difference between the decoded text and the text layer on demand. Also the conflict prompt line: "re-run gave new
 text for this edited block — use it?" without a modal dialog."""
 from __future__ import annotations
@@ -10,6 +10,7 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
+from app.core.pipeline.text_source import text_source
 from app.core.review.document import Block
 from app.gui.theme import icon
 
@@ -102,6 +103,9 @@ class BlockBar(QWidget):
         bits = [f"<b>{html.escape(r.id)}</b>", html.escape(r.label), html.escape(r.task), f"page {r.page + 1}"]
         if block.status not in ("done", "skipped"):
             bits.append(html.escape(block.status))
+        source = text_source(r)
+        if source is not None:  # where the text came from: the PDF's own text layer or OCR
+            bits.append("from the text layer" if source == "text-layer" else "OCR")
         if block.edited:
             bits.append("<i>edited</i>")
         self.title.setText(" · ".join(bits))
