@@ -5,9 +5,9 @@
 - `span_table`: a ruled table with a header cell over two columns and a cell over two rows, "$" amounts;
 - `scan`: pages rasterised at 150 DPI with a small skew and noise, no text layer;
 - `hidden_layer`: the scan with an invisible OCR layer holding wrong text (an earlier tool's mistakes);
-- `scrambled_layer`: the page shows one text while its (visible-glyph) layer holds another.
+- `scrambled_layer`: the page shows one text in real glyphs while its layer holds another (a broken ToUnicode map).
 
-Generated with PyMuPDF (base-14 fonts) and Pillow only; a few hundred KB in all, so CI's smoke run can afford it.
+Generated with PyMuPDF (base-14 fonts; DejaVu Sans for the scrambled map) and Pillow only; a few hundred KB in all, so CI's smoke run can afford it.
 
 What must never live here: running the converters (app.bench.documents).
 """
@@ -38,6 +38,10 @@ SCAN_TEXT = [
     "Noise and a slight skew make that a little harder.",
 ]
 SHOWN = "The page shows these words clearly on paper."
+SHOWN_MORE = [
+    "Its text layer, though, maps every glyph to the letter after it.",
+    "Copying from it gives nonsense; reading the image gives the truth.",
+]
 
 
 def _textbox(page, rect, text: str, size: float = 11) -> None:
@@ -139,23 +143,51 @@ def hidden_layer(path: Path) -> str:
     return "\n".join(SCAN_TEXT)
 
 
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+_ASCII_RANGE = b"<0003> <0061> <0020>"  # DejaVu's glyphs 3..97 are U+0020..U+007E in PyMuPDF's ToUnicode map
+
+
+def shift_font_map(doc):
+    """`doc` (closed) as a new document whose embedded DejaVu fonts map each glyph to the character after its own
+    (spaces kept): the glyphs drawn stay, the text layer is scrambled."""
+    import pymupdf
+
+    data = doc.tobytes()
+    doc.close()
+    doc = pymupdf.open("pdf", data)
+    for xref in range(1, doc.xref_length()):
+        stream = doc.xref_stream(xref) if doc.xref_is_stream(xref) else None
+        if stream and _ASCII_RANGE in stream:
+            doc.update_stream(xref, stream.replace(_ASCII_RANGE, b"<0003> <0003> <0020>\n<0004> <0061> <0022>"))
+    return doc
+
+
 def scrambled_layer(path: Path) -> str:
-    """What the page shows (an image of SHOWN) differs from its text layer: painted glyphs of a letter-shifted text
-    (what a font with a wrong ToUnicode map gives), drawn under the image."""
+    """The page shows SHOWN in real glyphs while its text layer says otherwise: the embedded font's ToUnicode map
+    is shifted by one letter ("The" → "Uif"), as a font with a broken map gives. Needs DejaVu Sans (a system font);
+    without it, a painted layer of shifted text lies under an image of SHOWN."""
     import io
 
     import pymupdf
 
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=420)
-    scrambled = "".join(chr(ord(c) + 1) if c.isalpha() else c for c in SHOWN)
-    page.insert_text((60, 80), scrambled, fontsize=13, fontname="helv")
-    buf = io.BytesIO()
-    _text_page_image([SHOWN]).save(buf, format="PNG")
-    page.insert_image(page.rect, stream=buf.getvalue())
+    if DEJAVU.exists():
+        page.insert_font(fontname="dv", fontfile=str(DEJAVU))
+        page.insert_text((60, 80), "A Broken Font Map", fontsize=20, fontname="dv")
+        page.insert_text((60, 130), SHOWN, fontsize=12, fontname="dv")
+        for n, line in enumerate(SHOWN_MORE):
+            page.insert_text((60, 180 + 20 * n), line, fontsize=12, fontname="dv")
+        doc = shift_font_map(doc)
+    else:  # pragma: no cover - a machine without DejaVu
+        scrambled = "".join(chr(ord(c) + 1) if c.isalpha() else c for c in SHOWN)
+        page.insert_text((60, 80), scrambled, fontsize=13, fontname="helv")
+        buf = io.BytesIO()
+        _text_page_image([SHOWN]).save(buf, format="PNG")
+        page.insert_image(page.rect, stream=buf.getvalue())
     doc.save(str(path))
     doc.close()
-    return SHOWN
+    return "\n".join(["A Broken Font Map", SHOWN, *SHOWN_MORE]) if DEJAVU.exists() else SHOWN
 
 
 CORPUS = {"two_columns": two_columns, "span_table": span_table, "scan": scan, "hidden_layer": hidden_layer,
