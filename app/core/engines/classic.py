@@ -123,7 +123,7 @@ class ClassicEngine:
             return []
         # a white margin: text touching the crop's edge is detected poorly (split or clipped words)
         arr = np.asarray(ImageOps.expand(image.convert("RGB"), border=PAD, fill=(255, 255, 255)))
-        # every step named: RapidOCR keeps the last call's use_det/use_cls/use_rec (recognise_line turns det off)
+        # every step named: RapidOCR keeps the last call's use_det/use_cls/use_rec flags
         result = self._ocr(arr, use_det=True, use_cls=False, use_rec=True)
         boxes, txts, scores = getattr(result, "boxes", None), getattr(result, "txts", None), getattr(result, "scores", None)
         if boxes is None or txts is None:
@@ -161,20 +161,22 @@ class ClassicEngine:
         return RegionResult(region_id, text, stats=stats)
 
 
-def recognise_line(image) -> tuple[str, float]:
-    """One text line image → (text, score), recognition only (no detection): a quick check of a line's text."""
+def recognise_lines(images) -> list[tuple[str, float]]:
+    """Text line images → (text, score) each, recognition only (no detection), in one batched call: a quick check
+    of what lines say."""
     import numpy as np
 
     from PIL import ImageOps
 
-    if image.width < 4 or image.height < 4:
-        return "", 0.0
-    arr = np.asarray(ImageOps.expand(image.convert("RGB"), border=4, fill=(255, 255, 255)))
-    result = _rapidocr()(arr, use_det=False, use_cls=False, use_rec=True)
-    txts, scores = result.txts, result.scores
-    if not txts:
-        return "", 0.0
-    return str(txts[0]), float(scores[0] if scores else 0.0)
+    ocr = _rapidocr()
+    todo = [(k, np.asarray(ImageOps.expand(im.convert("RGB"), border=4, fill=(255, 255, 255))))
+            for k, im in enumerate(images) if im.width >= 4 and im.height >= 4]
+    out = [("", 0.0)] * len(images)
+    if todo:
+        result = ocr.recognize_txt([ocr.load_img(arr) for _, arr in todo])
+        for (k, _), text, score in zip(todo, result.txts or (), result.scores or ()):
+            out[k] = (str(text), float(score))
+    return out
 
 
 def open_engine(**options: Any) -> ClassicEngine:

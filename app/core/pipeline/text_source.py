@@ -8,8 +8,8 @@ or the engine. Every decoded region records its source in `stats["text_source"]`
 
 `--text-layer prefer` takes the layer's text for a text or table region when the layer there is trustworthy: real
 visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.textlayer.original_layer), not garbled
-(no private-use or replacement characters), and agreeing with a quick OCR check of its longest lines (the
-recogniser reads the line image; CER ≤ CHECK_MAX_CER with spaces ignored). Otherwise the engine reads it (a
+(no private-use or replacement characters), and agreeing with a quick OCR check of its longest line (the
+recogniser reads the line image, all of a page's regions in one batch; CER ≤ CHECK_MAX_CER, spaces ignored). Otherwise the engine reads it (a
 scrambled layer keeps OCR). `compare` reads every region with the engine and measures it against the layer;
 `ignore` neither uses nor measures the layer. Formulas go to the engine (the layer holds no LaTeX), unless the
 engine is the classic one, which reads no LaTeX either.
@@ -28,7 +28,6 @@ from app.core.regions import Region, record_result
 from app.core.textlayer import PageLayer, garbled_fraction, original_layer, words_in_box
 
 LAYER_TASKS = ("text", "table")
-CHECK_LINES = 2  # lines of a region the quick OCR check reads
 CHECK_DPI = 150.0
 CHECK_MAX_CER = 0.3
 GARBLED_MAX = 0.05
@@ -67,6 +66,7 @@ class TextSource:
     def __init__(self, pipeline) -> None:  # app.core.pipeline.run.Pipeline (which imports this module)
         self.pipeline = pipeline
         self._layer: tuple[tuple[int, int], PageLayer] | None = None
+        self._checks: tuple[tuple[int, int], dict[str, tuple[str, str]]] | None = None
 
     def layer(self, index: int) -> PageLayer:
         """Page `index`'s original text layer (one page cached)."""
@@ -80,6 +80,10 @@ class TextSource:
     def mode(self) -> str:
         return self.pipeline.options.text_layer
 
+    def _tasks(self) -> tuple[str, ...]:
+        """The tasks the layer may serve: formulas too when the engine reads no LaTeX either (classic)."""
+        return LAYER_TASKS + (("formula",) if self.pipeline.engine_name == "classic" else ())
+
     def comparable(self, region: Region) -> bool:
         """May this region's text be measured against the text layer? Not when it came from the layer (that would
         be the layer against itself) nor where the layer was found untrustworthy."""
@@ -89,8 +93,7 @@ class TextSource:
         """Give `region` its text without the engine when policy allows; True when it did."""
         t0 = time.perf_counter()
         region.extra.pop("layer_rejected", None)
-        tasks = LAYER_TASKS + (("formula",) if self.pipeline.engine_name == "classic" else ())  # no LaTeX reader
-        if self.mode == "prefer" and region.task in tasks and self.pipeline.document.kind == "pdf":
+        if self.mode == "prefer" and region.task in self._tasks() and self.pipeline.document.kind == "pdf":
             words = words_in_box(self.layer(region.page).words, region.box_pt)
             if words:
                 why = self._distrust(region, words)
@@ -118,31 +121,49 @@ class TextSource:
         return self._check(region, words)
 
     def _check(self, region: Region, words) -> str | None:
-        """The quick OCR check: the recogniser reads the region's longest layer lines from the page image."""
+        """The quick OCR check: the recogniser reads the region's longest layer line from the page image (for all
+        the page's regions in one batch, at the page's first check)."""
         from rapidfuzz.distance import Levenshtein
 
-        from app.core.engines.classic import recognise_line
-
-        lines: dict[tuple[int, int], list] = {}
-        for w in words:
-            lines.setdefault((w.block, w.line), []).append(w)
-        ranked = sorted(lines.values(), key=lambda ws: -sum(len(w.text) for w in ws))[:CHECK_LINES]
-        dist = total = 0
-        doc = self.pipeline.document
-        for ws in ranked:
-            ref = _squash(" ".join(w.text for w in sorted(ws, key=lambda w: w.word)))
-            if len(ref) < 3:
-                continue
-            x0, y0 = min(w.box_pt[0] for w in ws), min(w.box_pt[1] for w in ws)
-            x1, y1 = max(w.box_pt[2] for w in ws), max(w.box_pt[3] for w in ws)
-            pad = 0.15 * (y1 - y0)
-            image = doc.crop(region.page, (x0 - pad, y0 - pad, x1 + pad, y1 + pad), CHECK_DPI)
-            read, _ = recognise_line(image)
-            dist += Levenshtein.distance(_squash(read), ref)
-            total += len(ref)
-        if total and dist / total > CHECK_MAX_CER:
-            return f"the page image reads otherwise (CER {dist / total:.2f})"
+        checks = self._page_checks(region.page)
+        if region.id not in checks:  # a region the batch did not know (an edited layout): read on its own
+            checks.update(self._read_checks([(region, words)]))
+        ref, read = checks[region.id]
+        if ref and Levenshtein.distance(_squash(read), ref) / len(ref) > CHECK_MAX_CER:
+            return f"the page image reads otherwise ({read!r} for {ref!r})"
         return None
+
+    def _page_checks(self, index: int) -> dict[str, tuple[str, str]]:
+        key = (id(self.pipeline.document), index)
+        if self._checks is None or self._checks[0] != key:
+            words = self.layer(index).words
+            todo = [(r, words_in_box(words, r.box_pt)) for r in self.pipeline.output.page(index).regions
+                    if r.task in self._tasks()]
+            self._checks = (key, self._read_checks([(r, ws) for r, ws in todo if ws]))
+        return self._checks[1]
+
+    def _read_checks(self, todo) -> dict[str, tuple[str, str]]:
+        """Region id → (its longest layer line, squashed; what the recogniser reads there), "" refs for lines too
+        short to say anything."""
+        from app.core.engines.classic import recognise_lines
+
+        doc = self.pipeline.document
+        refs, images, ids = {}, [], []
+        for region, words in todo:
+            lines: dict[tuple[int, int], list] = {}
+            for w in words:
+                lines.setdefault((w.block, w.line), []).append(w)
+            ws = max(lines.values(), key=lambda ws: sum(len(w.text) for w in ws))
+            ref = _squash(" ".join(w.text for w in sorted(ws, key=lambda w: w.word)))
+            refs[region.id] = ref if len(ref) >= 3 else ""
+            if refs[region.id]:
+                x0, y0 = min(w.box_pt[0] for w in ws), min(w.box_pt[1] for w in ws)
+                x1, y1 = max(w.box_pt[2] for w in ws), max(w.box_pt[3] for w in ws)
+                pad = 0.15 * (y1 - y0)
+                images.append(doc.crop(region.page, (x0 - pad, y0 - pad, x1 + pad, y1 + pad), CHECK_DPI))
+                ids.append(region.id)
+        read = dict(zip(ids, (t for t, _ in recognise_lines(images))))
+        return {rid: (ref, read.get(rid, "")) for rid, ref in refs.items()}
 
     def _finish(self, region: Region, t0: float, text: str, engine: str, source: str, **extra) -> None:
         emit = self.pipeline.emit
