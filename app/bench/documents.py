@@ -50,13 +50,17 @@ def edit(expected: str, got: str) -> float:
     return Levenshtein.distance(ref, plain(got)) / max(1, len(ref))
 
 
+_MODELS: dict[str, object] = {"engine": None, "layout": None}  # loaded once, as `convert` keeps them
+
+
 def ours(pdf: Path) -> tuple[str, int, int]:
     """(Markdown, pages, tables) of our default conversion."""
     from app.core.pipeline import Pipeline, PipelineOptions
 
-    pipe = Pipeline(PipelineOptions(text_layer="prefer"))
+    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=_MODELS["engine"], layout=_MODELS["layout"])
     try:
         out = pipe.run(pdf)
+        _MODELS["engine"], _MODELS["layout"] = pipe.engine, pipe.layout
         md = out.to_markdown(anchors=False)
         return md, len(out.pages), md.count("<table")
     finally:

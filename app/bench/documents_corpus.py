@@ -119,7 +119,7 @@ def _image_pdf(images, width=595, height=420):
     for img in images:
         page = doc.new_page(width=width, height=height)
         buf = io.BytesIO()
-        img.save(buf, format="PNG")
+        img.convert("L").save(buf, format="JPEG", quality=80)  # as scanners store pages
         page.insert_image(page.rect, stream=buf.getvalue())
         pages.append(page)
     return doc, pages
@@ -148,11 +148,12 @@ _ASCII_RANGE = b"<0003> <0061> <0020>"  # DejaVu's glyphs 3..97 are U+0020..U+00
 
 
 def shift_font_map(doc):
-    """`doc` (closed) as a new document whose embedded DejaVu fonts map each glyph to the character after its own
-    (spaces kept): the glyphs drawn stay, the text layer is scrambled."""
+    """`doc` (closed) as a new document, its fonts subset, whose embedded DejaVu fonts map each glyph to the
+    character after its own (spaces kept): the glyphs drawn stay, the text layer is scrambled."""
     import pymupdf
 
-    data = doc.tobytes()
+    doc.subset_fonts()
+    data = doc.tobytes(garbage=3, deflate=True)
     doc.close()
     doc = pymupdf.open("pdf", data)
     for xref in range(1, doc.xref_length()):
