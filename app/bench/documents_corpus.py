@@ -119,7 +119,7 @@ def _image_pdf(images, width=595, height=420):
     for img in images:
         page = doc.new_page(width=width, height=height)
         buf = io.BytesIO()
-        img.convert("L").save(buf, format="JPEG", quality=80)  # as scanners store pages
+        img.convert("L").save(buf, format="JPEG", quality=92)  # as scanners store pages
         page.insert_image(page.rect, stream=buf.getvalue())
         pages.append(page)
     return doc, pages
