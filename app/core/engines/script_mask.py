@@ -65,8 +65,7 @@ class ScriptMask:
         with self._lock:
             self.latin = self.cjk = 0
 
-    def _greedy_text(self, preds: np.ndarray) -> str:
-        idx = preds.argmax(axis=2)
+    def _greedy_text(self, idx: np.ndarray) -> str:
         out = []
         for row in idx:
             prev = -1
@@ -83,7 +82,8 @@ class ScriptMask:
     def __call__(self, preds: np.ndarray) -> np.ndarray:
         if not self.characters or preds.ndim != 3 or preds.shape[2] != len(self.characters) or not self._cjk.size:
             return preds
-        latin, cjk = count_scripts(self._greedy_text(preds))
+        idx = preds.argmax(axis=2)
+        latin, cjk = count_scripts(self._greedy_text(idx))
         with self._lock:
             self.latin += latin
             self.cjk += cjk
@@ -93,7 +93,7 @@ class ScriptMask:
         out = np.array(preds, copy=True)
         # where a CJK class won, the character is there but misread: the best Latin class takes it (not the blank,
         # which would drop it); elsewhere the CJK classes just lose their say
-        won = np.isin(preds.argmax(axis=2), self._cjk)
+        won = np.isin(idx, self._cjk)
         out[:, :, self._cjk] = 0.0
         out[..., 0] = np.where(won, 0.0, out[..., 0])
         out /= np.maximum(out.sum(axis=2, keepdims=True), 1e-12)  # the posterior given "not CJK": scores stay scores
