@@ -38,7 +38,8 @@ def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_p
     w.redraw()
     w.grab().save(str(artifacts_dir / "main_window_parity.png"))
     exported = w.export_current(tmp_path / "gui" / "report.md")
-    assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "classic", "-q"]) == 0
+    assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "classic", "--text-layer", "compare",
+                 "-q"]) == 0  # the window compares (DESIGN §5); convert prefers the layer unless told
 
     gui_md, cli_md = (tmp_path / d / "report.md" for d in ("gui", "cli"))
     assert gui_md.read_bytes() == cli_md.read_bytes()
