@@ -54,14 +54,22 @@ def _quiet():
 
 
 def parse_page(mupdf_doc, index: int, use_ocr: bool) -> dict:
-    """pymupdf4llm's JSON of one page (runs in app.core.layout.budget's child process)."""
+    """pymupdf4llm's JSON of one page (runs in app.core.layout.budget's child process), with `finder_tables`
+    ([bbox, HTML] of PyMuPDF's table finder) when the layout saw a table."""
     with _quiet():
         import pymupdf4llm
 
         data = pymupdf4llm.to_json(mupdf_doc, pages=[index], use_ocr=use_ocr, write_images=False, embed_images=False,
                                    show_progress=False)
     pages = json.loads(data).get("pages") or []
-    return pages[0] if pages else {"boxes": []}
+    page = pages[0] if pages else {"boxes": []}
+    if any(b.get("boxclass") == "table" for b in page.get("boxes") or []):
+        # the table finder's own cells and extent (the layout's table box follows the text and can miss a ruled
+        # column): here, under the page's budget, not in the parent where nothing could stop it
+        from app.core.layout.page_boxes import find_tables
+
+        page["finder_tables"] = [[list(bbox), html] for bbox, html in find_tables(mupdf_doc.load_page(index))]
+    return page
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child process

@@ -154,7 +154,7 @@ def order_columns(boxes: list[dict]) -> list[dict]:
 
 def refine(boxes: list[dict], lines: list[Line], tables=None) -> list[dict]:
     """The corrected boxes (new dicts; extra keys `ocr_lines`, `layer_table`) in the same reading order.
-    `tables`: a callable returning `find_tables(page)` of the original page (called only when there is a table)."""
+    `tables`: a callable returning `find_tables(page)` of the page (called only when there is a table)."""
     out: list[dict] = []
     found = None
     boxes = [dict(b) for b in boxes]

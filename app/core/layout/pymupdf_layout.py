@@ -18,7 +18,7 @@ the table finder's, math vs prose) and attaches the layout's OCR lines; they rea
 from __future__ import annotations
 
 from app.core.layout.base import LayoutError, make_regions
-from app.core.layout.page_boxes import find_tables, fulltext_lines, refine
+from app.core.layout.page_boxes import fulltext_lines, refine
 from app.core.layout.postprocess import Detection, clamp_boxes
 from app.core.regions import Region
 
@@ -116,7 +116,8 @@ class PyMuPDFLayout:
         s = dpi / 72.0
         dets, natives = [], []
         boxes = parsed.get("boxes") or []
-        boxes = refine(boxes, fulltext_lines(parsed), tables=self._tables(document, index))
+        finder = [(tuple(bbox), html) for bbox, html in parsed.get("finder_tables") or []]
+        boxes = refine(boxes, fulltext_lines(parsed), tables=lambda: finder)
         title = title_index(boxes, index, self._later_max_size(document)) if index == 0 else None
         shown = (lambda r: r * rot) if rot is not None else (lambda r: r)
         for n, box in enumerate(boxes):
@@ -136,18 +137,6 @@ class PyMuPDFLayout:
             if box.get("layer_table"):
                 region.extra["layer_table"] = box["layer_table"]
         return regions
-
-    @staticmethod
-    def _tables(document, index):
-        """The table finder on the original page (born-digital documents; run once, when the layout saw a table)."""
-        if document.kind != "pdf":
-            return None
-
-        def tables():
-            with document.lock:
-                return find_tables(document.mupdf.load_page(index))
-
-        return tables
 
     def _later_max_size(self, document) -> float | None:
         """The largest font size on the pages after the first (up to TITLE_LOOKAHEAD_PAGES), from the text layer;
