@@ -21,3 +21,24 @@ def test_the_block_bar_names_the_text_source(qtbot):
     assert "OCR" in bar.title.text() and "text layer" not in bar.title.text()
     bar.show_block(Block(Region("p1-r03", 0, (0, 0, 10, 10), "image", "picture", 2), status="skipped"))
     assert "OCR" not in bar.title.text()
+
+
+def test_the_text_layer_policy_is_one_switch_away_in_the_window(qtbot):
+    """The window compares by default (it exists to watch the OCR models); Preferences → Decoding switches it."""
+    from PySide6.QtWidgets import QComboBox
+
+    from app.gui.engine_bar import EngineBar
+    from app.gui.preferences import PreferencesDialog
+    from app.gui.settings import Settings
+
+    s = Settings()
+    bar = EngineBar(s)
+    qtbot.addWidget(bar)
+    assert bar.pipeline_options().text_layer == "compare"
+    dialog = PreferencesDialog(s)
+    qtbot.addWidget(dialog)
+    editor = dialog.editors["text_layer"]
+    assert isinstance(editor, QComboBox)
+    editor.setCurrentIndex(editor.findText("prefer") if editor.findText("prefer") >= 0 else editor.findData("prefer"))
+    dialog.accept()
+    assert s.get("text_layer") == "prefer" and bar.pipeline_options().text_layer == "prefer"

@@ -89,5 +89,5 @@ class EngineBar(QWidget):
             device=chosen(self.device.currentData()), dtype=chosen(s.get("dtype")),
             model_path=chosen(s.get("model_path")), block_size=chosen(s.get("block_size")),
             engine_options={"max_new_tokens": int(limit)} if limit else {},
-            layout_timeout=float(s.get("layout_timeout")),
+            layout_timeout=float(s.get("layout_timeout")), text_layer=s.get("text_layer"),
         )
