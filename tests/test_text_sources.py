@@ -198,3 +198,20 @@ def test_a_line_beside_a_footer_is_dropped_or_kept_with_it():
     boxes = [_tb("text", 50, 100, 540, 300), _tb("page-footer", 50, 800, 200, 810), _tb("text", 480, 799, 540, 811)]
     margin_bands(boxes)
     assert [b["boxclass"] for b in boxes] == ["text", "page-footer", "page-footer"]
+
+
+def test_a_running_footer_is_a_footer_on_every_page_once_seen():
+    from app.core.layout.page_boxes import Line, MarginMemory, refine
+
+    memory = MarginMemory()
+    page1 = [_tb("text", 50, 100, 540, 300), _tb("page-footer", 50, 800, 300, 810)]
+    lines1 = [Line((50, 100, 540, 120), "Body text of page one.", False),
+              Line((50, 800, 300, 810), "Annual Report 2026 - page 1", False)]
+    page2 = [_tb("text", 50, 100, 540, 300), _tb("text", 50, 801, 300, 811)]  # the layout missed it here
+    lines2 = [Line((50, 100, 540, 120), "Body text of page two.", False),
+              Line((50, 801, 300, 811), "Annual Report 2026 - page 2", False)]
+    refine(page1, lines1, margins=(memory, "doc", 842.0))
+    out = refine(page2, lines2, margins=(memory, "doc", 842.0))
+    assert [b["boxclass"] for b in out] == ["text", "page-footer"]
+    other = refine(page2, lines2, margins=(memory, "another document", 842.0))
+    assert [b["boxclass"] for b in other] == ["text", "text"]

@@ -9,7 +9,8 @@
 - boxes side by side in two columns that the layout ordered across the columns are ordered down each column
   (`order_columns`: a gutter no box crosses; full-width boxes separate bands);
 - a text line on the same line band as a page header/footer (a page number beside a running title) gets the
-  header/footer class too, so a band is kept or dropped whole (`margin_bands`);
+  header/footer class too, so a band is kept or dropped whole (`margin_bands`); a line in the top or bottom
+  margin that repeats what an earlier page's header/footer said there (digits aside) is one too (`MarginMemory`);
 - the lines PyMuPDF's OCR hook read on a scanned page (its text in the CJK fallback font it inserts) go with the
   boxes that hold them (`ocr_lines`), so a region need not be read a second time (app.core.pipeline.text_source).
 
@@ -107,6 +108,42 @@ def margin_bands(boxes: list[dict]) -> None:
                 break
 
 
+_DIGITS = re.compile(r"\d+")
+MARGIN_SHARE = 0.12  # the top and bottom share of the page where running headers and footers live
+
+
+class MarginMemory:
+    """What the headers and footers of a document's pages said, by band: a later page's line that says the same in
+    the same margin band (page numbers aside) is a header/footer too, whatever the layout called it there."""
+
+    def __init__(self) -> None:
+        self.key = None
+        self.seen: set[tuple[str, int, str]] = set()
+
+    @staticmethod
+    def _band(box, page_h: float) -> int | None:
+        y = (box[1] + box[3]) / 2 / max(1.0, page_h)
+        return round(y * 50) if y < MARGIN_SHARE or y > 1 - MARGIN_SHARE else None
+
+    def apply(self, key, boxes: list[dict], lines: list[Line], page_h: float) -> None:
+        """Re-label repeated margin lines of this page (in place), then remember its headers/footers."""
+        if key != self.key:
+            self.key, self.seen = key, set()
+        for b in boxes:
+            band = self._band(_box(b), page_h)
+            if band is None:
+                continue
+            text = _DIGITS.sub("#", " ".join(ln.text for ln in lines_in(lines, _box(b))).lower()).strip()
+            cls = b.get("boxclass")
+            if cls in MARGIN_CLASSES and text:
+                self.seen.add((cls, band, text))
+            elif cls in ("text", "section-header", "caption") and text:
+                for margin in MARGIN_CLASSES:
+                    if any((margin, band + d, text) in self.seen for d in (-1, 0, 1)):
+                        b["boxclass"] = margin
+                        break
+
+
 def _gutter(body: list[tuple[float, float, float, float]]) -> float | None:
     """An x that no box crosses, with at least two boxes on each side that stand side by side; the one most boxes
     keep clear of."""
@@ -152,13 +189,18 @@ def order_columns(boxes: list[dict]) -> list[dict]:
     return out
 
 
-def refine(boxes: list[dict], lines: list[Line], tables=None) -> list[dict]:
+def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[MarginMemory, object, float] | None = None
+           ) -> list[dict]:
     """The corrected boxes (new dicts; extra keys `ocr_lines`, `layer_table`) in the same reading order.
-    `tables`: a callable returning `find_tables(page)` of the page (called only when there is a table)."""
+    `tables`: a callable returning `find_tables(page)` of the page (called only when there is a table); `margins`:
+    (the document's MarginMemory, the document's key, the page height in points)."""
     out: list[dict] = []
     found = None
     boxes = [dict(b) for b in boxes]
     margin_bands(boxes)
+    if margins is not None:
+        memory, key, page_h = margins
+        memory.apply(key, boxes, lines, page_h)
     for b in order_columns(boxes):
         cls = b.get("boxclass") or "text"
         inside = lines_in(lines, _box(b))

@@ -18,7 +18,7 @@ the table finder's, math vs prose) and attaches the layout's OCR lines; they rea
 from __future__ import annotations
 
 from app.core.layout.base import LayoutError, make_regions
-from app.core.layout.page_boxes import fulltext_lines, refine
+from app.core.layout.page_boxes import MarginMemory, fulltext_lines, refine
 from app.core.layout.postprocess import Detection, clamp_boxes
 from app.core.regions import Region
 
@@ -80,6 +80,7 @@ class PyMuPDFLayout:
     def __init__(self, use_ocr: bool = True, **_ignored) -> None:
         self.use_ocr = use_ocr
         self._later_size: tuple[tuple, float | None] | None = None  # (document key, size) of the last document
+        self._margins = MarginMemory()  # the running headers/footers of the document being read
         import importlib.util
 
         if importlib.util.find_spec("pymupdf4llm") is None:  # imported in the layout process only
@@ -117,7 +118,8 @@ class PyMuPDFLayout:
         dets, natives = [], []
         boxes = parsed.get("boxes") or []
         finder = [(tuple(bbox), html) for bbox, html in parsed.get("finder_tables") or []]
-        boxes = refine(boxes, fulltext_lines(parsed), tables=lambda: finder)
+        margins = (self._margins, (id(document), str(document.path)), float(parsed.get("height") or 0.0))
+        boxes = refine(boxes, fulltext_lines(parsed), tables=lambda: finder, margins=margins)
         title = title_index(boxes, index, self._later_max_size(document)) if index == 0 else None
         shown = (lambda r: r * rot) if rot is not None else (lambda r: r)
         for n, box in enumerate(boxes):
