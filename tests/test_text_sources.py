@@ -215,3 +215,20 @@ def test_a_running_footer_is_a_footer_on_every_page_once_seen():
     assert [b["boxclass"] for b in out] == ["text", "page-footer"]
     other = refine(page2, lines2, margins=(memory, "another document", 842.0))
     assert [b["boxclass"] for b in other] == ["text", "text"]
+
+
+def test_a_layer_in_a_script_the_check_cannot_read_is_taken_on_its_other_merits(tmp_path):
+    import pymupdf
+
+    if not corpus.DEJAVU.exists():  # pragma: no cover - a machine without DejaVu
+        pytest.skip("DejaVu Sans is not installed")
+    text = "Съешь же ещё этих мягких французских булок"
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=200)
+    page.insert_font(fontname="dv", fontfile=str(corpus.DEJAVU))
+    page.insert_text((60, 80), text, fontsize=13, fontname="dv")
+    doc.save(str(tmp_path / "ru.pdf"))
+    doc.close()
+    out, _ = _run(tmp_path / "ru.pdf", [("text", (50, 60, 545, 90))])
+    (r,) = out.pages[0].regions
+    assert text_source(r) == "text-layer" and r.text == text

@@ -9,7 +9,8 @@ or the engine. Every decoded region records its source in `stats["text_source"]`
 `--text-layer prefer` takes the layer's text for a text or table region when the layer there is trustworthy: real
 visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.textlayer.original_layer), not garbled
 (no private-use or replacement characters), and agreeing with a quick OCR check of its longest line (the
-recogniser reads the line image, all of a page's regions in one batch; CER ≤ CHECK_MAX_CER, spaces ignored). Otherwise the engine reads it (a
+recogniser reads the line image, all of a page's regions in one batch; CER ≤ CHECK_MAX_CER, spaces ignored;
+lines in scripts it does not read, e.g. Cyrillic, are not checked). Otherwise the engine reads it (a
 scrambled layer keeps OCR). `compare` reads every region with the engine and measures it against the layer;
 `ignore` neither uses nor measures the layer. Formulas go to the engine (the layer holds no LaTeX), unless the
 engine is the classic one, which reads no LaTeX either.
@@ -56,6 +57,15 @@ def paragraph(words) -> str:
         else:
             out = f"{out} {line}" if out else line
     return out
+
+
+def _readable(text: str) -> bool:
+    """Is `text` in scripts the check's recogniser reads (Latin, digits, punctuation, CJK)? A Cyrillic or Arabic
+    line cannot be checked by it; its layer is judged on the other tests alone."""
+    from app.core.engines.script_mask import is_cjk
+
+    ok = sum(1 for c in text if ord(c) < 0x250 or is_cjk(c))
+    return ok >= 0.8 * len(text)
 
 
 def _squash(text: str) -> str:
@@ -155,7 +165,7 @@ class TextSource:
                 lines.setdefault((w.block, w.line), []).append(w)
             ws = max(lines.values(), key=lambda ws: sum(len(w.text) for w in ws))
             ref = _squash(" ".join(w.text for w in sorted(ws, key=lambda w: w.word)))
-            refs[region.id] = ref if len(ref) >= 3 else ""
+            refs[region.id] = ref if len(ref) >= 3 and _readable(ref) else ""
             if refs[region.id]:
                 x0, y0 = min(w.box_pt[0] for w in ws), min(w.box_pt[1] for w in ws)
                 x1, y1 = max(w.box_pt[2] for w in ws), max(w.box_pt[3] for w in ws)
