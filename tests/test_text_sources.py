@@ -232,3 +232,13 @@ def test_a_layer_in_a_script_the_check_cannot_read_is_taken_on_its_other_merits(
     out, _ = _run(tmp_path / "ru.pdf", [("text", (50, 60, 545, 90))])
     (r,) = out.pages[0].regions
     assert text_source(r) == "text-layer" and r.text == text
+
+
+def test_a_page_whose_text_no_block_read_warns(tmp_path):
+    """The layout saw only a picture on a page of text: the run says so instead of an empty success."""
+    pdf = tmp_path / "cols.pdf"
+    corpus.two_columns(pdf)
+    out, events = _run(pdf, [("image", (40, 40, 560, 300))])
+    warnings = [e.message for e in events if e.type == "error" and not e.fatal]
+    assert any("page 1 holds text, but no block of it was read" in w for w in warnings)
+    assert not out.to_markdown().count("Reading machines")

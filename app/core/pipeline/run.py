@@ -237,6 +237,9 @@ class Pipeline:
                                       "holds only headers, footers or page numbers, which are left out "
                                       "(--keep-headers reads them)",
                                       where="layout", fatal=False))
+            elif not out.cancelled and self.text_source.lost_text(page):
+                self.emit(ErrorRaised(f"{self.document.name}: page {page.index + 1} holds text, but no block of it "
+                                      "was read (the layout saw no text there)", where="layout", fatal=False))
 
     def _stats(self, seconds: float) -> dict[str, Any]:
         out = self.output

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import time
 from app.core.events import RegionFinished, RegionStarted
-from app.core.regions import Region, record_result
-from app.core.textlayer import PageLayer, garbled_fraction, original_layer, words_in_box
+from app.core.regions import DECODED_TASKS, Region, record_result
+from app.core.textlayer import PageLayer, garbled_fraction, inside_fraction, original_layer, words_in_box
 
 LAYER_TASKS = ("text", "table")
 CHECK_DPI = 150.0
@@ -89,6 +89,20 @@ class TextSource:
     @property
     def mode(self) -> str:
         return self.pipeline.options.text_layer
+
+    def lost_text(self, page) -> bool:
+        """Page `page` (a PageOutput, read) holds text — words of its original layer outside the boxes left out
+        as headers/footers, or lines the layout's OCR read — yet no block of it got any text: an empty success
+        would hide that."""
+        if not page.decoded or any(r.text.strip() for r in page.regions if r.task in DECODED_TASKS):
+            return False
+        if self.pipeline.document is None or any(r.extra.get("ocr_lines") for r in page.regions
+                                                 if r.task != "skipped"):
+            return self.pipeline.document is not None
+        skipped = [r.box_pt for r in page.regions if r.task == "skipped"]
+        words = [w for w in self.layer(page.index).words if not any(inside_fraction(w.box_pt, b) >= 0.5
+                                                                      for b in skipped)]
+        return len(words) >= 3
 
     def _tasks(self) -> tuple[str, ...]:
         """The tasks the layer may serve: formulas too when the engine reads no LaTeX either (classic)."""
