@@ -32,6 +32,7 @@ LAYER_TASKS = ("text", "table")
 CHECK_DPI = 150.0
 CHECK_MAX_CER = 0.3
 GARBLED_MAX = 0.05
+LOST_TEXT_MIN_LETTERS = 12  # fewer letters (a chart's axis labels) is no text a reader would miss
 TEXT_LAYER = "text-layer"
 OCR = "ocr"
 
@@ -102,7 +103,7 @@ class TextSource:
         skipped = [r.box_pt for r in page.regions if r.task == "skipped"]
         words = [w for w in self.layer(page.index).words if not any(inside_fraction(w.box_pt, b) >= 0.5
                                                                       for b in skipped)]
-        return len(words) >= 3
+        return sum(c.isalpha() for w in words for c in w.text) >= LOST_TEXT_MIN_LETTERS
 
     def _tasks(self) -> tuple[str, ...]:
         """The tasks the layer may serve: formulas too when the engine reads no LaTeX either (classic)."""
