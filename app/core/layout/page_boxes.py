@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from app.core.textlayer import inside_fraction
 
 OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
-PICTURE_TEXT_MIN_LETTERS = 12  # fewer letters in a picture: labels of a chart, not text that was lost
+TEXT_MIN_LETTERS = 12  # fewer letters (in a picture, on a page) are a chart's labels, not text a reader misses
 MATH_FUNCTIONS = frozenset("sum int prod lim log ln exp sin cos tan max min det mod sqrt frac".split())
 _RELATION = re.compile(r"[=<>≤≥≈≠∝∈⊂→]")
 _MATH_MARK = re.compile(r"[\^_\\∑∫∏√±×÷∞∂∇]|\b[a-zA-Z]\s*[+\-*/]\s*[a-zA-Z0-9]")
@@ -223,7 +223,7 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         if ocr:
             b["ocr_lines"] = [[*ln.box, ln.text] for ln in ocr]
         out.append(b)
-        if cls == "picture" and _letters(inside) >= PICTURE_TEXT_MIN_LETTERS:
+        if cls == "picture" and _letters(inside) >= TEXT_MIN_LETTERS:
             text_box = {k: b[k] for k in ("x0", "y0", "x1", "y1")}
             text_box.update(boxclass="picture-text", textlines=None)
             if ocr:

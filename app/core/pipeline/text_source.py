@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from app.core.events import RegionFinished, RegionStarted
+from app.core.layout.page_boxes import TEXT_MIN_LETTERS
 from app.core.regions import DECODED_TASKS, Region, record_result
 from app.core.textlayer import PageLayer, garbled_fraction, inside_fraction, original_layer, words_in_box
 
@@ -32,7 +33,6 @@ LAYER_TASKS = ("text", "table")
 CHECK_DPI = 150.0
 CHECK_MAX_CER = 0.3
 GARBLED_MAX = 0.05
-LOST_TEXT_MIN_LETTERS = 12  # fewer letters (a chart's axis labels) is no text a reader would miss
 TEXT_LAYER = "text-layer"
 OCR = "ocr"
 
@@ -103,7 +103,7 @@ class TextSource:
         skipped = [r.box_pt for r in page.regions if r.task == "skipped"]
         words = [w for w in self.layer(page.index).words if not any(inside_fraction(w.box_pt, b) >= 0.5
                                                                       for b in skipped)]
-        return sum(c.isalpha() for w in words for c in w.text) >= LOST_TEXT_MIN_LETTERS
+        return sum(c.isalpha() for w in words for c in w.text) >= TEXT_MIN_LETTERS
 
     def _tasks(self) -> tuple[str, ...]:
         """The tasks the layer may serve: formulas too when the engine reads no LaTeX either (classic)."""
