@@ -7,7 +7,8 @@
 - `hidden_layer`: the scan with an invisible OCR layer holding wrong text (an earlier tool's mistakes);
 - `scrambled_layer`: the page shows one text in real glyphs while its layer holds another (a broken ToUnicode map).
 
-Generated with PyMuPDF (base-14 fonts; DejaVu Sans for the scrambled map) and Pillow only; a few hundred KB in all, so CI's smoke run can afford it.
+Generated with PyMuPDF (base-14 fonts; DejaVu Sans for the scrambled map) and Pillow only; about 170 KB in all,
+so CI's smoke run can afford it.
 
 What must never live here: running the converters (app.bench.documents).
 """

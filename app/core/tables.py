@@ -37,7 +37,8 @@ def html_table(rows: Sequence[Sequence[Cell]], header_rows: int = 0) -> str:
         tag = "th" if n < header_rows else "td"
         cells = []
         for c in row:
-            attrs = (f' rowspan="{c.rowspan}"' if c.rowspan > 1 else "") + (f' colspan="{c.colspan}"' if c.colspan > 1 else "")
+            attrs = (f' rowspan="{c.rowspan}"' if c.rowspan > 1 else "") + (
+                f' colspan="{c.colspan}"' if c.colspan > 1 else "")
             cells.append(f"<{tag}{attrs}>{escape(c.text)}</{tag}>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     return "<table>" + "".join(out) + "</table>" if out else ""

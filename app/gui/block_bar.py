@@ -1,7 +1,7 @@
 """The strip above the editor that describes the block under the cursor: its id, label and task, whether it was
-edited, where its text came from (the text layer or OCR), its character error rate against the page's text layer (a badge), and a Diff button that shows the
-difference between the decoded text and the text layer on demand. Also the conflict prompt line: "re-run gave new
-text for this edited block — use it?" without a modal dialog."""
+edited, where its text came from (the text layer or OCR), its character error rate against the page's text layer
+(a badge), and a Diff button that shows the difference between the decoded text and the text layer on demand.
+Also the conflict prompt line: "re-run gave new text for this edited block — use it?" without a modal dialog."""
 from __future__ import annotations
 
 import difflib
