@@ -10,10 +10,10 @@ from doc_inputs import text_image
 
 
 def test_group_lines_rows_by_vertical_overlap_and_cells_left_to_right():
-    items = [((100, 12, 150, 30), "b"), ((0, 10, 50, 30), "a"), ((0, 50, 40, 70), "c"), ((60, 55, 90, 72), "d")]
+    items = [((100, 12, 150, 30), "b"), ((0, 10, 50, 30), "a"), ((0, 50, 40, 70), "c"), ((110, 55, 140, 72), "d")]
     rows = group_lines(items)
     assert [[t for _, t in row] for row in rows] == [["a", "b"], ["c", "d"]]
-    assert lines_to_table(rows) == "<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>"
+    assert lines_to_table(rows) == "<table><tr><th>a</th><th>b</th></tr><tr><td>c</td><td>d</td></tr></table>"
     assert lines_to_table([]) == ""
 
 
@@ -40,7 +40,7 @@ def test_table_task_builds_html_rows():
         for c, cell in enumerate(row):
             draw.text((20 + 220 * c, 20 + 55 * r), cell, fill="black", font=font)
     text = open_engine("classic").decode_region(img, "table", region_id="t").text
-    assert text == "<table><tr><td>Name</td><td>Total</td></tr><tr><td>Apples</td><td>42</td></tr></table>"
+    assert text == "<table><tr><th>Name</th><th>Total</th></tr><tr><td>Apples</td><td>42</td></tr></table>"
 
 
 def test_cancelled_before_start_returns_a_partial_result():

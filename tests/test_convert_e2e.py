@@ -19,7 +19,7 @@ def report_pdf(tmp_path_factory):
 
 def _convert(out, pdf, model, *extra):
     return main(["convert", str(pdf), "-o", str(out), "--engine", "gravity", "--model", str(model),
-                 "--max-new-tokens", "3", "--ocr-dpi", "36", "-q", *map(str, extra)])
+                 "--max-new-tokens", "3", "--ocr-dpi", "36", "--text-layer", "compare", "-q", *map(str, extra)])
 
 
 def _check_outputs(out, trace_file):

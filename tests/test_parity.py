@@ -40,6 +40,7 @@ def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_p
     w.grab().save(str(artifacts_dir / "main_window_parity.png"))
     exported = w.export_current(tmp_path / "gui" / "report.md")
     assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "classic", "-q",
+                 "--text-layer", "compare",  # the window compares (DESIGN §5); convert prefers the layer unless told
                  "--formats", "md,json,html,pdf"]) == 0
 
     gui_md, cli_md = (tmp_path / d / "report.md" for d in ("gui", "cli"))
@@ -140,7 +141,8 @@ def test_confidence_is_the_same_in_the_window_and_in_convert(qtbot, tmp_path):
     w.open_files([str(pdf)], run=True)
     qtbot.waitUntil(lambda: not w.decoder.running and w.work.summary().endswith("blocks"), timeout=180_000)
     w.export_current(tmp_path / "gui" / "one.md")
-    assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "builtin", "-q"]) in (0, 4)
+    assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "builtin", "-q",
+                 "--text-layer", "compare"]) in (0, 4)
     gui, cli = (json.loads((tmp_path / d / "one.json").read_text()) for d in ("gui", "cli"))
     blocks = [b for p in cli["pages"] for b in p["blocks"] if b.get("text")]
     confident = [b["confidence"] for b in blocks if b.get("confidence")]

@@ -52,7 +52,7 @@ def test_classic_text_markdown_json_and_cer(classic_run):
     _, out, _ = classic_run
     md = out.to_markdown()
     assert md.startswith('<a id="page-1"></a>\n\n# Field Notes\n\n')
-    assert "<table><tr><td>Quarter</td><td>Revenue</td><td>Growth</td></tr>" in md
+    assert "<table><tr><th>Quarter</th><th>Revenue</th><th>Growth</th></tr>" in md
     assert "\n## 2. Method\n" in md and md.count("\n# ") == 1  # page 2's only heading is a section
     doc = json.loads(out.to_json())
     b = doc["pages"][0]["blocks"][1]

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from app.commands.arguments import positive
-from app.core.pipeline.options import DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, parse_formats
+from app.core.pipeline.options import DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES, parse_formats
 from app.core.wording import count
 from app.core.engines import ENGINES  # names only: neither module imports torch
 from app.core.layout import LAYOUTS
@@ -61,6 +61,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-new-tokens", type=positive(int), default=None, help="cap on generated tokens per region")
     p.add_argument("--trace", default=None, metavar="FILE", help="write the event stream as JSON lines")
     p.add_argument("--no-compare", action="store_true", help="skip the comparison with the PDF text layer")
+    p.add_argument("--text-layer", default="prefer", choices=TEXT_LAYER_MODES,
+                   help="a PDF's own text layer: prefer = take its text where it is trustworthy, OCR the rest; "
+                        "compare = OCR every region and measure it against the layer; ignore = OCR only "
+                        "(default: prefer)")
     p.add_argument("--formats", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
                    help="output files, any of md,json,html,pdf (pdf: the pages with an invisible, searchable text "
                         "layer; default md,json)")
@@ -161,7 +165,7 @@ def _run(args: argparse.Namespace) -> int:
         engine=args.engine, layout=args.layout, dpi=args.dpi, ocr_dpi=args.ocr_dpi, pages=args.pages,
         password=args.password, keep_headers=args.keep_headers, device=args.device, dtype=args.dtype,
         model_path=args.model, layout_model_path=args.layout_model, block_size=args.block_size,
-        cache=args.cache, compare_text_layer=not args.no_compare,
+        cache=args.cache, compare_text_layer=not args.no_compare, text_layer=args.text_layer,
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
         formats=args.formats, layout_timeout=args.layout_timeout,
     )
@@ -370,6 +374,8 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
                                                                     counts["truncated"], len(warnings))
     cer = f", CER vs text layer {s['cer']:.1%}" if s.get("cer") is not None else ""
     rate = f", {s['tokens_per_s']:.1f} tok/s" if s.get("tokens_per_s") else ""
+    if s.get("text_layer_blocks"):
+        cer += f", {count(s['text_layer_blocks'], 'block')} from the text layer"
     flag = f", {count(len(warnings), 'warning')}" if warnings else ""
     cut = f", {count(counts['truncated'], 'region')} truncated" if counts["truncated"] else ""
     resumed = f", {count(len(restored), 'page')} from the checkpoint" if restored else ""

@@ -8,16 +8,27 @@ Both sides are normalised before comparing, so markup is not counted as an error
 and list markers, `$$` delimiters and `\\tag{}` are removed, and whitespace is collapsed to single spaces. A word
 belongs to a block when at least half of its box lies inside the block. Edit distance: rapidfuzz (C++).
 CER is None when there is nothing to compare against (no text layer words in the block).
+
+The layer compared with (and taken instead of OCR, app.core.pipeline.text_source) is the document's ORIGINAL
+layer of real glyphs (`original_layer`): read from the file on disk when the in-memory document was changed (a
+library's OCR hook inserts its text into the page), and without text that is drawn invisibly (render mode 3, alpha
+0: an OCR layer under a scan), set in an OCR tool's glyph-less font, or holding U+FFFD. Such text is no reference:
+comparing OCR with it would invent a quality figure.
 """
 from __future__ import annotations
 
 import html
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from app.core.document import TextWord
 
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.document import Document
+
+OCR_LAYER_FONTS = ("GlyphLessFont",)  # the font OCR tools (Tesseract, ocrmypdf) write their hidden layer in
+_STROKED, _FILLED = 32, 16  # MuPDF's FZ_STEXT_STROKED / FZ_STEXT_FILLED span flags (render modes that paint)
 _TAGS = re.compile(r"<[^>]+>")
 _MD_PREFIX = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+)", re.M)
 _TAG_CMD = re.compile(r"\\tag\{[^}]*\}")
@@ -99,3 +110,76 @@ def page_cer(blocks: Iterable[BlockComparison | None]) -> float | None:
     if not total:
         return None
     return sum(b.distance for b in blocks) / total
+
+
+@dataclass
+class PageLayer:
+    """A page's original text layer: `words` of real, visible glyphs; `hidden` the boxes (points) of text that is
+    there but cannot be trusted (invisible, an OCR tool's font, replacement characters)."""
+    words: list[TextWord]
+    hidden: list[tuple[float, float, float, float]]
+
+    def hidden_in(self, box_pt, min_inside: float = 0.5) -> bool:
+        return any(inside_fraction(h, box_pt) >= min_inside for h in self.hidden)
+
+
+def _untrusted_span(span: dict) -> bool:
+    flags = int(span.get("char_flags", _FILLED))
+    painted = bool(flags & (_STROKED | _FILLED)) and int(span.get("alpha", 255)) > 0
+    return not painted or span.get("font", "") in OCR_LAYER_FONTS or "\ufffd" in span.get("text", "")
+
+
+def _read_layer(page) -> PageLayer:
+    import pymupdf
+
+    rot = page.rotation_matrix if page.rotation else None
+
+    def shown(box) -> tuple[float, float, float, float]:
+        if rot is None:
+            return tuple(float(v) for v in box)
+        r = pymupdf.Rect(box) * rot
+        return (float(r.x0), float(r.y0), float(r.x1), float(r.y1))
+
+    hidden = [shown(s["bbox"]) for b in page.get_text("dict").get("blocks", []) for line in b.get("lines", [])
+              for s in line.get("spans", []) if s.get("text", "").strip() and _untrusted_span(s)]
+    words = []
+    for x0, y0, x1, y1, text, block, line, word in page.get_text("words", sort=True):
+        if not text.strip():
+            continue
+        box = shown((x0, y0, x1, y1))
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        if any(h[0] <= cx <= h[2] and h[1] <= cy <= h[3] for h in hidden):
+            continue
+        words.append(TextWord(text, box, int(block), int(line), int(word)))
+    return PageLayer(words, hidden)
+
+
+def original_layer(document: "Document", index: int, password: str | None = None) -> PageLayer:
+    """Page `index`'s original text layer (empty for image documents and pages without one). When the in-memory
+    PDF was modified (`is_dirty`: e.g. OCR text inserted by a library), the page is read from the file on disk."""
+    if document.kind != "pdf":
+        return PageLayer([], [])
+    import pymupdf
+
+    with document.lock:
+        mupdf = document.mupdf
+        try:
+            if not mupdf.is_dirty:
+                return _read_layer(mupdf.load_page(index))
+            with pymupdf.open(str(document.path)) as pristine:
+                if pristine.needs_pass:
+                    pristine.authenticate(password or "")
+                return _read_layer(pristine.load_page(index))
+        except Exception as exc:  # noqa: BLE001 - a damaged page or a file gone from disk: no reference, say so
+            document.warnings.append(f"page {index + 1}: the text layer cannot be read ({exc})")
+            return PageLayer([], [])
+
+
+def garbled_fraction(text: str) -> float:
+    """The share of characters no real text is made of: private-use code points (a font without a usable
+    ToUnicode map), control characters, U+FFFD."""
+    chars = [c for c in text if not c.isspace()]
+    if not chars:
+        return 0.0
+    bad = sum(1 for c in chars if c == "\ufffd" or 0xE000 <= ord(c) <= 0xF8FF or (ord(c) < 32))
+    return bad / len(chars)

@@ -1,7 +1,7 @@
 """The strip above the editor that describes the block under the cursor: its id, label and task, whether it was
-edited, its character error rate against the page's text layer (a badge), and a Diff button that shows the
-difference between the decoded text and the text layer on demand. Also the conflict prompt line: "re-run gave new
-text for this edited block — use it?" without a modal dialog."""
+edited, where its text came from (the text layer or OCR), its character error rate against the page's text layer
+(a badge), and a Diff button that shows the difference between the decoded text and the text layer on demand.
+Also the conflict prompt line: "re-run gave new text for this edited block — use it?" without a modal dialog."""
 from __future__ import annotations
 
 import difflib
@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from app.core.pipeline.quality import region_confidence, region_outcome
+from app.core.pipeline.text_source import text_source
 from app.core.regions import DECODED_TASKS
 from app.core.review.document import Block
 from app.gui.text_diff import side_by_side
@@ -107,6 +108,9 @@ class BlockBar(QWidget):
         bits = [f"<b>{html.escape(r.id)}</b>", html.escape(r.label), html.escape(r.task), f"page {r.page + 1}"]
         if block.status not in ("done", "skipped"):
             bits.append(html.escape(block.status))
+        source = text_source(r)
+        if source is not None:  # where the text came from: the PDF's own text layer or OCR
+            bits.append("from the text layer" if source == "text-layer" else "OCR")
         if block.status in ("done", "failed", "cancelled") and r.task in DECODED_TASKS:
             outcome, conf = region_outcome(r), region_confidence(r)
             if outcome != "ok":

@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, QSettings, Signal
 from app.core.atomic import set_aside
 from app.core.engines.remote import DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, PROFILES
 from app.core.paths import user_data_dir
-from app.core.pipeline.options import DEFAULT_LAYOUT_TIMEOUT_S
+from app.core.pipeline.options import DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES
 
 
 def _unreadable(path: Path) -> str:
@@ -101,6 +101,8 @@ OPTIONS: dict[str, Option] = {
         Option("layout_timeout", DEFAULT_LAYOUT_TIMEOUT_S,
                "Time budget of one page's layout, seconds (past it: the whole page; 0: none)", minimum=0.0,
                maximum=3600.0, group="Decoding"),
+        Option("text_layer", "compare", "A PDF's own text layer: compare = OCR every block and measure it; prefer = "
+               "take its text where it is trustworthy; ignore", choices=TEXT_LAYER_MODES, group="Decoding"),
         Option("auto_run", True, "Start reading a document as soon as it is opened", group="Decoding"),
         Option("render_dpi", 144, "Resolution pages are laid out at (DPI)", minimum=36, maximum=600, group="Decoding"),
         Option("remote_servers", "", "Server URLs (space-separated, e.g. http://gpu1:30000/v1)", group="Servers"),

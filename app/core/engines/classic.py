@@ -2,9 +2,10 @@
 
 A region engine (kind "region") like the VLM engines, so the app produces real text on any machine with no
 download. It has no rounds and no window to show: it emits RegionStarted and RegionFinished only.
-Per task: text → the recognised lines in reading order, one per line; table → a plain HTML table built from the
-line boxes (rows by vertical overlap, cells left to right); formula → the recognised characters as they are
-(RapidOCR does not read LaTeX).
+Per task: text → the recognised lines in reading order, one per line; table → an HTML table built from the
+line boxes (rows by vertical overlap, columns inferred from the pieces' x-positions across rows: app.core.tables);
+formula → the recognised characters as they are (RapidOCR does not read LaTeX). Latin pages are read as Latin:
+the recogniser's CJK classes are masked once a page reads as Latin (app.core.engines.script_mask).
 
 What must never live here: layout, assembly, Qt.
 """
@@ -12,15 +13,17 @@ from __future__ import annotations
 
 import threading
 import time
-from html import escape
 from typing import Any
 
 from app.core.engines import CancelToken, EngineUnavailable, RegionResult, no_emit
+from app.core.engines.script_mask import ScriptMask, install
 from app.core.events import RegionFinished, RegionStarted
+from app.core.tables import from_rows
 
 _ENGINE = None
 PAD = 24  # white pixels added around a crop before detection
 _ENGINE_LOCK = threading.Lock()
+SCRIPT_MASK = ScriptMask()  # the page's script, for the one RapidOCR instance of this process
 
 
 def _rapidocr():
@@ -46,6 +49,7 @@ def _rapidocr():
                 _ENGINE = RapidOCR()
             logger = logging.getLogger("RapidOCR")
             logger.setLevel(logging.ERROR)
+            install(_ENGINE, SCRIPT_MASK)
         return _ENGINE
 
 
@@ -85,10 +89,13 @@ def lines_to_text(rows: list[list[tuple[tuple, str]]]) -> str:
 
 
 def lines_to_table(rows: list[list[tuple[tuple, str]]]) -> str:
-    if not rows:
-        return ""
-    body = "".join("<tr>" + "".join(f"<td>{escape(t)}</td>" for _, t in row) + "</tr>" for row in rows)
-    return f"<table>{body}</table>"
+    return from_rows(rows)
+
+
+def pieces_to_text(task: str, pieces) -> tuple[str, int]:
+    """Recognised pieces (box, text, ...) of one region → its text for `task`, and its number of lines."""
+    rows = group_lines([(p[0], p[1]) for p in pieces])
+    return (lines_to_table(rows) if task == "table" else lines_to_text(rows)), len(rows)
 
 
 class ClassicEngine:
@@ -103,6 +110,7 @@ class ClassicEngine:
         self.name = name
         self.min_score = min_score
         self._ocr = _rapidocr()
+        self._page: int | None = None  # the page being read: a new page starts a new script estimate
 
     def close(self) -> None:
         self._ocr = None
@@ -116,7 +124,8 @@ class ClassicEngine:
             return []
         # a white margin: text touching the crop's edge is detected poorly (split or clipped words)
         arr = np.asarray(ImageOps.expand(image.convert("RGB"), border=PAD, fill=(255, 255, 255)))
-        result = self._ocr(arr)
+        # every step named: RapidOCR keeps the last call's use_det/use_cls/use_rec flags
+        result = self._ocr(arr, use_det=True, use_cls=False, use_rec=True)
         boxes, txts, scores = getattr(result, "boxes", None), getattr(result, "txts", None), getattr(result, "scores", None)
         if boxes is None or txts is None:
             return []
@@ -129,6 +138,11 @@ class ClassicEngine:
             out.append(((min(xs), min(ys), max(xs), max(ys)), str(text), float(score)))
         return out
 
+    def start_page(self, page: int) -> None:
+        if page != self._page:
+            self._page = page
+            SCRIPT_MASK.reset()
+
     def decode_region(self, image, task: str, *, region_id: str, page: int = 0, emit=no_emit,
                       cancel: CancelToken | None = None) -> RegionResult:
         emit(RegionStarted(region_id=region_id, page=page, task=task, engine=self.name))
@@ -136,16 +150,34 @@ class ClassicEngine:
             emit(RegionFinished(region_id=region_id, text="", stats={"engine": self.name}, cancelled=True))
             return RegionResult(region_id, "", cancelled=True)
         t0 = time.perf_counter()
+        self.start_page(page)
         pieces = self.read_lines(image)
-        rows = group_lines([(box, text) for box, text, _ in pieces])
-        text = lines_to_table(rows) if task == "table" else lines_to_text(rows)
+        text, lines = pieces_to_text(task, pieces)
         ms = (time.perf_counter() - t0) * 1000
         stats = {
-            "engine": self.name, "ms": round(ms, 1), "lines": len(rows), "pieces": len(pieces), "chars": len(text),
+            "engine": self.name, "ms": round(ms, 1), "lines": lines, "pieces": len(pieces), "chars": len(text),
             "mean_score": round(sum(s for *_, s in pieces) / len(pieces), 4) if pieces else 0.0,
         }
         emit(RegionFinished(region_id=region_id, text=text, stats=stats))
         return RegionResult(region_id, text, stats=stats)
+
+
+def recognise_lines(images) -> list[tuple[str, float]]:
+    """Text line images → (text, score) each, recognition only (no detection), in one batched call: a quick check
+    of what lines say."""
+    import numpy as np
+
+    from PIL import ImageOps
+
+    ocr = _rapidocr()
+    todo = [(k, np.asarray(ImageOps.expand(im.convert("RGB"), border=4, fill=(255, 255, 255))))
+            for k, im in enumerate(images) if im.width >= 4 and im.height >= 4]
+    out = [("", 0.0)] * len(images)
+    if todo:
+        result = ocr.recognize_txt([ocr.load_img(arr) for _, arr in todo])
+        for (k, _), text, score in zip(todo, result.txts or (), result.scores or ()):
+            out[k] = (str(text), float(score))
+    return out
 
 
 def open_engine(**options: Any) -> ClassicEngine:

@@ -54,14 +54,22 @@ def _quiet():
 
 
 def parse_page(mupdf_doc, index: int, use_ocr: bool) -> dict:
-    """pymupdf4llm's JSON of one page (runs in app.core.layout.budget's child process)."""
+    """pymupdf4llm's JSON of one page (runs in app.core.layout.budget's child process), with `finder_tables`
+    ([bbox, HTML] of PyMuPDF's table finder) when the layout saw a table."""
     with _quiet():
         import pymupdf4llm
 
         data = pymupdf4llm.to_json(mupdf_doc, pages=[index], use_ocr=use_ocr, write_images=False, embed_images=False,
                                    show_progress=False)
     pages = json.loads(data).get("pages") or []
-    return pages[0] if pages else {"boxes": []}
+    page = pages[0] if pages else {"boxes": []}
+    if any(b.get("boxclass") == "table" for b in page.get("boxes") or []):
+        # the table finder's own cells and extent (the layout's table box follows the text and can miss a ruled
+        # column): here, under the page's budget, not in the parent where nothing could stop it
+        from app.core.layout.page_boxes import find_tables
+
+        page["finder_tables"] = [[list(bbox), html] for bbox, html in find_tables(mupdf_doc.load_page(index))]
+    return page
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child process
@@ -122,6 +130,7 @@ def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child proc
 
     with _quiet():
         import pymupdf4llm  # noqa: F401 - loaded before "ready", so a page's budget never pays for it
+        mask = _mask_layout_ocr()
     _send(stdout, ("ready", None))
     while True:
         try:
@@ -131,12 +140,31 @@ def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child proc
         if message is None:
             return
         pdf_bytes, use_ocr = message
+        if mask is not None:
+            mask.reset()  # a new page: its script is judged afresh
         try:
             with pymupdf.open(stream=pdf_bytes, filetype="pdf") as doc:
                 result = ("ok", parse_page(doc, 0, use_ocr))
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which falls back to the whole page
             result = ("error", f"{type(exc).__name__}: {exc}")
         _send(stdout, result)
+
+
+def _mask_layout_ocr():  # pragma: no cover - runs in the child process
+    """Latin pages read as Latin by the layout's OCR hook too (app.core.engines.script_mask): its RapidOCR
+    instance gets the CJK mask. None when pymupdf4llm uses another OCR backend."""
+    try:
+        from pymupdf4llm.ocr.detect_rapidocr import detect_rapidocr_backend
+
+        if detect_rapidocr_backend() != "rapidocr":
+            return None
+        from pymupdf4llm.ocr import rapidocr_391_backend
+
+        from app.core.engines.script_mask import ScriptMask, install
+
+        return install(rapidocr_391_backend.init_engine(), ScriptMask())
+    except Exception:  # noqa: BLE001 - no RapidOCR: the layout reads born-digital pages only
+        return None
 
 
 def _command() -> list[str]:

@@ -10,10 +10,15 @@ without a title would promote its first section to a title. Only the document's 
 (`# `): the first level-1 header (or `title` box) on the document's first page, and only when its font is larger
 than every other header on that page and than any text on the next pages. Every other header is a
 `paragraph_title` (`## `).
+
+Before mapping, app.core.layout.page_boxes corrects the boxes (text inside pictures kept, table boxes widened to
+the table finder's, math vs prose) and attaches the layout's OCR lines; they reach the region as
+`extra["ocr_lines"]` ([x0, y0, x1, y1, text] in points) and `extra["layer_table"]` (the finder's HTML).
 """
 from __future__ import annotations
 
 from app.core.layout.base import LayoutError, make_regions
+from app.core.layout.page_boxes import MarginMemory, fulltext_lines, refine
 from app.core.layout.postprocess import Detection, clamp_boxes
 from app.core.regions import Region
 
@@ -30,6 +35,7 @@ BOXCLASS_TO_LABEL = {
     "page-header": "header",
     "page-footer": "footer",
     "code": "algorithm",
+    "picture-text": "text",  # the text inside a picture box (app.core.layout.page_boxes)
 }
 
 
@@ -74,6 +80,7 @@ class PyMuPDFLayout:
     def __init__(self, use_ocr: bool = True, **_ignored) -> None:
         self.use_ocr = use_ocr
         self._later_size: tuple[tuple, float | None] | None = None  # (document key, size) of the last document
+        self._margins = MarginMemory()  # the running headers/footers of the document being read
         import importlib.util
 
         if importlib.util.find_spec("pymupdf4llm") is None:  # imported in the layout process only
@@ -110,18 +117,28 @@ class PyMuPDFLayout:
         s = dpi / 72.0
         dets, natives = [], []
         boxes = parsed.get("boxes") or []
+        finder = [(tuple(bbox), html) for bbox, html in parsed.get("finder_tables") or []]
+        margins = (self._margins, (id(document), str(document.path)), float(parsed.get("height") or 0.0))
+        boxes = refine(boxes, fulltext_lines(parsed), tables=lambda: finder, margins=margins)
         title = title_index(boxes, index, self._later_max_size(document)) if index == 0 else None
+        shown = (lambda r: r * rot) if rot is not None else (lambda r: r)
         for n, box in enumerate(boxes):
-            r = pymupdf.Rect(box["x0"], box["y0"], box["x1"], box["y1"])
-            if rot is not None:
-                r = r * rot
+            r = shown(pymupdf.Rect(box["x0"], box["y0"], box["x1"], box["y1"]))
             label = "doc_title" if n == title else map_boxclass(box)
             dets.append(Detection(label, 1.0, (r.x0 * s, r.y0 * s, r.x1 * s, r.y1 * s), n))
             natives.append(box.get("boxclass") or "text")
         w, h = image.width, image.height
         kept = clamp_boxes(dets, w, h)
-        natives = [natives[d.order] for d in kept]
-        return make_regions(kept, index, dpi, self.name, keep_headers=keep_headers, native_labels=natives)
+        regions = make_regions(kept, index, dpi, self.name, keep_headers=keep_headers,
+                               native_labels=[natives[d.order] for d in kept])
+        for region, d in zip(regions, kept):
+            box = boxes[d.order]
+            if box.get("ocr_lines"):
+                region.extra["ocr_lines"] = [[*(round(v, 2) for v in shown(pymupdf.Rect(line[:4]))), line[4]]
+                                             for line in box["ocr_lines"]]
+            if box.get("layer_table"):
+                region.extra["layer_table"] = box["layer_table"]
+        return regions
 
     def _later_max_size(self, document) -> float | None:
         """The largest font size on the pages after the first (up to TITLE_LOOKAHEAD_PAGES), from the text layer;

@@ -14,6 +14,7 @@ from app.core.wording import count
 DEFAULT_OCR_DPI = 200.0
 FORMATS = ("md", "json", "html", "pdf")  # what the one writer writes (app.core.pipeline.output); pdf: searchable
 DEFAULT_FORMATS = ("md", "json")
+TEXT_LAYER_MODES = ("prefer", "compare", "ignore")  # a PDF's own text layer: taken where good | measured | unused
 DEFAULT_LAYOUT_TIMEOUT_S = 20.0  # a page's layout past this falls back to the whole page (app.core.layout.budget)
 
 
@@ -56,6 +57,9 @@ class PipelineOptions:
     block_size: int | None = None
     cache: str | None = None  # the decoders' KV cache: dynamic | static; None = the engine's choice
     compare_text_layer: bool = True
+    # the text layer (app.core.pipeline.text_source): the app compares (it exists to watch the OCR models); convert
+    # prefers the layer's text where it is trustworthy
+    text_layer: str = "compare"
     engine_options: dict[str, Any] = field(default_factory=dict)
     # save picture crops here as soon as a page is laid out (the GUI's working folder), their absolute path in
     # region.extra["picture_path"] (so LayoutDone carries it); None: only `write` saves them, next to the export

@@ -20,6 +20,7 @@ from app.core.atomic import discard, interrupts_deferred, remove_stale_temporari
 from app.core.pipeline.assembly import assemble_blocks, assemble_document
 from app.core.pipeline.options import DEFAULT_FORMATS, FORMATS
 from app.core.pipeline.quality import region_confidence, region_outcome, region_status, review_reasons, review_summary
+from app.core.pipeline.text_source import text_source
 from app.core.regions import Region
 
 JSON_SCHEMA = "scriptorium.document/1"
@@ -74,6 +75,7 @@ def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: 
         # person should look, and whether one did (the window's Enter)
         "outcome": region_outcome(r), "confidence": region_confidence(r), "needs_review": review_reasons(r),
         "reviewed": reviewed,
+        "text_source": text_source(r),  # text-layer | ocr (None: not read); "source" is the layout that found it
     }
     if image:
         d["image"] = image

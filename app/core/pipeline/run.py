@@ -55,6 +55,7 @@ from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
 from app.core.pipeline.scheduler import decode_concurrently, read_pages
+from app.core.pipeline.text_source import TEXT_LAYER, TextSource, text_source
 from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
 
 CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
@@ -78,6 +79,7 @@ class Pipeline:
         self.output: DocumentOutput | None = None
         self._words_cache: dict[int, list] = {}
         self.fixed_layouts: dict[int, list[Region]] = {}  # pages a person laid out: read their regions, no layout
+        self.text_source = TextSource(self)  # the text layer or the layout's OCR instead of the engine, per region
 
     # -- setup -------------------------------------------------------------------------------------------------
     def open(self, path) -> Document:
@@ -241,6 +243,9 @@ class Pipeline:
                                       "holds only headers, footers or page numbers, which are left out "
                                       "(--keep-headers reads them)",
                                       where="layout", fatal=False))
+            elif not out.cancelled and self.text_source.lost_text(page):
+                self.emit(ErrorRaised(f"{self.document.name}: page {page.index + 1} holds text, but no block of it "
+                                      "was read (the layout saw no text there)", where="layout", fatal=False))
 
     def document_stats(self, seconds: float) -> dict[str, Any]:
         """The run's counts over the output as it stands now (e.g. after pages restored from a checkpoint)."""
@@ -260,13 +265,15 @@ class Pipeline:
             "seconds": round(seconds, 3), "cer": rounded(out.cer),
             "errors": sum("error" in r.flags for r in regions),
             "truncated": sum("truncated" in r.flags for r in regions),
+            "text_layer_blocks": sum(text_source(r) == TEXT_LAYER for r in regions),
         }
 
     # -- per page ------------------------------------------------------------------------------------------------
     def text_words(self, index: int) -> list:
         """The text-layer words of page `index` (app.core.document.TextWord; [] without one or when not compared)."""
         if index not in self._words_cache:
-            words = self.document.text_layer(index) if self.options.compare_text_layer else []
+            o = self.options
+            words = self.text_source.layer(index).words if o.compare_text_layer and o.text_layer != "ignore" else []
             self._words_cache = {index: words}  # one page at a time is enough; keeps memory flat
         return self._words_cache[index]
 
@@ -364,7 +371,9 @@ class Pipeline:
         return self.finish_page(page, t0)
 
     def regions_to_read(self, page: PageOutput, keep: set[str] | Sequence[str] = ()) -> list[Region]:
-        return [r for r in page.regions if r.task in DECODED_TASKS and r.id not in keep]
+        """The page's regions the engine must read (in order); the others got their text from the text layer or
+        the layout's OCR on the way (TextSource.take)."""
+        return [r for r in page.regions if r.task in DECODED_TASKS and r.id not in keep and not self.text_source.take(r)]
 
     def finish_page(self, page: PageOutput, t0: float) -> PageOutput:
         """A page's regions are all read: compare it with its text layer and announce it."""
@@ -421,7 +430,7 @@ class Pipeline:
         for r in page.regions:
             r.extra.pop("cer", None)
             r.extra.pop("reference_chars", None)
-            if r.task not in CER_TASKS or "stats" not in r.extra:
+            if r.task not in CER_TASKS or "stats" not in r.extra or not self.text_source.comparable(r):
                 continue
             comp = compare_block(r.id, r.text, words, r.box_pt)
             if comp is not None:

@@ -1,0 +1,232 @@
+"""What PyMuPDF's layout boxes get wrong, put right before they become regions (boxes in PDF points, unrotated):
+
+- a `picture` box that holds text (the layout sometimes calls paragraphs or a handwritten page a picture) is followed
+  by a `picture-text` box over the same area, read as text: text is never dropped with the picture;
+- a `table` box is widened to the table PyMuPDF's table finder sees there (ruling lines included), and the finder's
+  cells (HTML with header and spans, app.core.tables) go with it for the text-layer source to take;
+- a `caption`/`text` box of one short line that reads as math becomes a `formula`; a `formula` box whose text reads
+  as prose becomes `text`;
+- boxes side by side in two columns that the layout ordered across the columns are ordered down each column
+  (`order_columns`: a gutter no box crosses; full-width boxes separate bands);
+- a text line on the same line band as a page header/footer (a page number beside a running title) gets the
+  header/footer class too, so a band is kept or dropped whole (`margin_bands`); a line in the top or bottom
+  margin that repeats what an earlier page's header/footer said there (digits aside) is one too (`MarginMemory`);
+- the lines PyMuPDF's OCR hook read on a scanned page (its text in the CJK fallback font it inserts) go with the
+  boxes that hold them (`ocr_lines`), so a region need not be read a second time (app.core.pipeline.text_source).
+
+What must never live here: the child process (budget.py), the label mapping (pymupdf_layout.py), reading text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.core.textlayer import inside_fraction
+
+OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
+TEXT_MIN_LETTERS = 12  # fewer letters (in a picture, on a page) are a chart's labels, not text a reader misses
+MATH_FUNCTIONS = frozenset("sum int prod lim log ln exp sin cos tan max min det mod sqrt frac".split())
+_RELATION = re.compile(r"[=<>≤≥≈≠∝∈⊂→]")
+_MATH_MARK = re.compile(r"[\^_\\∑∫∏√±×÷∞∂∇]|\b[a-zA-Z]\s*[+\-*/]\s*[a-zA-Z0-9]")
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+@dataclass
+class Line:
+    box: tuple[float, float, float, float]
+    text: str
+    ocr: bool  # written by the layout's OCR hook (no text layer of the document's own)
+
+
+def fulltext_lines(parsed: dict) -> list[Line]:
+    """The page's text lines as pymupdf4llm saw them (the text layer and, on scans, its OCR's text)."""
+    out = []
+    for block in parsed.get("fulltext") or []:
+        for line in block.get("lines", []) or []:
+            spans = line.get("spans", []) or []
+            text = "".join(s.get("text", "") for s in spans).strip()
+            if text:
+                ocr = all(str(s.get("font", "")).startswith(OCR_INSERT_FONT) for s in spans)
+                out.append(Line(tuple(float(v) for v in line["bbox"]), text, ocr))
+    return out
+
+
+def lines_in(lines: list[Line], box, min_inside: float = 0.5) -> list[Line]:
+    return [ln for ln in lines if inside_fraction(ln.box, box) >= min_inside]
+
+
+def looks_like_math(text: str) -> bool:
+    """One line that is an equation rather than prose: a relation sign, and a mark of math (a sub/superscript,
+    an operator between symbols, a math sign), and few words that are not math function names."""
+    t = text.strip()
+    if not t or len(t) > 120 or not _RELATION.search(t) or not _MATH_MARK.search(t):
+        return False
+    words = [w for w in _WORD.findall(t) if w.lower() not in MATH_FUNCTIONS]
+    return len(words) <= 1
+
+
+def _box(b: dict) -> tuple[float, float, float, float]:
+    return (float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"]))
+
+
+def _letters(lines: list[Line]) -> int:
+    return sum(c.isalpha() for ln in lines for c in ln.text)
+
+
+def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
+    """PyMuPDF's table finder on a born-digital page: (bbox in points, HTML) per table; [] when it fails."""
+    from app.core.tables import from_finder
+
+    try:
+        found = page.find_tables()
+        words = page.get_text("words") if found.tables else []
+        return [(tuple(float(v) for v in t.bbox), from_finder(t, words)) for t in found.tables]
+    except Exception:  # noqa: BLE001 - the finder on a damaged page: the layout's box stands
+        return []
+
+
+MARGIN_CLASSES = ("page-header", "page-footer")
+
+
+def _band_overlap(a, b) -> float:
+    """Vertical overlap of two boxes as a share of the shorter one's height."""
+    inter = min(a[3], b[3]) - max(a[1], b[1])
+    return inter / max(1e-6, min(a[3] - a[1], b[3] - b[1]))
+
+
+def margin_bands(boxes: list[dict]) -> None:
+    """A one-line box on the same line band as a header/footer joins its class (in place)."""
+    margins = [b for b in boxes if b.get("boxclass") in MARGIN_CLASSES]
+    for b in boxes:
+        if b.get("boxclass") not in ("text", "section-header", "caption", "footnote"):
+            continue
+        box = _box(b)
+        for m in margins:
+            mb = _box(m)
+            if _band_overlap(box, mb) >= 0.5 and (box[3] - box[1]) <= 1.5 * (mb[3] - mb[1]) + 2:
+                b["boxclass"] = m["boxclass"]
+                break
+
+
+_DIGITS = re.compile(r"\d+")
+MARGIN_SHARE = 0.12  # the top and bottom share of the page where running headers and footers live
+
+
+class MarginMemory:
+    """What the headers and footers of a document's pages said, by band: a later page's line that says the same in
+    the same margin band (page numbers aside) is a header/footer too, whatever the layout called it there."""
+
+    def __init__(self) -> None:
+        self.key = None
+        self.seen: set[tuple[str, int, str]] = set()
+
+    @staticmethod
+    def _band(box, page_h: float) -> int | None:
+        y = (box[1] + box[3]) / 2 / max(1.0, page_h)
+        return round(y * 50) if y < MARGIN_SHARE or y > 1 - MARGIN_SHARE else None
+
+    def apply(self, key, boxes: list[dict], lines: list[Line], page_h: float) -> None:
+        """Re-label repeated margin lines of this page (in place), then remember its headers/footers."""
+        if key != self.key:
+            self.key, self.seen = key, set()
+        for b in boxes:
+            band = self._band(_box(b), page_h)
+            if band is None:
+                continue
+            text = _DIGITS.sub("#", " ".join(ln.text for ln in lines_in(lines, _box(b))).lower()).strip()
+            cls = b.get("boxclass")
+            if cls in MARGIN_CLASSES and text:
+                self.seen.add((cls, band, text))
+            elif cls in ("text", "section-header", "caption") and text:
+                for margin in MARGIN_CLASSES:
+                    if any((margin, band + d, text) in self.seen for d in (-1, 0, 1)):
+                        b["boxclass"] = margin
+                        break
+
+
+def _gutter(body: list[tuple[float, float, float, float]]) -> float | None:
+    """An x that no box crosses, with at least two boxes on each side that stand side by side; the one most boxes
+    keep clear of."""
+    best, best_clear = None, -1
+    for g in sorted({b[2] + 0.5 for b in body}):
+        left = [b for b in body if b[2] < g]
+        right = [b for b in body if b[0] > g]
+        if len(left) < 2 or len(right) < 2:
+            continue
+        if not any(_band_overlap(a, c) > 0 for a in left for c in right):
+            continue
+        clear = len(left) + len(right)
+        if clear > best_clear:
+            best, best_clear = g, clear
+    return best
+
+
+def order_columns(boxes: list[dict]) -> list[dict]:
+    """Boxes in reading order down the columns, when the layout read across them; else as they were."""
+    idx = [i for i, b in enumerate(boxes) if b.get("boxclass") not in MARGIN_CLASSES]
+    body = [_box(boxes[i]) for i in idx]
+    g = _gutter(body)
+    if g is None:
+        return boxes
+    ranked = sorted(range(len(idx)), key=lambda k: (body[k][1], body[k][0]))
+    bands: list[list[int]] = [[]]
+    for k in ranked:
+        if body[k][0] < g < body[k][2]:  # a full-width box: a band of its own
+            bands.extend([[k], []])
+        else:
+            bands[-1].append(k)
+    order = [k for band in bands for k in sorted(band, key=lambda k: (body[k][0] > g, body[k][1]))]
+
+    def switches(seq: list[int]) -> int:  # how often the reading jumps between the columns
+        sides = [body[k][0] > g for k in seq if not body[k][0] < g < body[k][2]]
+        return sum(1 for a, b in zip(sides, sides[1:]) if a != b)
+
+    if switches(list(range(len(idx)))) <= switches(order):
+        return boxes
+    out = list(boxes)
+    for slot, k in zip(idx, order):
+        out[slot] = boxes[idx[k]]
+    return out
+
+
+def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[MarginMemory, object, float] | None = None
+           ) -> list[dict]:
+    """The corrected boxes (new dicts; extra keys `ocr_lines`, `layer_table`) in the same reading order.
+    `tables`: a callable returning `find_tables(page)` of the page (called only when there is a table); `margins`:
+    (the document's MarginMemory, the document's key, the page height in points)."""
+    out: list[dict] = []
+    found = None
+    boxes = [dict(b) for b in boxes]
+    margin_bands(boxes)
+    if margins is not None:
+        memory, key, page_h = margins
+        memory.apply(key, boxes, lines, page_h)
+    for b in order_columns(boxes):
+        cls = b.get("boxclass") or "text"
+        inside = lines_in(lines, _box(b))
+        text = " ".join(ln.text for ln in inside)
+        if cls in ("caption", "text") and len(inside) == 1 and looks_like_math(text):
+            b["boxclass"] = cls = "formula"
+        elif cls == "formula" and inside and not any(looks_like_math(ln.text) for ln in inside) \
+                and len(_WORD.findall(text)) >= 4:
+            b["boxclass"] = cls = "text"
+        if cls == "table" and tables is not None:
+            if found is None:
+                found = tables()
+            for tb, html in found:
+                if inside_fraction(_box(b), tb) > 0.5 or inside_fraction(tb, _box(b)) > 0.5:
+                    b["x0"], b["y0"] = min(b["x0"], tb[0]), min(b["y0"], tb[1])
+                    b["x1"], b["y1"] = max(b["x1"], tb[2]), max(b["y1"], tb[3])
+                    b["layer_table"] = html
+                    break
+        ocr = [ln for ln in lines_in(lines, _box(b)) if ln.ocr]
+        if ocr:
+            b["ocr_lines"] = [[*ln.box, ln.text] for ln in ocr]
+        out.append(b)
+        if cls == "picture" and _letters(inside) >= TEXT_MIN_LETTERS:
+            text_box = {k: b[k] for k in ("x0", "y0", "x1", "y1")}
+            text_box.update(boxclass="picture-text", textlines=None)
+            if ocr:
+                text_box["ocr_lines"] = b["ocr_lines"]
+            out.append(text_box)
+    return out

@@ -1,0 +1,199 @@
+"""Where a region's text comes from (DESIGN §5, text-layer policy): the document's own text layer, the layout's OCR,
+or the engine. Every decoded region records its source in `stats["text_source"]` (`text-layer` or `ocr`).
+
+    source = TextSource(pipeline)
+    if not source.take(region):          # the layer's text (prefer) or the layout's OCR lines (classic engine)
+        pipeline._decode_one(region)     # the engine reads the crop
+    source.comparable(region)            # may its OCR be measured against the layer (no layer that was rejected)
+
+`--text-layer prefer` takes the layer's text for a text or table region when the layer there is trustworthy: real
+visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.textlayer.original_layer), not garbled
+(no private-use or replacement characters), and agreeing with a quick OCR check of its longest line (the
+recogniser reads the line image, all of a page's regions in one batch; CER ≤ CHECK_MAX_CER, spaces ignored;
+lines in scripts it does not read, e.g. Cyrillic, are not checked). Otherwise the engine reads it (a
+scrambled layer keeps OCR). `compare` reads every region with the engine and measures it against the layer;
+`ignore` neither uses nor measures the layer. Formulas go to the engine (the layer holds no LaTeX), unless the
+engine is the classic one, which reads no LaTeX either.
+
+One OCR pass per scanned page: with the classic engine (the same recogniser as the layout's OCR hook), a region
+whose lines the layout's OCR already read (`region.extra["ocr_lines"]`) takes them instead of reading the crop
+again.
+
+What must never live here: decoding with a model, layout, writing files.
+"""
+from __future__ import annotations
+
+import time
+from app.core.events import RegionFinished, RegionStarted
+from app.core.layout.page_boxes import TEXT_MIN_LETTERS
+from app.core.regions import DECODED_TASKS, Region, record_result
+from app.core.textlayer import PageLayer, garbled_fraction, inside_fraction, original_layer, words_in_box
+
+LAYER_TASKS = ("text", "table")
+CHECK_DPI = 150.0
+CHECK_MAX_CER = 0.3
+GARBLED_MAX = 0.05
+TEXT_LAYER = "text-layer"
+OCR = "ocr"
+
+
+def text_source(region: Region) -> str | None:
+    """`text-layer` or `ocr` for a region that was read; None for one that was not (pictures, skipped, pending)."""
+    stats = region.extra.get("stats")
+    if stats is None:
+        return None
+    return stats.get("text_source", OCR)
+
+
+def paragraph(words) -> str:
+    """Text-layer words → one paragraph: the layer's lines joined by spaces, a hyphen at a line end rejoins."""
+    lines: dict[tuple[int, int], list[str]] = {}
+    for w in sorted(words, key=lambda w: (w.block, w.line, w.word)):
+        lines.setdefault((w.block, w.line), []).append(w.text)
+    out = ""
+    for parts in lines.values():
+        line = " ".join(parts)
+        if out.endswith("-") and line[:1].islower():
+            out = out[:-1] + line
+        else:
+            out = f"{out} {line}" if out else line
+    return out
+
+
+def _readable(text: str) -> bool:
+    """Is `text` in scripts the check's recogniser reads (Latin, digits, punctuation, CJK)? A Cyrillic or Arabic
+    line cannot be checked by it; its layer is judged on the other tests alone."""
+    from app.core.engines.script_mask import is_cjk
+
+    ok = sum(1 for c in text if ord(c) < 0x250 or is_cjk(c))
+    return ok >= 0.8 * len(text)
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+class TextSource:
+    def __init__(self, pipeline) -> None:  # app.core.pipeline.run.Pipeline (which imports this module)
+        self.pipeline = pipeline
+        self._layer: tuple[tuple[int, int], PageLayer] | None = None
+        self._checks: tuple[tuple[int, int], dict[str, tuple[str, str]]] | None = None
+
+    def layer(self, index: int) -> PageLayer:
+        """Page `index`'s original text layer (one page cached)."""
+        doc = self.pipeline.document
+        key = (id(doc), index)
+        if self._layer is None or self._layer[0] != key:
+            self._layer = (key, original_layer(doc, index, self.pipeline.options.password))
+        return self._layer[1]
+
+    @property
+    def mode(self) -> str:
+        return self.pipeline.options.text_layer
+
+    def lost_text(self, page) -> bool:
+        """Page `page` (a PageOutput, read) holds text — words of its original layer outside the boxes left out
+        as headers/footers, or lines the layout's OCR read — yet no block of it got any text: an empty success
+        would hide that."""
+        if not page.decoded or any(r.text.strip() for r in page.regions if r.task in DECODED_TASKS):
+            return False
+        if self.pipeline.document is None or any(r.extra.get("ocr_lines") for r in page.regions
+                                                 if r.task != "skipped"):
+            return self.pipeline.document is not None
+        skipped = [r.box_pt for r in page.regions if r.task == "skipped"]
+        words = [w for w in self.layer(page.index).words if not any(inside_fraction(w.box_pt, b) >= 0.5
+                                                                      for b in skipped)]
+        return sum(c.isalpha() for w in words for c in w.text) >= TEXT_MIN_LETTERS
+
+    def _tasks(self) -> tuple[str, ...]:
+        """The tasks the layer may serve: formulas too when the engine reads no LaTeX either (classic)."""
+        return LAYER_TASKS + (("formula",) if self.pipeline.engine_name == "classic" else ())
+
+    def comparable(self, region: Region) -> bool:
+        """May this region's text be measured against the text layer? Not when it came from the layer (that would
+        be the layer against itself) nor where the layer was found untrustworthy."""
+        return self.mode != "ignore" and text_source(region) != TEXT_LAYER and "layer_rejected" not in region.extra
+
+    def take(self, region: Region) -> bool:
+        """Give `region` its text without the engine when policy allows; True when it did."""
+        t0 = time.perf_counter()
+        region.extra.pop("layer_rejected", None)
+        if self.mode == "prefer" and region.task in self._tasks() and self.pipeline.document.kind == "pdf":
+            words = words_in_box(self.layer(region.page).words, region.box_pt)
+            if words:
+                why = self._distrust(region, words)
+                if why is None:
+                    text = region.extra.get("layer_table") if region.task == "table" else None
+                    self._finish(region, t0, text or paragraph(words), TEXT_LAYER, TEXT_LAYER, words=len(words))
+                    return True
+                region.extra["layer_rejected"] = why
+        lines = region.extra.get("ocr_lines")
+        if lines and self.pipeline.engine_name == "classic" and not words_in_box(self.layer(region.page).words,
+                                                                                  region.box_pt):
+            from app.core.engines.classic import pieces_to_text
+
+            text, n = pieces_to_text(region.task, [(tuple(line[:4]), line[4]) for line in lines])
+            self._finish(region, t0, text, "classic", OCR, lines=n, reused_layout_ocr=True)
+            return True
+        return False
+
+    def _distrust(self, region: Region, words) -> str | None:
+        """Why the layer's words in `region` cannot be taken (None: they can)."""
+        if self.layer(region.page).hidden_in(region.box_pt):
+            return "hidden text"
+        if garbled_fraction(" ".join(w.text for w in words)) > GARBLED_MAX:
+            return "garbled encoding"
+        return self._check(region, words)
+
+    def _check(self, region: Region, words) -> str | None:
+        """The quick OCR check: the recogniser reads the region's longest layer line from the page image (for all
+        the page's regions in one batch, at the page's first check)."""
+        from rapidfuzz.distance import Levenshtein
+
+        checks = self._page_checks(region.page)
+        if region.id not in checks:  # a region the batch did not know (an edited layout): read on its own
+            checks.update(self._read_checks([(region, words)]))
+        ref, read = checks[region.id]
+        if ref and Levenshtein.distance(_squash(read), ref) / len(ref) > CHECK_MAX_CER:
+            return f"the page image reads otherwise ({read!r} for {ref!r})"
+        return None
+
+    def _page_checks(self, index: int) -> dict[str, tuple[str, str]]:
+        key = (id(self.pipeline.document), index)
+        if self._checks is None or self._checks[0] != key:
+            words = self.layer(index).words
+            todo = [(r, words_in_box(words, r.box_pt)) for r in self.pipeline.output.page(index).regions
+                    if r.task in self._tasks()]
+            self._checks = (key, self._read_checks([(r, ws) for r, ws in todo if ws]))
+        return self._checks[1]
+
+    def _read_checks(self, todo) -> dict[str, tuple[str, str]]:
+        """Region id → (its longest layer line, squashed; what the recogniser reads there), "" refs for lines too
+        short to say anything."""
+        from app.core.engines.classic import recognise_lines
+
+        doc = self.pipeline.document
+        refs, images, ids = {}, [], []
+        for region, words in todo:
+            lines: dict[tuple[int, int], list] = {}
+            for w in words:
+                lines.setdefault((w.block, w.line), []).append(w)
+            ws = max(lines.values(), key=lambda ws: sum(len(w.text) for w in ws))
+            ref = _squash(" ".join(w.text for w in sorted(ws, key=lambda w: w.word)))
+            refs[region.id] = ref if len(ref) >= 3 and _readable(ref) else ""
+            if refs[region.id]:
+                x0, y0 = min(w.box_pt[0] for w in ws), min(w.box_pt[1] for w in ws)
+                x1, y1 = max(w.box_pt[2] for w in ws), max(w.box_pt[3] for w in ws)
+                pad = 0.15 * (y1 - y0)
+                images.append(doc.crop(region.page, (x0 - pad, y0 - pad, x1 + pad, y1 + pad), CHECK_DPI))
+                ids.append(region.id)
+        read = dict(zip(ids, (t for t, _ in recognise_lines(images))))
+        return {rid: (ref, read.get(rid, "")) for rid, ref in refs.items()}
+
+    def _finish(self, region: Region, t0: float, text: str, engine: str, source: str, **extra) -> None:
+        emit = self.pipeline.emit
+        emit(RegionStarted(region_id=region.id, page=region.page, task=region.task, engine=engine))
+        stats = {"engine": engine, "text_source": source, "chars": len(text),
+                 "ms": round((time.perf_counter() - t0) * 1000, 3), **extra}
+        record_result(region, text, stats, cancelled=False, engine=engine)
+        emit(RegionFinished(region_id=region.id, text=text, stats=stats))

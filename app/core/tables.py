@@ -1,0 +1,170 @@
+"""Tables as HTML (`<table>` with a `<th>` header row, colspan/rowspan), from two sources:
+
+- a born-digital table found by PyMuPDF's table finder (`from_finder`): its cells, merged cells (a `None` cell is
+  covered by a neighbour whose box reaches over it) and its header (the first row, and the rows its cells span);
+- recognised pieces of a read table (`from_rows`: rows of (box, text) pieces, as OCR gives them): the column
+  boundaries are inferred from the pieces' x-extents across all rows (an interval union over the rows that fill
+  the most columns), so a value lands under its header even when a row has empty cells; a lone currency sign is
+  joined to the value to its right ("$" + "12.50"), and a row that starts past the first column right under the
+  previous one (less than half a line apart) continues that row's cells (a two-line cell).
+
+What must never live here: OCR, layout, Markdown of other blocks.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html import escape
+from statistics import median
+from typing import Sequence
+
+Box = tuple[float, float, float, float]
+_CURRENCY = re.compile(r"^[$€£¥]$")
+
+
+@dataclass
+class Cell:
+    text: str
+    rowspan: int = 1
+    colspan: int = 1
+
+
+def html_table(rows: Sequence[Sequence[Cell]], header_rows: int = 0) -> str:
+    """Rows of cells (cells covered by a span are left out) → `<table>…</table>`; the first `header_rows` rows
+    are `<th>` cells."""
+    out = []
+    for n, row in enumerate(rows):
+        tag = "th" if n < header_rows else "td"
+        cells = []
+        for c in row:
+            attrs = (f' rowspan="{c.rowspan}"' if c.rowspan > 1 else "") + (
+                f' colspan="{c.colspan}"' if c.colspan > 1 else "")
+            cells.append(f"<{tag}{attrs}>{escape(c.text)}</{tag}>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return "<table>" + "".join(out) + "</table>" if out else ""
+
+
+# -- born-digital: PyMuPDF's table finder ----------------------------------------------------------------------
+
+def _starts(values: list[float], tol: float = 1.0) -> list[float]:
+    out: list[float] = []
+    for v in sorted(values):
+        if not out or v - out[-1] > tol:
+            out.append(v)
+    return out
+
+
+def cell_text(words, box) -> str:
+    """The words (PyMuPDF `get_text("words")` tuples) whose centre lies in `box`, in the text layer's order. (The
+    finder's own `extract()` splits "1,204" into "1204" and "," on some fonts.)"""
+    inside = [w for w in words if box[0] <= (w[0] + w[2]) / 2 <= box[2] and box[1] <= (w[1] + w[3]) / 2 <= box[3]]
+    return " ".join(w[4] for w in sorted(inside, key=lambda w: (w[5], w[6], w[7])))
+
+
+def from_finder(table, words) -> str:
+    """A `pymupdf.table.Table` (+ its page's words) → HTML with its header row as `<th>` and spans from its merged
+    cells."""
+    boxes = [list(r.cells) for r in table.rows]
+    xs = _starts([b[0] for row in boxes for b in row if b is not None])
+    ys = _starts([b[1] for row in boxes for b in row if b is not None])
+    out: list[list[Cell]] = []
+    for r, row in enumerate(boxes):
+        cells = []
+        for c, b in enumerate(row):
+            if b is None:
+                continue
+            colspan = max(1, sum(1 for x in xs if b[0] - 1 <= x < b[2] - 1))
+            rowspan = max(1, sum(1 for y in ys if b[1] - 1 <= y < b[3] - 1))
+            cells.append(Cell(cell_text(words, b), rowspan, colspan))
+        out.append(cells)
+    # the first row is the header, with the rows its tall cells reach down over ("Item" over two header rows);
+    # the finder's "external" header is the line above the table: a heading or caption, read as its own block
+    header_rows = max((c.rowspan for c in out[0]), default=0) if len(out) > 1 else 0
+    return html_table(out, header_rows)
+
+
+# -- read pieces: columns inferred from x-positions ---------------------------------------------------------------
+
+def join_currency(row: list[tuple[Box, str]]) -> list[tuple[Box, str]]:
+    """A lone currency sign joins the piece to its right on the same row."""
+    out: list[tuple[Box, str]] = []
+    i = 0
+    while i < len(row):
+        box, text = row[i]
+        if _CURRENCY.match(text.strip()) and i + 1 < len(row):
+            nbox, ntext = row[i + 1]
+            h = max(1.0, box[3] - box[1])
+            if nbox[0] - box[2] < 3 * h:
+                out.append(((box[0], min(box[1], nbox[1]), nbox[2], max(box[3], nbox[3])), text.strip() + ntext))
+                i += 2
+                continue
+        out.append((box, text))
+        i += 1
+    return out
+
+
+def infer_columns(rows: list[list[tuple[Box, str]]]) -> list[tuple[float, float]]:
+    """Column x-intervals: the union of the pieces' x-extents over the rows with the most pieces (a cell that spans
+    columns, in a row with fewer pieces, cannot merge them)."""
+    if not rows:
+        return []
+    most = max(len(r) for r in rows)
+    full = [r for r in rows if len(r) == most]
+    spans = sorted((b[0], b[2]) for r in full for b, _ in r)
+    cols: list[list[float]] = []
+    for x0, x1 in spans:
+        if cols and x0 <= cols[-1][1]:
+            cols[-1][1] = max(cols[-1][1], x1)
+        else:
+            cols.append([x0, x1])
+    while len(cols) > most:  # pieces that stand in the gaps of other rows: the closest columns are one
+        k = min(range(len(cols) - 1), key=lambda k: cols[k + 1][0] - cols[k][1])
+        cols[k:k + 2] = [[cols[k][0], max(cols[k][1], cols[k + 1][1])]]
+    return [(a, b) for a, b in cols]
+
+
+def _columns_of(box: Box, cols: list[tuple[float, float]]) -> list[int]:
+    hit = [k for k, (a, b) in enumerate(cols) if min(b, box[2]) - max(a, box[0]) > 0]
+    if hit:
+        return hit
+    cx = (box[0] + box[2]) / 2  # in a gap between columns: the nearest one
+    return [min(range(len(cols)), key=lambda k: min(abs(cx - cols[k][0]), abs(cx - cols[k][1])))]
+
+
+def from_rows(rows: list[list[tuple[Box, str]]]) -> str:
+    """Rows of recognised pieces (top to bottom, each left to right) → HTML with inferred columns."""
+    rows = [join_currency(r) for r in rows if r]
+    if not rows:
+        return ""
+    cols = infer_columns(rows)
+    line_h = median([b[3] - b[1] for r in rows for b, _ in r]) or 1.0
+    grid: list[dict[int, Cell]] = []
+    bottoms: list[float] = []
+    for row in rows:
+        placed: dict[int, Cell] = {}
+        for box, text in row:
+            ks = _columns_of(box, cols)
+            first = ks[0]
+            if first in placed:
+                placed[first].text += " " + text
+            else:
+                placed[first] = Cell(text, colspan=len(ks))
+        top = min(b[1] for b, _ in row)
+        continues = (grid and 0 not in placed and top - bottoms[-1] < 0.5 * line_h
+                     and all(k in grid[-1] for k in placed))
+        if continues:
+            for k, cell in placed.items():
+                grid[-1][k].text += " " + cell.text
+            bottoms[-1] = max(bottoms[-1], max(b[3] for b, _ in row))
+            continue
+        grid.append(placed)
+        bottoms.append(max(b[3] for b, _ in row))
+    out: list[list[Cell]] = []
+    for placed in grid:
+        cells, k = [], 0
+        while k < len(cols):
+            cell = placed.get(k, Cell(""))
+            cells.append(cell)
+            k += max(1, cell.colspan)
+        out.append(cells)
+    return html_table(out, header_rows=1 if len(out) > 1 else 0)
