@@ -180,7 +180,8 @@ def test_convert_sample_against_the_server_reads_every_text_region_and_never_wri
     monkeypatch.setenv("SCRIPTORIUM_API_KEY", SECRET)
     out = tmp_path / "out"
     code, stdout, stderr = _convert(capsys, sample_document(), "-o", out, "--engine", "remote", "--server",
-                                    server.url, "--remote-model", checkpoint, "--trace", tmp_path / "t.jsonl")
+                                    server.url, "--remote-model", checkpoint, "--trace", tmp_path / "t.jsonl",
+                                    "--text-layer", "ignore")  # the sample's own text layer would be preferred
     assert code == 0, stdout + stderr
     doc = json.loads((out / "sample.json").read_text())
     text_blocks = [b for p in doc["pages"] for b in p["blocks"] if b["task"] == "text"]
@@ -192,7 +193,8 @@ def test_convert_sample_against_the_server_reads_every_text_region_and_never_wri
     assert not (out / ".scriptorium-checkpoint").exists()  # a finished run leaves the output sets only
     # a budget of 2 tokens: regions are cut, shown as truncated, counted, and the run ends with warnings
     code, stdout, stderr = _convert(capsys, sample_document(), "-o", tmp_path / "cut", "--engine", "remote",
-                                    "--server", server.url, "--max-new-tokens", "2", "--pages", "1")
+                                    "--server", server.url, "--max-new-tokens", "2", "--pages", "1",
+                                    "--text-layer", "ignore")
     assert code == 4 and "truncated" in stdout and "truncated" in stderr
     blocks = [b for p in json.loads((tmp_path / "cut" / "sample.json").read_text())["pages"] for b in p["blocks"]]
     cut_blocks = [b for b in blocks if b["stats"].get("truncated")]
