@@ -121,7 +121,7 @@ def _batch(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is below 0 (0: the engine's batch size)")
+        raise argparse.ArgumentTypeError(f"{text!r} is below 0 (0: the engine's batch size)")
     return value
 
 
