@@ -115,6 +115,7 @@ def test_missing_model_weights_exit_3_with_what_to_download(capsys, tmp_path, sm
 @pytest.mark.parametrize("option, value, says", [
     ("--dpi", "0", "must be above 0"), ("--ocr-dpi", "-5", "must be above 0"), ("--dpi", "99999", "at most 1200"),
     ("--block-size", "0", "must be above 0"), ("--max-new-tokens", "x", "not a whole number"),
+    ("--batch", "-1", "below 0"), ("--batch", "two", "not a whole number"),
 ])
 def test_bad_numbers_are_usage_errors(capsys, tmp_path, small_pdf, option, value, says):
     with pytest.raises(SystemExit) as exit_info:

@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 
 from app.commands.arguments import positive
-from app.core.pipeline.options import DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES, parse_formats
+from app.core.pipeline.options import (
+    AUTO_BATCH, DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES, parse_formats,
+)
 from app.core.wording import count
 from app.core.engines import ENGINES  # names only: neither module imports torch
 from app.core.layout import LAYOUTS
@@ -36,6 +38,8 @@ MAX_DPI = 1200.0  # a page at 1200 DPI is already ~10k px a side
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from app.core.engines.glmocr import BATCH_SIZE  # no torch at import
+
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="PDF or image files (PNG, JPEG, TIFF, WebP, BMP), or folders of them (walked recursively)")
     p.add_argument("-o", "--output", "--out", dest="output", required=True, metavar="OUTDIR", help="output folder")
@@ -59,6 +63,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache", choices=("dynamic", "static"), default=None,
                    help="KV cache of the decoders (default: static on CUDA, dynamic elsewhere)")
     p.add_argument("--max-new-tokens", type=positive(int), default=None, help="cap on generated tokens per region")
+    p.add_argument("--batch", type=_batch, default=AUTO_BATCH, metavar="N",
+                   help="regions of a page read together in one forward by a local GLM-OCR/GravityOCR engine (the same "
+                        f"tokens as one at a time): 1 = one at a time, N = at most N (default 0: the engine's batch size, "
+                        f"{BATCH_SIZE})")
     p.add_argument("--trace", default=None, metavar="FILE", help="write the event stream as JSON lines")
     p.add_argument("--no-compare", action="store_true", help="skip the comparison with the PDF text layer")
     p.add_argument("--text-layer", default="prefer", choices=TEXT_LAYER_MODES,
@@ -105,6 +113,16 @@ def _formats(text: str) -> tuple[str, ...]:
         return parse_formats(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _batch(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is below 0 (0: the engine's batch size)")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -167,7 +185,7 @@ def _run(args: argparse.Namespace) -> int:
         model_path=args.model, layout_model_path=args.layout_model, block_size=args.block_size,
         cache=args.cache, compare_text_layer=not args.no_compare, text_layer=args.text_layer,
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
-        formats=args.formats, layout_timeout=args.layout_timeout,
+        formats=args.formats, layout_timeout=args.layout_timeout, batch=args.batch,
     )
     if args.engine == "remote":
         if not args.server:

@@ -91,5 +91,5 @@ class EngineBar(QWidget):
             model_path=chosen(s.get("model_path")), block_size=chosen(s.get("block_size")),
             engine_options={**({"max_new_tokens": int(limit)} if limit else {}),
                             **(remote_options(s) if self.engine_name == "remote" else {})},
-            layout_timeout=float(s.get("layout_timeout")), text_layer=s.get("text_layer"),
+            layout_timeout=float(s.get("layout_timeout")), text_layer=s.get("text_layer"), batch=int(s.get("batch")),
         )

@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QSettings, Signal
 
 from app.core.atomic import set_aside
+from app.core.engines.glmocr import BATCH_SIZE
 from app.core.engines.remote import DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, PROFILES
 from app.core.paths import user_data_dir
 from app.core.pipeline.options import DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES
@@ -97,6 +98,10 @@ OPTIONS: dict[str, Option] = {
         Option("block_size", 0, "Draft block size (0: the checkpoint's)", minimum=0, maximum=128, group="Decoding"),
         Option("max_new_tokens", 0, "Token limit per region (0: per task, 512 text / 4096 table, formula)", minimum=0,
                maximum=32768, group="Decoding"),
+        # one at a time by default: a batch's rounds interleave, and the Decoding views then jump between regions
+        Option("batch", 1, "Regions read together by GLM-OCR engines (1: one at a time, easy to follow; 0: the "
+               f"engine's batch of {BATCH_SIZE}, faster, their rounds interleaved)", minimum=0, maximum=64,
+               group="Decoding"),
         Option("layout", "auto", "Layout model", choices=("auto", "ppdoclayout", "pymupdf", "page"), group="Decoding"),
         Option("layout_timeout", DEFAULT_LAYOUT_TIMEOUT_S,
                "Time budget of one page's layout, seconds (past it: the whole page; 0: none)", minimum=0.0,

@@ -15,6 +15,7 @@ DEFAULT_OCR_DPI = 200.0
 FORMATS = ("md", "json", "html", "pdf")  # what the one writer writes (app.core.pipeline.output); pdf: searchable
 DEFAULT_FORMATS = ("md", "json")
 TEXT_LAYER_MODES = ("prefer", "compare", "ignore")  # a PDF's own text layer: taken where good | measured | unused
+AUTO_BATCH = 0  # PipelineOptions.batch: the engine's own batch size (convert's default; the app reads one at a time)
 DEFAULT_LAYOUT_TIMEOUT_S = 20.0  # a page's layout past this falls back to the whole page (app.core.layout.budget)
 
 
@@ -66,6 +67,9 @@ class PipelineOptions:
     picture_dir: str | None = None
     formats: tuple[str, ...] = DEFAULT_FORMATS  # what `Pipeline.write` writes (parse_formats)
     layout_timeout: float = DEFAULT_LAYOUT_TIMEOUT_S  # seconds a page's layout may take (0: no limit)
+    # regions of a page read together by a local engine with `decode_batch` (app.core.pipeline.batching): AUTO_BATCH
+    # (0) = the engine's batch size, 1 = one at a time (the default: each region's rounds in turn), N = at most N
+    batch: int = 1
 
 
 def parse_pages(spec: str | Sequence[int] | None, page_count: int) -> list[int]:

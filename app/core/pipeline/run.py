@@ -12,8 +12,10 @@ Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this co
 Events (app.core.events), in order: RunStarted, PhaseChanged(opening), DocumentOpened, PhaseChanged(loading_model),
 then per page PhaseChanged(rendering) + PageRendered, PhaseChanged(layout) + LayoutDone (the page's frame and
 regions), PhaseChanged(decoding, current=k, total=n) + the engine's RegionStarted/…/RegionFinished per decoded
-region, TextLayerCompared (PDF pages with a text layer), PageFinished; finally PhaseChanged(assembling) and
-RunFinished or RunCancelled (both with the document's stats), or a fatal ErrorRaised when the run failed.
+region (a local engine with `decode_batch`: a few regions at a time, their events interleaved;
+app.core.pipeline.batching), TextLayerCompared (PDF pages with a text layer), PageFinished; finally
+PhaseChanged(assembling) and RunFinished or RunCancelled (both with the document's stats), or a fatal ErrorRaised
+when the run failed.
 This class is the only sender of the run's lifecycle events (RunStarted, DocumentOpened, LayoutDone, PageFinished,
 RunFinished, RunCancelled); engines send their region events (app.core.engines.base: the event contract).
 
@@ -44,12 +46,12 @@ from app.core.events import (
     PageFinished,
     PageRendered,
     PhaseChanged,
-    RegionFinished,
     RunCancelled,
     RunFinished,
     RunStarted,
     TextLayerCompared,
 )
+from app.core.pipeline.batching import batch_size, read_in_batches, record_failure
 from app.core.pipeline.options import PipelineError, PipelineOptions, parse_pages
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
 from app.core.pipeline.pictures import keep_pictures as keep_crops
@@ -364,6 +366,9 @@ class Pipeline:
             return page
         todo = self.regions_to_read(page, keep)
         t0 = time.perf_counter()
+        if batch_size(self) > 1:  # a local engine reading several regions in one forward (app.core.pipeline.batching)
+            read_in_batches(self, index, todo)
+            return self.finish_page(page, t0)
         for k, r in enumerate(todo):
             self.cancel.check()
             self.emit(PhaseChanged("decoding", detail=f"page {index + 1}", current=k + 1, total=len(todo)))
@@ -404,11 +409,7 @@ class Pipeline:
         except Cancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - one failing region must not end the document
-            msg = f"{self.document.name}: region {region.id} could not be read ({type(exc).__name__}: {exc})"
-            self.emit(ErrorRaised(msg, where="decoding", region_id=region.id, fatal=False))
-            stats = {"error": str(exc)}
-            record_result(region, "", stats, cancelled=False, engine=self.engine_name)
-            self.emit(RegionFinished(region.id, "", stats))  # the engine raised: it did not finish the region
+            record_failure(self, region, exc)
             return
         record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=self.engine_name,
                       logprobs=result.logprobs)
