@@ -2,9 +2,9 @@
 or the engine. Every decoded region records its source in `stats["text_source"]` (`text-layer` or `ocr`).
 
     source = TextSource(pipeline)
-    if not source.take(region):          # the layer's text (prefer) or the layout's OCR lines (classic engine)
-        source.read(region, engine, dpi) # the engine reads the crop (or the layout's line boxes in it)
-    source.comparable(region)            # may its OCR be measured against the layer (no layer that was rejected)
+    if not source.take(region):           # the layer's text (prefer) or the layout's OCR lines (classic engine)
+        source.read(region, engine, dpi)  # the engine reads the crop (or, given lines, the layout's line boxes)
+    source.comparable(region)             # may its OCR be measured against the layer (no layer that was rejected)
 
 `--text-layer prefer` takes the layer's text for a text or table region when the layer there is trustworthy: real
 visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.textlayer.original_layer), not garbled
