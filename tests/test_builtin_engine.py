@@ -148,3 +148,138 @@ def test_legacy_vision_checkpoint_reads_a_region_line_by_line():
     plain = ar.decode_region(region_image(), "text", region_id="r")
     assert plain.text == result.text and len(result.logprobs) == len(result.tokens)
     assert result.logprobs == pytest.approx(plain.logprobs, abs=1e-4)
+
+
+def _boxes(lines: list[str], size: int = 28) -> list[tuple[float, float, float, float]]:
+    """The ink boxes of `region(lines, size)`'s lines (region pixels), as a layout's OCR would hand them over."""
+    from PIL import ImageFont
+
+    font = ImageFont.truetype(DEJAVU, size)
+    step = int(size * 1.7)
+    out = []
+    for i, t in enumerate(lines):
+        x0, y0, x1, y1 = font.getbbox(t)
+        out.append((20 + x0 - 4, 10 + i * step + y0 - 4, 20 + x1 + 4, 10 + i * step + y1 + 4))
+    return out
+
+
+@needs_shipped
+def test_given_line_boxes_are_read_without_detection_and_selfspec_equals_ar(shipped, monkeypatch):
+    """One detection pass per scanned page: the engine reads the boxes it is handed (the layout's OCR lines) with
+    its own recogniser and decoder (real rounds, self-spec ≡ AR) and never runs its detector."""
+    import inspect
+
+    from app.core.engines import LineRegionEngine
+    from app.core.events import RegionFinished, RegionStarted, RoundVerified
+
+    lines = ["Order No. 48213, due 2025-01-31: EUR 99.90", "Scriptorium reads printed pages line by line."]
+    img, boxes = region(lines), _boxes(lines)
+    spec_engine, ar_engine = shipped["selfspec"], shipped["ar"]
+    assert isinstance(spec_engine, LineRegionEngine)
+    wanted = set(inspect.signature(LineRegionEngine.decode_lines).parameters) - {"self"}
+    assert wanted <= set(inspect.signature(spec_engine.decode_lines).parameters)
+
+    def no_detection(_image):
+        raise AssertionError("the detector ran on a region whose lines were given")
+
+    for engine in (spec_engine, ar_engine):
+        monkeypatch.setattr(engine, "find_lines", no_detection)
+    events = []
+    spec = spec_engine.decode_lines(img, "text", boxes[::-1], region_id="p1-r02", emit=events.append)
+    ar = ar_engine.decode_lines(img, "text", boxes, region_id="p1-r02")
+    assert spec.text == " ".join(lines) and spec.tokens == ar.tokens  # rows in reading order, whatever the input's
+    assert spec.stats["lines_from"] == "given" and spec.stats["detect_ms"] == 0 and spec.stats["lines"] == 2
+    assert spec.stats["stopped"] == "done" and "truncated" not in spec.stats and spec.stats["tpf"] > 2.0
+    rounds = [e for e in events if isinstance(e, RoundVerified)]
+    assert [type(e) for e in events].count(RegionStarted) == 1 and isinstance(events[-1], RegionFinished)
+    assert rounds and "".join(e.text for e in rounds) == spec.text
+
+
+@needs_shipped
+def test_a_scanned_page_is_detected_once_through_the_pipeline(shipped, monkeypatch, tmp_path):
+    """A scan whose layout's OCR found the lines: the pipeline hands their boxes to the built-in engine, which reads
+    them without its own detector."""
+    import pymupdf
+    from PIL import Image
+
+    from app.bench import documents_corpus as corpus
+    from app.core.layout import make_regions
+    from app.core.layout.postprocess import Detection
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.pipeline.quality import region_outcome
+    from app.core.pipeline.text_source import text_source
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=420)
+    for n, line in enumerate(corpus.SCAN_TEXT):
+        page.insert_text((60, 80 + 40 * n), line, fontsize=13, fontname="helv")
+    found = [[*ln["bbox"], "".join(s["text"] for s in ln["spans"])]  # where the layout's OCR would find them
+             for b in page.get_text("dict")["blocks"] for ln in b["lines"]]
+    pix = page.get_pixmap(dpi=150)
+    scan, _ = corpus._image_pdf([Image.frombytes("RGB", (pix.width, pix.height), pix.samples)])
+    scan.save(str(tmp_path / "scan.pdf"))
+
+    class ScanLayout:
+        name = "fixed"
+
+        def analyse(self, document, index, image, dpi, *, keep_headers=False, cancel=None, timeout=None):
+            s = dpi / 72.0
+            regions = make_regions([Detection("text", 1.0, tuple(v * s for v in (40, 50, 560, 200)), 0)], index, dpi,
+                                   self.name, keep_headers=keep_headers)
+            regions[0].extra["ocr_lines"] = found
+            return regions
+
+    def no_detection(_image):
+        raise AssertionError("the page was detected twice")
+
+    monkeypatch.setattr(shipped["selfspec"], "find_lines", no_detection)
+    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=shipped["selfspec"], layout=ScanLayout())
+    try:
+        (block,) = pipe.run(tmp_path / "scan.pdf").pages[0].regions
+    finally:
+        pipe.close()
+    from rapidfuzz.distance import Levenshtein
+
+    assert block.extra["stats"]["lines_from"] == "given" and block.extra["stats"]["lines"] == 3
+    assert Levenshtein.normalized_distance(block.text, " ".join(corpus.SCAN_TEXT)) < 0.03
+    assert text_source(block) == "ocr" and region_outcome(block) == "ok"
+
+
+@needs_shipped
+def test_a_latin_line_with_an_equals_sign_reads_no_cjk_character(shipped):
+    """Unmasked, the recogniser reads a lone "=" as "二" (and the decoder then writes nonsense); after a Latin region
+    of the same page its CJK classes are masked, as in the classic engine, and "=" is read."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from app.core.engines.script_mask import count_scripts
+
+    engine = shipped["selfspec"]
+    font = ImageFont.truetype(DEJAVU, 14)
+    para = Image.new("RGB", (420, 60), "white")
+    draw = ImageDraw.Draw(para)
+    draw.text((8, 8), "The balance holds when both sides", font=font, fill="black")
+    draw.text((8, 32), "are equal in weight.", font=font, fill="black")
+    equals = Image.new("RGB", (300, 30), "white")
+    ImageDraw.Draw(equals).text((6, 8), "=", font=font, fill="black")
+    first = engine.decode_region(para, "text", region_id="p7-r01", page=6)
+    second = engine.decode_region(equals, "text", region_id="p7-r02", page=6)
+    assert "balance" in first.text and second.text == "="
+    assert [line["recogniser"] for line in second.stats["line_stats"]] == ["="]
+    assert count_scripts(first.text + second.text)[1] == 0
+
+
+@needs_shipped
+def test_a_region_cut_at_its_token_budget_is_truncated_not_done(shipped):
+    from app.core.pipeline.quality import region_outcome, region_status, review_reasons
+    from app.core.regions import Region, record_result
+
+    img = region(["Scriptorium reads printed pages line by line.", "quick brown foxes, lazy dogs; 7 + 8 = 15"])
+    spec = shipped["selfspec"].decode_region(img, "text", region_id="p1-r03", max_new_tokens=6)
+    ar = shipped["ar"].decode_region(img, "text", region_id="p1-r03", max_new_tokens=6)
+    assert spec.tokens == ar.tokens and len(spec.tokens) == 6 and spec.text == "Script"
+    assert spec.stats["stopped"] == "max_new_tokens" and spec.stats["truncated"] is True
+    assert spec.stats["lines_unread"] == 1 and spec.stats["line_stats"][0]["stopped"] == "max_new_tokens"
+    block = Region(id="p1-r03", page=0, box=(0, 0, 10, 10), label="text", task="text", order=0)
+    record_result(block, spec.text, spec.stats, cancelled=False, engine="builtin", logprobs=spec.logprobs)
+    assert region_status(block) == "truncated" and region_outcome(block) == "truncated"
+    assert "truncated" in review_reasons(block)

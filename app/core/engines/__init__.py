@@ -23,6 +23,7 @@ from app.core.engines.base import (  # noqa: F401 - the engine vocabulary, impor
     Emit,
     Engine,
     EngineUnavailable,
+    LineRegionEngine,
     RegionEngine,
     RegionResult,
     no_blocks,

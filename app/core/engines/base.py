@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractAsyncContextManager
@@ -102,6 +102,19 @@ class RegionEngine(Engine, Protocol):
     def decode_region(
         self, image: "Image.Image", task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
         cancel: CancelToken | None = None,
+    ) -> RegionResult: ...
+
+
+@runtime_checkable
+class LineRegionEngine(RegionEngine, Protocol):
+    """A region engine that can read text lines another step already found (the layout's OCR on a scanned page)
+    instead of finding them again: one detection pass per page. `lines` are boxes (x0, y0, x1, y1, …) in the pixels
+    of `image`, in any order; the events and the result are those of decode_region. The pipeline checks
+    `isinstance(engine, LineRegionEngine)` (app.core.pipeline.text_source)."""
+
+    def decode_lines(
+        self, image: "Image.Image", task: str, lines: Sequence[Sequence[float]], *, region_id: str, page: int = 0,
+        emit: Emit = no_emit, cancel: CancelToken | None = None,
     ) -> RegionResult: ...
 
 

@@ -10,6 +10,11 @@ RegionFinished (with the merged stats and the per-line figures). Pieces of one v
 rows by a space (one paragraph, as the classic engine joins them); a table region becomes an HTML table of the
 rows' pieces (the classic engine's layout, read by the built-in model); a formula region is read as plain text.
 
+`decode_lines` reads line boxes another step already found (the layout's OCR on a scanned page: one detection pass
+per page) through the same recogniser and decoder. On a Latin page the recogniser's CJK classes are masked
+(app.core.engines.script_mask, as in the classic engine). A line or region cut at its token budget says so:
+`stopped: "max_new_tokens"` and `truncated` in the stats (app.core.pipeline.quality), never "done".
+
 The checkpoint is looked for in the user's model folder (<data>/models/builtin) and in the bundled models/builtin/.
 A checkpoint of the earlier vision-tower recipe (`train --recipe vision`) still opens, with the projection-profile
 line finder (LegacyBuiltinEngine below).
@@ -23,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from app.core.engines.base import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
 from app.core.engines.glmocr import Numbering
+from app.core.engines.script_mask import ScriptMask
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 PAD = 24  # white pixels around a crop before detection (text touching the edge is detected poorly)
 MAX_LINE_TOKENS = 256
+GIVEN_PAD = 0.15  # a given line box is widened by this fraction of its height on every side (detector boxes are loose)
 
 
 def _detector():
@@ -94,8 +101,10 @@ class ReaderEngine:
         self.mask_id = int(self.bd["mask_id"])
         self.block_size = int(block_size or self.bd["bd_size"]) if mode == "selfspec" else 0
         self.max_new_tokens = max_new_tokens
-        self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1))
+        self.script = ScriptMask()  # the page's script: Latin pages read no CJK class
+        self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script)
         self._det = None
+        self._page: int | None = None
         vocab = self.tokenizer.get_vocab()
         self._texts = {i: (t if len(t) == 1 else "") for t, i in vocab.items()}
         self._names = {i: t for t, i in vocab.items()}
@@ -128,6 +137,33 @@ class ReaderEngine:
                 crop = np.rot90(crop)
             crops.append(np.ascontiguousarray(crop[..., ::-1]))  # RGB -> BGR for the recogniser
         return [[(tuple(round(v, 1) for v in boxes[i]), crops[i]) for i in row] for row in group_rows(boxes)]
+
+    def given_lines(self, image: "Image.Image", lines: Sequence[Sequence[float]]):
+        """(box, crop) per given line box (x0, y0, x1, y1 in region pixels), grouped in rows as `find_lines` groups
+        its own; boxes outside the image or thinner than 4 px are left out."""
+        import numpy as np
+
+        rgb = np.asarray(image.convert("RGB"))
+        boxes, crops = [], []
+        for line in lines:
+            x0, y0, x1, y1 = (float(v) for v in line[:4])
+            pad = GIVEN_PAD * (y1 - y0)
+            box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(float(image.width), x1 + pad),
+                   min(float(image.height), y1 + pad))
+            crop = rgb[int(box[1]):int(round(box[3])), int(box[0]):int(round(box[2]))]
+            if crop.shape[0] < 4 or crop.shape[1] < 4:
+                continue
+            if crop.shape[0] * 1.0 / crop.shape[1] >= 1.5:  # a vertical piece, as find_lines reads it
+                crop = np.rot90(crop)
+            boxes.append(box)
+            crops.append(np.ascontiguousarray(crop[..., ::-1]))
+        return [[(tuple(round(v, 1) for v in boxes[i]), crops[i]) for i in row] for row in group_rows(boxes)]
+
+    def start_page(self, page: int) -> None:
+        """A new page starts a new script estimate (as the classic engine's)."""
+        if page != self._page:
+            self._page = page
+            self.script.reset()
 
     # --- decoding ----------------------------------------------------------------------------------------------
 
@@ -179,17 +215,29 @@ class ReaderEngine:
         from app.core.training.reader import one_thread
 
         with one_thread():
-            return self._decode_region(image, task, region_id=region_id, emit=emit, cancel=cancel, page=page,
+            return self._decode_region(image, task, None, region_id=region_id, emit=emit, cancel=cancel, page=page,
                                        max_new_tokens=max_new_tokens)
 
-    def _decode_region(self, image: "Image.Image", task: str, *, region_id: str, emit: Emit, cancel, page: int,
-                       max_new_tokens: int | None) -> RegionResult:
+    def decode_lines(self, image: "Image.Image", task: str, lines: Sequence[Sequence[float]], *, region_id: str,
+                     page: int = 0, emit: Emit = no_emit, cancel: CancelToken | None = None,
+                     max_new_tokens: int | None = None) -> RegionResult:
+        """decode_region on the given line boxes (region pixels) instead of detecting them: the same recogniser,
+        decoder, events and stats (`lines_from: "given"`, no detection time)."""
+        from app.core.training.reader import one_thread
+
+        with one_thread():
+            return self._decode_region(image, task, lines, region_id=region_id, emit=emit, cancel=cancel, page=page,
+                                       max_new_tokens=max_new_tokens)
+
+    def _decode_region(self, image: "Image.Image", task: str, lines: Sequence[Sequence[float]] | None, *,
+                       region_id: str, emit: Emit, cancel, page: int, max_new_tokens: int | None) -> RegionResult:
         t0 = time.perf_counter()
         budget = int(max_new_tokens or self.max_new_tokens or (4096 if task in ("table", "formula") else 2048))
         emit(RegionStarted(region_id, page, task, self.name, 0, budget, stop_ids=list(self.stop_ids)))
+        self.start_page(page)
         t_det = time.perf_counter()
-        rows = self.find_lines(image)
-        det_ms = (time.perf_counter() - t_det) * 1e3
+        rows = self.find_lines(image) if lines is None else self.given_lines(image, lines)
+        det_ms = (time.perf_counter() - t_det) * 1e3 if lines is None else 0.0
         t_rec = time.perf_counter()
         flat = [piece for row in rows for piece in row]
         readings = self.recogniser.read([crop for _, crop in flat]) if flat else []
@@ -199,12 +247,12 @@ class ReaderEngine:
         logprobs: list[float] = []
         per_line: list[dict[str, Any]] = []
         offsets = {"round": 0, "step": 0, "tokens": 0}
-        cancelled = False
+        cancelled = cut = False  # cut: a line stopped at its token budget, or lines were left unread for want of it
         k = 0
         for r, row in enumerate(rows):
             texts.append([])
             for j, (box, _crop) in enumerate(row):
-                if cancelled or (cancel is not None and cancel.cancelled):
+                if cancel is not None and cancel.cancelled:
                     cancelled = True
                     break
                 reading = readings[k]
@@ -212,13 +260,14 @@ class ReaderEngine:
                 sep = " " if any(t for done in texts for t in done) else ""
                 left = budget - len(tokens)
                 if left <= 0:
+                    cut = True
                     break
                 t_line = time.perf_counter()
                 decoded, text = self.read_line(reading, region_id=region_id, emit=emit, offsets=offsets, sep=sep,
                                                budget=min(left, MAX_LINE_TOKENS, 2 * len(reading.chars) + 32),
                                                cancel=cancel)
                 st = decoded.stats.to_dict()
-                st.update(box=list(box), row=r, recogniser=reading.text, text=text,
+                st.update(box=list(box), row=r, recogniser=reading.text, text=text, stopped=decoded.stopped,
                           line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
                 per_line.append(st)
                 texts[-1].append(text)
@@ -227,9 +276,11 @@ class ReaderEngine:
                 offsets["round"] += len(decoded.rounds)
                 offsets["step"] += len(decoded.tokens)
                 offsets["tokens"] += len(decoded.tokens)
+                cut = cut or decoded.stopped == "max_new_tokens"
                 if decoded.cancelled:
                     cancelled = True
-            if cancelled:
+                    break
+            if cancelled or (cut and budget - len(tokens) <= 0):
                 break
         if task == "table":
             from html import escape
@@ -240,9 +291,12 @@ class ReaderEngine:
             text = " ".join(t for row in texts for t in row if t)
         stats = merge_stats(per_line, self.block_size)
         stats.update(engine=self.name, lines=len(per_line), rows=len(rows), line_boxes=[s["box"] for s in per_line],
-                     line_stats=per_line, detect_ms=round(det_ms, 2), recognise_ms=round(rec_ms, 2),
-                     stopped="cancelled" if cancelled else "done", request_ms=(time.perf_counter() - t0) * 1e3,
-                     device=self.device, dtype=self.dtype)
+                     line_stats=per_line, lines_from="detector" if lines is None else "given",
+                     lines_unread=0 if cancelled else len(flat) - len(per_line), detect_ms=round(det_ms, 2),
+                     recognise_ms=round(rec_ms, 2), request_ms=(time.perf_counter() - t0) * 1e3, device=self.device,
+                     dtype=self.dtype, stopped="cancelled" if cancelled else "max_new_tokens" if cut else "done")
+        if cut and not cancelled:  # cut at the token budget: the block is incomplete (app.core.pipeline.quality)
+            stats["truncated"] = True
         if task == "formula":
             stats["note"] = "the built-in model reads printed text lines; the formula region was read as text"
         emit(RegionFinished(region_id, text, stats, cancelled, tokens, logprobs))
@@ -323,8 +377,12 @@ class LegacyBuiltinEngine:
                 break
         text = "\n".join(t for t in texts if t)
         stats = merge_stats(per_line, self.block_size)
+        cut = not cancelled and any(s["stopped"] == "max_new_tokens" for s in per_line)
         stats.update(engine=self.name, lines=len(lines), line_boxes=[s["box"] for s in per_line], stopped=(
-            "cancelled" if cancelled else "done"), request_ms=(time.perf_counter() - t0) * 1e3, device=self.device)
+            "cancelled" if cancelled else "max_new_tokens" if cut else "done"),
+            request_ms=(time.perf_counter() - t0) * 1e3, device=self.device)
+        if cut:
+            stats["truncated"] = True
         if task != "text":
             stats["note"] = f"the built-in model reads printed text lines; the {task} region was read as text"
         emit(RegionFinished(region_id, text, stats, cancelled, tokens, logprobs))

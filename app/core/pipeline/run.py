@@ -403,9 +403,8 @@ class Pipeline:
 
     def _decode_one(self, region: Region) -> None:
         try:
-            crop = self.document.crop(region.page, region.box_pt, self.ocr_dpi(region.page))
-            result = self.load_engine().decode_region(crop, region.task, region_id=region.id, page=region.page,
-                                                      emit=self.emit, cancel=self.cancel)
+            # the engine reads the crop, or the layout's OCR lines in it when it reads given lines
+            result = self.text_source.read(region, self.load_engine(), self.ocr_dpi(region.page))
         except Cancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - one failing region must not end the document

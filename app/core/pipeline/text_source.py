@@ -2,9 +2,9 @@
 or the engine. Every decoded region records its source in `stats["text_source"]` (`text-layer` or `ocr`).
 
     source = TextSource(pipeline)
-    if not source.take(region):          # the layer's text (prefer) or the layout's OCR lines (classic engine)
-        pipeline._decode_one(region)     # the engine reads the crop
-    source.comparable(region)            # may its OCR be measured against the layer (no layer that was rejected)
+    if not source.take(region):           # the layer's text (prefer) or the layout's OCR lines (classic engine)
+        source.read(region, engine, dpi)  # the engine reads the crop (or, given lines, the layout's line boxes)
+    source.comparable(region)             # may its OCR be measured against the layer (no layer that was rejected)
 
 `--text-layer prefer` takes the layer's text for a text or table region when the layer there is trustworthy: real
 visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.textlayer.original_layer), not garbled
@@ -17,13 +17,17 @@ engine is the classic one, which reads no LaTeX either.
 
 One OCR pass per scanned page: with the classic engine (the same recogniser as the layout's OCR hook), a region
 whose lines the layout's OCR already read (`region.extra["ocr_lines"]`) takes them instead of reading the crop
-again.
+again. An engine that reads given lines (app.core.engines.base.LineRegionEngine: the built-in one) is handed those
+lines' boxes (in crop pixels) and reads them with its own recogniser and decoder, without detecting them again.
 
-What must never live here: decoding with a model, layout, writing files.
+What must never live here: decoding with a model (engines decode; this only chooses what they are given), layout,
+writing files.
 """
 from __future__ import annotations
 
 import time
+
+from app.core.engines.base import LineRegionEngine, RegionResult
 from app.core.events import RegionFinished, RegionStarted
 from app.core.layout.page_boxes import TEXT_MIN_LETTERS
 from app.core.regions import DECODED_TASKS, Region, record_result
@@ -127,15 +131,35 @@ class TextSource:
                     self._finish(region, t0, text or paragraph(words), TEXT_LAYER, TEXT_LAYER, words=len(words))
                     return True
                 region.extra["layer_rejected"] = why
-        lines = region.extra.get("ocr_lines")
-        if lines and self.pipeline.engine_name == "classic" and not words_in_box(self.layer(region.page).words,
-                                                                                  region.box_pt):
+        lines = self.layout_lines(region)
+        if lines and self.pipeline.engine_name == "classic":
             from app.core.engines.classic import pieces_to_text
 
             text, n = pieces_to_text(region.task, [(tuple(line[:4]), line[4]) for line in lines])
             self._finish(region, t0, text, "classic", OCR, lines=n, reused_layout_ocr=True)
             return True
         return False
+
+    def layout_lines(self, region: Region) -> list | None:
+        """The lines the layout's OCR read in `region` ([x0, y0, x1, y1, text], points) when they stand for its text:
+        a region of a scanned page (no original text layer there). None otherwise."""
+        lines = region.extra.get("ocr_lines")
+        if lines and not words_in_box(self.layer(region.page).words, region.box_pt):
+            return lines
+        return None
+
+    def read(self, region: Region, engine, dpi: float) -> RegionResult:
+        """`engine` reads `region`'s crop rendered at `dpi`; an engine that reads given lines gets the layout's OCR
+        line boxes in it (crop pixels) instead of detecting them again."""
+        crop = self.pipeline.document.crop(region.page, region.box_pt, dpi)
+        kw = dict(region_id=region.id, page=region.page, emit=self.pipeline.emit, cancel=self.pipeline.cancel)
+        lines = self.layout_lines(region) if isinstance(engine, LineRegionEngine) else None
+        if not lines:
+            return engine.decode_region(crop, region.task, **kw)
+        s, (x0, y0) = dpi / 72.0, region.box_pt[:2]
+        ox, oy = max(0, int(x0 * s)), max(0, int(y0 * s))  # the crop's origin on the page (Document.crop)
+        boxes = [(a * s - ox, b * s - oy, c * s - ox, d * s - oy) for a, b, c, d, *_ in lines]
+        return engine.decode_lines(crop, region.task, boxes, **kw)
 
     def _distrust(self, region: Region, words) -> str | None:
         """Why the layer's words in `region` cannot be taken (None: they can)."""

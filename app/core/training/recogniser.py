@@ -10,6 +10,10 @@ as the text it writes, so it only has to learn to copy, correct and draft, not t
 Preprocessing follows RapidOCR's `TextRecognizer.resize_norm_img`: BGR, height 48, width ceil(48·w/h), a canvas of
 width 48·max(320/48, w/h) (the widest line of the batch) zero-padded, pixels (x/255 − 0.5)/0.5.
 
+With `mask` (an app.core.engines.script_mask.ScriptMask, as the built-in engine passes) the recogniser's CJK classes
+are masked in the posteriors once the page reads as Latin, exactly as in the classic engine; training features are
+read unmasked.
+
 numpy + onnxruntime only (no torch): feature-extraction workers start fast.
 """
 from __future__ import annotations
@@ -99,7 +103,8 @@ def normalise(images: Sequence[np.ndarray]) -> np.ndarray:
 class Recogniser:
     """The ONNX recogniser with its character table; `threads` intra-op threads (ORT)."""
 
-    def __init__(self, threads: int | None = None, path: str | os.PathLike | None = None, batch: int = 8):
+    def __init__(self, threads: int | None = None, path: str | os.PathLike | None = None, batch: int = 8,
+                 mask=None):
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
@@ -112,6 +117,9 @@ class Recogniser:
         self.characters = ["<blank>", *table, " "]  # blank 0, the dictionary, space last (RapidOCR's CTC labels)
         self.input_name = self.session.get_inputs()[0].name
         self.batch = batch
+        self.mask = mask  # a ScriptMask over these classes, or None
+        if mask is not None:
+            mask.set_characters(self.characters)
 
     def posteriors(self, images: Sequence) -> list[np.ndarray]:
         """(columns, classes) softmax posteriors per line crop (PIL images or arrays), batched by width."""
@@ -122,6 +130,8 @@ class Recogniser:
             idx = order[s:s + self.batch]
             batch = normalise([crops[i] for i in idx])
             probs = self.session.run(None, {self.input_name: batch})[0]
+            if self.mask is not None:
+                probs = self.mask(probs)
             for j, i in enumerate(idx):
                 # the padded tail of a narrower line reads as blank; keep the columns its own width covers (+1)
                 ratio = crops[i].shape[1] / max(1, crops[i].shape[0])
