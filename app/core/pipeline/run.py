@@ -55,6 +55,7 @@ from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
 from app.core.pipeline.scheduler import decode_concurrently, read_pages
+from app.core.pipeline.searchable_pdf import crop_note, noting_crop
 from app.core.pipeline.text_source import TEXT_LAYER, TextSource, text_source
 from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
 
@@ -398,9 +399,11 @@ class Pipeline:
 
     def _decode_one(self, region: Region) -> None:
         try:
-            crop = self.document.crop(region.page, region.box_pt, self.ocr_dpi(region.page))
+            dpi = self.ocr_dpi(region.page)
+            crop, note = self.document.crop(region.page, region.box_pt, dpi), crop_note(region.box_pt, dpi)
             result = self.load_engine().decode_region(crop, region.task, region_id=region.id, page=region.page,
-                                                      emit=self.emit, cancel=self.cancel)
+                                                      emit=noting_crop(self.emit, note), cancel=self.cancel)
+            result.stats.setdefault("crop", note)  # line boxes in crop pixels → page points (searchable PDF)
         except Cancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - one failing region must not end the document
