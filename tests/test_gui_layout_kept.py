@@ -19,21 +19,39 @@ def _wait(qtbot, w, timeout=90_000):
     qtbot.wait(50)
 
 
-@pytest.fixture
-def laid_out(qtbot, tmp_path):
-    """The window after a classic run of page 1 and a person's fix: a drawn region and a relabelled block."""
+@pytest.fixture(scope="module")
+def page_events(tmp_path_factory):
+    """One real classic-OCR run of the sample's first page, as events (read once for both tests)."""
     from app.core.paths import sample_document
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    pdf = tmp_path_factory.mktemp("doc") / "report.pdf"
+    shutil.copyfile(sample_document(), pdf)
+    events: list = []
+    pipe = Pipeline(PipelineOptions(engine="classic", pages="1"), emit=events.append)
+    try:
+        pipe.run(pdf)
+    finally:
+        pipe.close()
+    return pdf, events
+
+
+@pytest.fixture
+def laid_out(qtbot, page_events):
+    """The window after that run (its events through the window's one entry point, as a live run's are) and a
+    person's fix: a drawn region."""
     from app.gui.main_window import MainWindow
 
-    pdf = tmp_path / "report.pdf"
-    shutil.copyfile(sample_document(), pdf)
+    pdf, events = page_events
     w = MainWindow()
     qtbot.addWidget(w)
     w.engine_bar.set_engine("classic")
     w.open_files([str(pdf)], run=False)
     qtbot.waitUntil(lambda: bool(w.work.page_sizes), timeout=20_000)
-    w.run_document([0])
-    _wait(qtbot, w)
+    for e in events:
+        w.handle_event(e)
+    w.run_presenter.finished(0, "")  # what the lane says after a run's last event
+    assert w.work.summary().endswith("blocks")
     w.flow.draw(0, (300, 500, 500, 540))
     assert "p1-u01" in w.work.blocks and w.work.pages[0].layout == "person"
     return w
