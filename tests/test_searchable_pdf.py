@@ -152,3 +152,18 @@ def test_each_line_read_by_the_builtin_engine_lies_over_its_own_line_box(tmp_pat
         assert len(placed) == 3, placed
         for ln, (box, _) in zip(sorted(placed, key=lambda ln: ln["bbox"][1]), lines):
             assert _inside(ln["bbox"], box), (ln["bbox"], box)
+
+
+def test_line_boxes_map_crop_pixels_to_points_and_a_moved_box_falls_back_to_bands():
+    from app.core.pipeline.searchable_pdf import assign_lines, crop_note, lines_inside
+
+    stats = {"line_boxes": [[10, 20, 410, 60], [10, 80, 300, 120]], "crop": crop_note((36.0, 72.0, 300.0, 200.0), 144),
+             "line_stats": [{"text": "one two"}, {"text": "three"}]}
+    region = Region(id="p1-r01", page=0, box=(0, 0, 0, 0), label="text", task="text", order=0,
+                    box_pt=(36.0, 72.0, 300.0, 200.0), extra={"stats": stats})
+    boxes = lines_inside(region)
+    assert [b for b, _ in boxes] == [(41.0, 82.0, 241.0, 102.0), (41.0, 112.0, 186.0, 132.0)]
+    assert assign_lines(["one two three"], boxes) == ["one two", "three"]  # the words each line read
+    assert assign_lines(["one two six seven eight"], boxes) == ["one two six", "seven eight"]  # edited: shares
+    region.box_pt = (36.0, 150.0, 300.0, 260.0)  # moved after the reading: its old lines are not where it is
+    assert lines_inside(region) == []

@@ -14,7 +14,7 @@ Pictures: the session's picture blocks link to crops in the app's working folder
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import QEventLoop, QObject, QRunnable, Qt, QThreadPool, Signal
 

@@ -128,6 +128,15 @@ def line_boxes_pt(region: Region) -> list[tuple[tuple[float, float, float, float
     return []
 
 
+def lines_inside(region: Region) -> list[tuple[tuple[float, float, float, float], str | None]]:
+    """`line_boxes_pt`, when every line's middle lies in the region's box as it is now (a box a person moved or
+    resized after the reading keeps its text, which then goes into bands of the new box)."""
+    x0, y0, x1, y1 = region.box_pt
+    lines = line_boxes_pt(region)
+    inside = all(x0 <= (b[0] + b[2]) / 2 <= x1 and y0 <= (b[1] + b[3]) / 2 <= y1 for b, _ in lines)
+    return lines if inside else []
+
+
 def crop_note(box_pt: Sequence[float], dpi: float) -> dict:
     """What maps a crop's pixels to page points: its DPI and the page pixel it starts at (`stats["crop"]`)."""
     from app.core.document.base import crop_origin
@@ -169,7 +178,7 @@ def render_pdf(source_path: str, pages: Sequence[tuple[int, Sequence[Region]]], 
                 if region.task not in PLACED_TASKS:
                     continue
                 lines = block_lines(blocks_markdown.get(region.id, ""), region.task)
-                place_text(page, tuple(region.box_pt), lines, line_boxes_pt(region))
+                place_text(page, tuple(region.box_pt), lines, lines_inside(region))
         pdf.set_metadata({"title": source.title or "", "producer": "Scriptorium", "creator": "Scriptorium"})
         return pdf.tobytes(garbage=3, deflate=True, no_new_id=True)
     except (RuntimeError, ValueError, DocumentError) as exc:  # a damaged page of the source: said, not a traceback
