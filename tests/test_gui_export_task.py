@@ -58,6 +58,12 @@ def test_export_runs_off_the_gui_thread_and_writes_the_same_files(qtbot, tmp_pat
         assert w.exporter.running
     assert [p.read_bytes() for p in done.args[0]] == [p.read_bytes() for p in same]
 
+    # closing the window while an export is written waits for it: the whole set, no temporaries left
+    w.export_current(tmp_path / "closing" / "long.md", wait=False)
+    w.close()
+    assert not w.exporter.running
+    assert sorted(p.name for p in (tmp_path / "closing").iterdir()) == sorted(p.name for p in same)
+
 
 def test_a_failed_export_says_why_and_leaves_nothing(qtbot, tmp_path):
     import pytest

@@ -7,6 +7,7 @@ The writing (the PDF renders every page: seconds for a long document) runs off t
 task, from a snapshot of the work taken when the export starts (`DocumentWork.to_output` copies the regions; edits
 made while it writes go into the next export). Meanwhile the window stays live: a busy cursor, "Exporting…" in the
 status bar and Export disabled; at the end the status bar names the files, or the banner says why none was left.
+Closing the window waits for an export being written (`Exporter.finish`), so its set is whole.
 
 Pictures: the session's picture blocks link to crops in the app's working folder; an export copies them into
 `<stem>_images/` next to the exported files and links those instead (as `convert` does).
@@ -84,6 +85,8 @@ class Exporter(QObject):
         self.result: list[Path] | None = None
         self.error = ""
         self._task: _WriteTask | None = None
+        self.pool = QThreadPool(self)  # its own: closing the window waits for an export, not for other work
+        self.pool.setMaxThreadCount(1)
 
     def export(self, target: str | Path, wait: bool = True) -> list[Path]:
         """Export the window's current document to `target`. With `wait`, return its files once written (the
@@ -104,7 +107,7 @@ class Exporter(QObject):
         self._task = _WriteTask(lambda: write(output, stem, formats, password))
         self._task.setAutoDelete(False)
         self._task.signals.ended.connect(self._ended, Qt.ConnectionType.QueuedConnection)
-        QThreadPool.globalInstance().start(self._task)
+        self.pool.start(self._task)
         if not wait:
             return []
         loop = QEventLoop()
@@ -117,6 +120,13 @@ class Exporter(QObject):
         if self.result is None:
             raise OSError(self.error)
         return self.result
+
+    def finish(self, timeout_ms: int = 60_000) -> None:
+        """Wait for an export being written (the window closes: its files are finished, not left half-written)."""
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        if self.pool.waitForDone(timeout_ms):
+            QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)  # its end, said now (cursor restored)
 
     def _ended(self, files: list[Path] | None, error: str) -> None:
         from PySide6.QtWidgets import QApplication

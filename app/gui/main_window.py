@@ -490,6 +490,7 @@ class MainWindow(QMainWindow):
         save_geometry(self)
         self.decoder.shutdown()
         self.renderer.wait(2000)
+        self.exporter.finish()
         self.editor.flush_edits()
         self.journal.mark_clean(self.session.to_dict())
         super().closeEvent(event)
