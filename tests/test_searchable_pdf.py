@@ -112,3 +112,58 @@ def test_an_encrypted_source_is_opened_with_its_password(tmp_path):
         write_document(out, tmp_path / "no", "locked", lambda *a: {}, ("pdf",))
     files = write_document(out, tmp_path / "yes", "locked", lambda *a: {}, ("pdf",), password="s3cret")
     assert [w[4] for w in _words(files["pdf"])] == ["Secret", "words"]
+
+
+def test_each_line_read_by_the_builtin_engine_lies_over_its_own_line_box(tmp_path):
+    """A three-line paragraph read by the built-in engine: each line's invisible text lies within the box the engine
+    found for that line (mapped from crop pixels to page points), not merely within the block, in both the
+    unedited block and one a person edited."""
+    import pymupdf
+
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.pipeline.searchable_pdf import line_boxes_pt
+
+    src = pymupdf.open()
+    page = src.new_page(width=420, height=300)
+    for k, text in enumerate(("Reading machines see lines", "of printed text on paper", "and write them out")):
+        page.insert_text((40, 70 + 34 * k), text, fontsize=15)
+    scan = pymupdf.open()
+    scan.new_page(width=420, height=300).insert_image(pymupdf.Rect(0, 0, 420, 300), pixmap=page.get_pixmap(dpi=150))
+    scan.save(tmp_path / "lines.pdf")
+    block = Region(id="p1-r01", page=0, box=(25.0, 40.0, 360.0, 150.0), label="text", task="text", order=0,
+                   box_pt=(25.0, 40.0, 360.0, 150.0))
+    pipe = Pipeline(PipelineOptions(engine="builtin", text_layer="off"), lambda e: None)
+    pipe.fixed_layouts = {0: [block]}
+    try:
+        out = pipe.run(str(tmp_path / "lines.pdf"))
+    finally:
+        pipe.close()
+    region = out.pages[0].regions[0]
+    lines = line_boxes_pt(region)
+    assert len(lines) == 3 and region.extra["stats"]["crop"]["dpi"] > 72, region.extra["stats"].get("crop")
+    for (x0, y0, x1, y1), _ in lines:  # the lines found are the printed ones (baselines 70, 104, 138)
+        assert 25.0 - 1 <= x0 < x1 <= 360.0 + 1 and 40.0 - 1 <= y0 < y1 <= 150.0 + 1 and y1 - y0 < 30
+    for edits in ({}, {"p1-r01": "Reading machines see many lines of printed text on old paper and write them"}):
+        out.edits = edits
+        files = write_document(out, tmp_path / f"out{len(edits)}", "lines", lambda *a: {}, ("md", "pdf"))
+        with pymupdf.open(files["pdf"]) as doc:
+            placed = [ln for b in doc[0].get_text("dict")["blocks"] for ln in b.get("lines", [])]
+        placed = [ln for ln in placed if "".join(s["text"] for s in ln["spans"]).strip()]
+        assert len(placed) == 3, placed
+        for ln, (box, _) in zip(sorted(placed, key=lambda ln: ln["bbox"][1]), lines):
+            assert _inside(ln["bbox"], box), (ln["bbox"], box)
+
+
+def test_line_boxes_map_crop_pixels_to_points_and_a_moved_box_falls_back_to_bands():
+    from app.core.pipeline.searchable_pdf import assign_lines, crop_note, lines_inside
+
+    stats = {"line_boxes": [[10, 20, 410, 60], [10, 80, 300, 120]], "crop": crop_note((36.0, 72.0, 300.0, 200.0), 144),
+             "line_stats": [{"text": "one two"}, {"text": "three"}]}
+    region = Region(id="p1-r01", page=0, box=(0, 0, 0, 0), label="text", task="text", order=0,
+                    box_pt=(36.0, 72.0, 300.0, 200.0), extra={"stats": stats})
+    boxes = lines_inside(region)
+    assert [b for b, _ in boxes] == [(41.0, 82.0, 241.0, 102.0), (41.0, 112.0, 186.0, 132.0)]
+    assert assign_lines(["one two three"], boxes) == ["one two", "three"]  # the words each line read
+    assert assign_lines(["one two six seven eight"], boxes) == ["one two six", "seven eight"]  # edited: shares
+    region.box_pt = (36.0, 150.0, 300.0, 260.0)  # moved after the reading: its old lines are not where it is
+    assert lines_inside(region) == []

@@ -3,12 +3,21 @@ searchable `NAME.pdf` through the pipeline's one writer (app.core.pipeline.outpu
 `scriptorium convert --formats md,json,html,pdf` writes for the same reading), written as one unit. The texts are
 the person's: an edited block is exported as edited (`"edited": true` in the JSON).
 
+The writing (the PDF renders every page: seconds for a long document) runs off the GUI thread, in a QThreadPool
+task, from a snapshot of the work taken when the export starts (`DocumentWork.to_output` copies the regions; edits
+made while it writes go into the next export). Meanwhile the window stays live: a busy cursor, "Exporting…" in the
+status bar and Export disabled; at the end the status bar names the files, or the banner says why none was left.
+Closing the window waits for an export being written (`Exporter.finish`), so its set is whole.
+
 Pictures: the session's picture blocks link to crops in the app's working folder; an export copies them into
 `<stem>_images/` next to the exported files and links those instead (as `convert` does).
 """
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Callable
+
+from PySide6.QtCore import QEventLoop, QObject, QRunnable, Qt, QThreadPool, Signal
 
 from app.core.atomic import atomic_write_text  # noqa: F401 - tests check the atomic writer's permissions here
 from app.core.pipeline.options import FORMATS
@@ -21,20 +30,118 @@ def _copy_pictures(output: DocumentOutput, out_dir: Path, image_dir: str) -> dic
     return copy_pictures(output.regions(), out_dir, image_dir)
 
 
-def export(work: DocumentWork, target: str | Path, password: str | None = None) -> list[Path]:
-    """Write `<stem>.md`, `<stem>.json`, `<stem>.html`, `<stem>.pdf` and `<stem>_images/` (target may carry any
-    suffix; it is replaced; `password` opens an encrypted source for the PDF; no PDF when the source is not at
-    hand). Raises OSError when a file cannot be written (then none of them is left)."""
+def plan(work: DocumentWork, target: str | Path) -> tuple[Path, tuple[str, ...]]:
+    """Where an export of `work` to `target` goes (the stem: target may carry any suffix; it is replaced) and which
+    formats it writes (no PDF when the source is not at hand: a trace replayed without its document)."""
     target = Path(target)
     stem = target.with_suffix("") if target.suffix.lower() in {*SUFFIXES.values(), ".htm"} else target
-    # a trace replayed without its document (another machine's) has no pages to make searchable
     formats = FORMATS if Path(work.path).is_file() else tuple(f for f in FORMATS if f != "pdf")
-    from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
+    return stem, formats
 
-    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # the PDF renders pages: a long document takes a while
-    try:
-        files = write_document(work.to_output(), stem.parent, stem.name, _copy_pictures, formats, password)
-    finally:
-        QApplication.restoreOverrideCursor()
+
+def write(output: DocumentOutput, stem: Path, formats: tuple[str, ...], password: str | None = None) -> list[Path]:
+    """Write `output` as `<stem>.md`, `.json`, `.html`, `.pdf` (of `formats`) and `<stem>_images/`; the files in
+    `formats`' order. Raises OSError when a file cannot be written (then none of them is left). Any thread."""
+    files = write_document(output, stem.parent, stem.name, _copy_pictures, formats, password)
     return [files["markdown" if f == "md" else f] for f in formats]
+
+
+def export(work: DocumentWork, target: str | Path, password: str | None = None) -> list[Path]:
+    """The export written here and now (on the calling thread): see `write`."""
+    stem, formats = plan(work, target)
+    return write(work.to_output(), stem, formats, password)
+
+
+class _Signals(QObject):
+    ended = Signal(object, str)  # the files written (None on failure), why it failed
+
+
+class _WriteTask(QRunnable):
+    def __init__(self, job: Callable[[], list[Path]]) -> None:
+        super().__init__()
+        self.job = job
+        self.signals = _Signals()  # made on the GUI thread: its signal reaches the window there
+
+    def run(self) -> None:
+        try:
+            files, error = self.job(), ""
+        except OSError as exc:
+            files, error = None, str(exc)
+        except Exception as exc:  # noqa: BLE001 - said in the banner, never lost in a pool thread
+            files, error = None, f"{type(exc).__name__}: {exc}"
+        self.signals.ended.emit(files, error)
+
+
+class Exporter(QObject):
+    """The window's exports, one at a time, written off the GUI thread."""
+
+    finished = Signal(list)  # the files written
+    failed = Signal(str)  # why nothing was written
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.running = False
+        self.result: list[Path] | None = None
+        self.error = ""
+        self._task: _WriteTask | None = None
+        self.pool = QThreadPool(self)  # its own: closing the window waits for an export, not for other work
+        self.pool.setMaxThreadCount(1)
+
+    def export(self, target: str | Path, wait: bool = True) -> list[Path]:
+        """Export the window's current document to `target`. With `wait`, return its files once written (the
+        event loop runs meanwhile: the window repaints, timers fire), raising OSError when it failed; else return
+        [] at once (`finished` / `failed` follow)."""
+        from PySide6.QtWidgets import QApplication
+
+        w = self.window
+        if w.work is None or self.running:
+            return []
+        w.editor.flush_edits()
+        stem, formats = plan(w.work, target)
+        output, password = w.work.to_output(), w.runs.passwords.get(w.work.path)  # the snapshot it writes
+        self.running, self.result, self.error = True, None, ""
+        QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
+        w.statusBar().showMessage(f"Exporting {stem.name}…")
+        w.actions.export.setEnabled(False)
+        self._task = _WriteTask(lambda: write(output, stem, formats, password))
+        self._task.setAutoDelete(False)
+        self._task.signals.ended.connect(self._ended, Qt.ConnectionType.QueuedConnection)
+        self.pool.start(self._task)
+        if not wait:
+            return []
+        loop = QEventLoop()
+        self.finished.connect(loop.quit)
+        self.failed.connect(loop.quit)
+        if self.running:
+            loop.exec()
+        self.finished.disconnect(loop.quit)
+        self.failed.disconnect(loop.quit)
+        if self.result is None:
+            raise OSError(self.error)
+        return self.result
+
+    def finish(self, timeout_ms: int = 60_000) -> None:
+        """Wait for an export being written (the window closes: its files are finished, not left half-written)."""
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        if self.pool.waitForDone(timeout_ms):
+            QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)  # its end, said now (cursor restored)
+
+    def _ended(self, files: list[Path] | None, error: str) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        w = self.window
+        self.running, self._task = False, None
+        QApplication.restoreOverrideCursor()
+        w.update_actions()
+        if files is None:
+            self.error = error
+            w.statusBar().clearMessage()
+            w.banner.show_message(f"Nothing was exported: {error}")
+            self.failed.emit(error)
+            return
+        self.result = files
+        w.settings.set("export_dir", str(files[0].parent))
+        w.statusBar().showMessage("Exported " + ", ".join(p.name for p in files), 6000)
+        self.finished.emit(files)

@@ -23,6 +23,7 @@ from app.core.review.document import DocumentWork
 from app.core.review.runs import RunController
 from app.core.review.session import Session
 from app.gui.actions import fill_recent_menu
+from app.gui.export import Exporter
 from app.gui.journal import Journal
 from app.gui.prompts import Prompter
 from app.gui.render_service import PageRenderer
@@ -53,6 +54,7 @@ class MainWindow(QMainWindow):
         self.decoder = DecodeClient(self)
         self.runs = RunController(self.session, self.decoder)  # run state, queue, traces: Qt-free
         self.run_presenter = RunPresenter(self)
+        self.exporter = Exporter(self)  # exports written off the GUI thread
         self.follow_live = True
         self._dirty_blocks: set[str] = set()
         self._dirty_layout = self._dirty_live = False
@@ -435,16 +437,9 @@ class MainWindow(QMainWindow):
             self.show_document(self.session.current)
         self.statusBar().showMessage("Restored the work from the journal.", 5000)
 
-    def export_current(self, target: str | Path) -> list[Path]:
-        from app.gui.export import export
-
-        if self.work is None:
-            return []
-        self.editor.flush_edits()
-        written = export(self.work, target, self.runs.passwords.get(self.work.path))
-        self.settings.set("export_dir", str(Path(target).parent))
-        self.statusBar().showMessage("Exported " + ", ".join(p.name for p in written), 6000)
-        return written
+    def export_current(self, target: str | Path, wait: bool = True) -> list[Path]:
+        """Export the current document, written off the GUI thread (app.gui.export.Exporter)."""
+        return self.exporter.export(target, wait)
 
     def set_preview_visible(self, on: bool) -> None:
         self.review.preview.setVisible(on)
@@ -470,6 +465,7 @@ class MainWindow(QMainWindow):
         for name in ("export", "close_document", "rerun_page", "zoom_in", "zoom_out", "fit_width", "fit_page",
                      "next_page", "previous_page"):
             getattr(self.actions, name).setEnabled(has_doc)
+        self.actions.export.setEnabled(has_doc and not self.exporter.running)
         self.actions.run.setEnabled(has_doc)
         self.actions.cancel.setEnabled(running)
 
@@ -494,6 +490,7 @@ class MainWindow(QMainWindow):
         save_geometry(self)
         self.decoder.shutdown()
         self.renderer.wait(2000)
+        self.exporter.finish()
         self.editor.flush_edits()
         self.journal.mark_clean(self.session.to_dict())
         super().closeEvent(event)

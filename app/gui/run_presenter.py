@@ -8,6 +8,7 @@ What must never live here: run state (the controller's), decoding, file formats.
 from __future__ import annotations
 
 from app.core.review.document import DocumentWork
+from app.core.review.runs import RunRefused
 
 
 class RunPresenter:
@@ -71,10 +72,14 @@ class RunPresenter:
 
             record_to = user_data_dir() / "traces"
         options = w.engine_bar.pipeline_options()
-        if region_ids:
-            run_id = w.runs.rerun_region(work, region_ids[0], options)
-        else:
-            run_id = w.runs.start(work, options, pages, record_to=record_to)
+        try:
+            if region_ids:
+                run_id = w.runs.rerun_region(work, region_ids[0], options)
+            else:
+                run_id = w.runs.start(work, options, pages, record_to=record_to)
+        except RunRefused as refused:  # the person's layout is kept: said, with a way on
+            w.banner.show_message(str(refused), actions=[("Use classic", self.use_classic)])
+            return 0
         if run_id:
             w.follow_live = True
             self.last_error = None

@@ -38,7 +38,7 @@ class WindowDialogs:
         path, _ = QFileDialog.getSaveFileName(w, "Export (writes .md, .json, .html and a searchable .pdf)", str(start),
                                               "Markdown (*.md)")
         if path:
-            w.export_current(path)
+            w.export_current(path, wait=False)  # the window stays live; the status bar or banner says how it went
 
     def show_preferences(self) -> None:
         from app.gui.preferences import PreferencesDialog

@@ -23,6 +23,12 @@ DEFAULT_DPI = 144.0
 MAX_RENDER_PIXELS = 200_000_000  # a render request above this (page × DPI) is refused rather than attempted
 
 
+def crop_origin(box_pt: tuple[float, float, float, float], dpi: float) -> tuple[int, int]:
+    """The pixel of the page rendered at `dpi` where the crop of `box_pt` (points) starts (`Document.crop`)."""
+    s = dpi / 72.0
+    return max(0, int(box_pt[0] * s)), max(0, int(box_pt[1] * s))
+
+
 class DocumentError(RuntimeError):
     """A document cannot be opened or read; the message names the file and the cause, for a person."""
 
@@ -185,7 +191,7 @@ class Document:
         s = dpi / 72.0
         x0, y0, x1, y1 = box_pt
         box = (
-            max(0, int(x0 * s)), max(0, int(y0 * s)),
+            *crop_origin(box_pt, dpi),
             min(page.width, max(int(x0 * s) + 1, round(x1 * s))), min(page.height, max(int(y0 * s) + 1, round(y1 * s))),
         )
         return page.crop(box)

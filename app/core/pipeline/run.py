@@ -57,6 +57,7 @@ from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
 from app.core.pipeline.scheduler import decode_concurrently, read_pages
+from app.core.pipeline.searchable_pdf import crop_note, noting_crop
 from app.core.pipeline.text_source import TEXT_LAYER, TextSource, text_source
 from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
 
@@ -403,8 +404,12 @@ class Pipeline:
 
     def _decode_one(self, region: Region) -> None:
         try:
-            # the engine reads the crop, or the layout's OCR lines in it when it reads given lines
-            result = self.text_source.read(region, self.load_engine(), self.ocr_dpi(region.page))
+            # the engine reads the crop, or the layout's OCR lines in it when it reads given lines; the crop's DPI and
+            # origin go with the result (line boxes in crop pixels → page points, for the searchable PDF)
+            dpi = self.ocr_dpi(region.page)
+            note = crop_note(region.box_pt, dpi)
+            result = self.text_source.read(region, self.load_engine(), dpi, emit=noting_crop(self.emit, note))
+            result.stats.setdefault("crop", note)
         except Cancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - one failing region must not end the document

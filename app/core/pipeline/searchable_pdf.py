@@ -1,6 +1,10 @@
 """The searchable PDF: the source's own pages with an invisible text layer (PDF text render mode 3) placed from the
-region boxes, one line of text per band of the box when the block's text has several lines, so that selecting and
-searching in any PDF viewer finds the reviewed text where it stands on the page.
+region boxes, so that selecting and searching in any PDF viewer finds the reviewed text where it stands on the page.
+Where the engine found the block's lines (the built-in engine's `stats["line_boxes"]`, in crop pixels, mapped to
+points by the crop's DPI and origin the pipeline records as `stats["crop"]`; the classic layout's own line OCR,
+`extra["ocr_lines"]`, in points), each line's text lies over its own line box: the block's words go to the line
+that read them, or, once a person's edit changed them, flow over the lines in proportion to what each line read.
+Otherwise the box is split into equal bands, one per line of the block's text.
 
 Which page goes in: an image-only PDF page is copied as it is (its vectors and images untouched); a page that
 already has a text layer of its own, or is rotated, goes in as its rendering (what the reviewer saw), so a search
@@ -42,27 +46,115 @@ def _font_for(lines: Iterable[str]):
     return pymupdf.Font("helv") if all(ord(c) < 256 for c in text) else pymupdf.Font("cjk")
 
 
-def place_text(page, box: tuple[float, float, float, float], lines: list[str]) -> None:
-    """Write `lines` invisibly into `box` (points, top-left origin): the box split into equal bands, each line
-    scaled to its band's height and stretched to the box's width, so a selection covers the words on the page."""
+def place_line(page, font, box: Sequence[float], line: str) -> None:
+    """Write `line` invisibly over `box` (points): scaled to the box's height, stretched to its width."""
     import pymupdf
 
     x0, y0, x1, y1 = box
     width, height = x1 - x0, y1 - y0
-    if not lines or width <= 1 or height <= 1:
+    em = max(font.ascender - font.descender, 1e-3)  # a line's extent, top of ascenders to foot of descenders
+    size = max(0.5, height / em)
+    natural = font.text_length(line, fontsize=size)
+    if natural <= 0 or width <= 0.5 or height <= 0.5:
+        return
+    start = pymupdf.Point(x0, y0 + font.ascender * size)  # the baseline: the line fills the box's height
+    writer = pymupdf.TextWriter(page.rect)
+    writer.append(start, line, font=font, fontsize=size)
+    writer.write_text(page, render_mode=3, morph=(start, pymupdf.Matrix(width / natural, 1)))
+
+
+def place_text(page, box: tuple[float, float, float, float], lines: list[str],
+               line_boxes: Sequence[tuple[Sequence[float], str | None]] = ()) -> None:
+    """Write `lines` invisibly into `box` (points, top-left origin): over the engine's `line_boxes` (points, each
+    with the text that line read, None when unknown) when there are any, else into equal bands of the box."""
+    x0, y0, x1, y1 = box
+    if not lines or x1 - x0 <= 1 or y1 - y0 <= 1:
         return
     font = _font_for(lines)
-    band = height / len(lines)
-    em = max(font.ascender - font.descender, 1e-3)  # a line's extent, top of ascenders to foot of descenders
-    size = max(0.5, band / em)
+    if line_boxes:
+        for line_box, text in zip((b for b, _ in line_boxes), assign_lines(lines, line_boxes)):
+            if text:
+                place_line(page, font, line_box, text)
+        return
+    band = (y1 - y0) / len(lines)
     for i, line in enumerate(lines):
-        natural = font.text_length(line, fontsize=size)
-        if natural <= 0:
-            continue
-        start = pymupdf.Point(x0, y0 + band * i + font.ascender * size)  # the baseline: the line fills its band
-        writer = pymupdf.TextWriter(page.rect)
-        writer.append(start, line, font=font, fontsize=size)
-        writer.write_text(page, render_mode=3, morph=(start, pymupdf.Matrix(width / natural, 1)))
+        place_line(page, font, (x0, y0 + band * i, x1, y0 + band * (i + 1)), line)
+
+
+def assign_lines(lines: list[str], line_boxes: Sequence[tuple[Sequence[float], str | None]]) -> list[str]:
+    """The text to place over each line box: the block's lines one to a box when they are as many; else the block's
+    words, each box taking as many as its line read (the same words: an unedited block), or a share of them in
+    proportion to what it read (its width when unknown)."""
+    if len(lines) == len(line_boxes):
+        return list(lines)
+    words = " ".join(lines).split()
+    read = [normalise(t).split() if t else None for _, t in line_boxes]
+    if all(r is not None for r in read) and [w for r in read for w in r] == words:
+        counts = [len(r) for r in read]
+    else:
+        weights = [len(" ".join(r)) if r is not None else (b[2] - b[0]) for r, (b, _) in zip(read, line_boxes)]
+        counts = _shares(len(words), weights)
+    out, k = [], 0
+    for n in counts:
+        out.append(" ".join(words[k:k + n]))
+        k += n
+    return out
+
+
+def _shares(n: int, weights: Sequence[float]) -> list[int]:
+    """`n` items cut into consecutive runs in proportion to `weights` (every item given out)."""
+    total = sum(max(0.0, float(w)) for w in weights) or 1.0
+    cuts, acc = [], 0.0
+    for w in weights:
+        acc += max(0.0, float(w))
+        cuts.append(round(n * acc / total))
+    cuts[-1] = n
+    return [b - a for a, b in zip([0, *cuts[:-1]], cuts)]
+
+
+def line_boxes_pt(region: Region) -> list[tuple[tuple[float, float, float, float], str | None]]:
+    """The lines the engine found in `region`, in points, each with the text it read there (None: not recorded);
+    empty when it recorded none."""
+    stats = region.extra.get("stats") or {}
+    boxes, crop = stats.get("line_boxes"), stats.get("crop")
+    if boxes and crop:
+        s = float(crop["dpi"]) / 72.0
+        ox, oy = crop["origin"]
+        per_line = stats.get("line_stats") or []
+        texts = [st.get("text") for st in per_line] if len(per_line) == len(boxes) else [None] * len(boxes)
+        return [(((ox + b[0]) / s, (oy + b[1]) / s, (ox + b[2]) / s, (oy + b[3]) / s), t) for b, t in zip(boxes, texts)]
+    if stats.get("reused_layout_ocr") and region.extra.get("ocr_lines"):
+        return [(tuple(float(v) for v in line[:4]), str(line[4])) for line in region.extra["ocr_lines"]]
+    return []
+
+
+def lines_inside(region: Region) -> list[tuple[tuple[float, float, float, float], str | None]]:
+    """`line_boxes_pt`, when every line's middle lies in the region's box as it is now (a box a person moved or
+    resized after the reading keeps its text, which then goes into bands of the new box)."""
+    x0, y0, x1, y1 = region.box_pt
+    lines = line_boxes_pt(region)
+    inside = all(x0 <= (b[0] + b[2]) / 2 <= x1 and y0 <= (b[1] + b[3]) / 2 <= y1 for b, _ in lines)
+    return lines if inside else []
+
+
+def crop_note(box_pt: Sequence[float], dpi: float) -> dict:
+    """What maps a crop's pixels to page points: its DPI and the page pixel it starts at (`stats["crop"]`)."""
+    from app.core.document.base import crop_origin
+
+    return {"dpi": float(dpi), "origin": list(crop_origin(tuple(box_pt), dpi))}
+
+
+def noting_crop(emit, note: dict):
+    """`emit`, with `note` (crop_note) recorded in the stats of the RegionFinished it passes on (before it goes on,
+    so the window records the same stats as the pipeline)."""
+    from app.core.events import RegionFinished
+
+    def wrapped(event) -> None:
+        if isinstance(event, RegionFinished) and isinstance(event.stats, dict):
+            event.stats.setdefault("crop", note)
+        emit(event)
+
+    return wrapped
 
 
 def render_pdf(source_path: str, pages: Sequence[tuple[int, Sequence[Region]]], blocks_markdown: dict[str, str],
@@ -86,7 +178,7 @@ def render_pdf(source_path: str, pages: Sequence[tuple[int, Sequence[Region]]], 
                 if region.task not in PLACED_TASKS:
                     continue
                 lines = block_lines(blocks_markdown.get(region.id, ""), region.task)
-                place_text(page, tuple(region.box_pt), lines)
+                place_text(page, tuple(region.box_pt), lines, lines_inside(region))
         pdf.set_metadata({"title": source.title or "", "producer": "Scriptorium", "creator": "Scriptorium"})
         return pdf.tobytes(garbage=3, deflate=True, no_new_id=True)
     except (RuntimeError, ValueError, DocumentError) as exc:  # a damaged page of the source: said, not a traceback

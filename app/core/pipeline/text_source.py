@@ -148,16 +148,18 @@ class TextSource:
             return lines
         return None
 
-    def read(self, region: Region, engine, dpi: float) -> RegionResult:
+    def read(self, region: Region, engine, dpi: float, *, emit=None) -> RegionResult:
         """`engine` reads `region`'s crop rendered at `dpi`; an engine that reads given lines gets the layout's OCR
-        line boxes in it (crop pixels) instead of detecting them again."""
+        line boxes in it (crop pixels) instead of detecting them again. `emit`: the pipeline's by default."""
+        from app.core.document.base import crop_origin
+
         crop = self.pipeline.document.crop(region.page, region.box_pt, dpi)
-        kw = dict(region_id=region.id, page=region.page, emit=self.pipeline.emit, cancel=self.pipeline.cancel)
+        kw = dict(region_id=region.id, page=region.page, emit=emit or self.pipeline.emit, cancel=self.pipeline.cancel)
         lines = self.layout_lines(region) if isinstance(engine, LineRegionEngine) else None
         if not lines:
             return engine.decode_region(crop, region.task, **kw)
-        s, (x0, y0) = dpi / 72.0, region.box_pt[:2]
-        ox, oy = max(0, int(x0 * s)), max(0, int(y0 * s))  # the crop's origin on the page (Document.crop)
+        s = dpi / 72.0
+        ox, oy = crop_origin(tuple(region.box_pt), dpi)  # the crop's origin on the page (Document.crop)
         boxes = [(a * s - ox, b * s - oy, c * s - ox, d * s - oy) for a, b, c, d, *_ in lines]
         return engine.decode_lines(crop, region.task, boxes, **kw)
 

@@ -4,8 +4,9 @@ undo stack restores either state exactly (text, edits, status and all); the jour
 
 A page a person laid out says so (`PageOutput.layout == PERSON_LAYOUT`, exported as the page's `layout`): a later run
 reads the person's regions instead of laying the page out again (app.core.review.runs passes them with the request),
-and its regions carry the flag `user_fixed`. A region whose box changed keeps its last reading until it is read
-again ("R" reads it again at once).
+and its regions carry the flag `user_fixed`. A whole-document engine (Unlimited-OCR) cannot read them: the run
+controller refuses such a run and the regions stay (app.core.review.runs.layout_refusal). A region whose box
+changed keeps its last reading until it is read again ("R" reads it again at once).
 
 What must never live here: Qt, drawing, running anything.
 """

@@ -37,6 +37,25 @@ class Lane(Protocol):
     def cancel(self, discard: bool = False) -> None: ...
 
 
+class RunRefused(Exception):
+    """A run that would undo the person's work and is not started; its message says why, for the banner."""
+
+
+def layout_refusal(work: DocumentWork, options: PipelineOptions, pages: list[int] | None) -> str:
+    """Why `options`' engine cannot read `pages` of `work` ("" when it can): a whole-document engine (Unlimited-OCR)
+    reads pages, not regions, so on a page a person laid out it would put its own regions in place of theirs."""
+    from app.core.engines import ENGINES, resolve_engine_name
+
+    laid_out = fixed_layouts(work, pages)
+    spec = ENGINES.get(resolve_engine_name(options.engine, options.model_path)) if laid_out else None
+    if spec is None or spec.kind != "document":
+        return ""
+    listed = ", ".join(str(i + 1) for i in laid_out)
+    return (f"{spec.title.split(',')[0]} reads whole pages and cannot read the regions you laid out on page "
+            f"{listed}, so nothing was read: your regions are kept as they are. To read them, choose a region engine "
+            "(Built-in model, Classic OCR, GravityOCR).")
+
+
 @dataclass
 class RunEnded:
     """How a run ended, for the window to show."""
@@ -66,7 +85,11 @@ class RunController:
     def start(self, work: DocumentWork, options: PipelineOptions, pages: list[int] | None = None,
               region_ids: list[str] | None = None, *, record_to: Path | None = None) -> int:
         """Read `work` (or some of its laid-out pages or regions) on the lane; returns the run id. With
-        `record_to` (a folder), the run's events are also written there as a trace."""
+        `record_to` (a folder), the run's events are also written there as a trace. Raises RunRefused (nothing
+        started, nothing changed) when the engine would replace regions a person laid out (`layout_refusal`)."""
+        refusal = layout_refusal(work, options, pages)
+        if refusal:
+            raise RunRefused(refusal)
         self.replaying = False
         self.session.plan_run(work, pages, region_ids)
         options = replace(options, password=self.passwords.get(work.path), picture_dir=str(pictures_dir(work.path)))
