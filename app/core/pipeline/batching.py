@@ -51,11 +51,14 @@ def read_in_batches(pipe, index: int, regions: Sequence[Region]) -> None:
 def read_group(pipe, group: Sequence[Region]) -> None:
     """One `decode_batch` over the group's crops; every region recorded as `Pipeline._decode_one` records it."""
     from app.core.engines.glmocr import RegionCrop
+    from app.core.pipeline.searchable_pdf import crop_note
 
-    crops, chosen = [], []
+    crops, chosen, notes = [], [], {}
     for r in group:
         try:
-            crops.append(RegionCrop(pipe.document.crop(r.page, r.box_pt, pipe.ocr_dpi(r.page)), r.task, r.id, r.page))
+            dpi = pipe.ocr_dpi(r.page)
+            crops.append(RegionCrop(pipe.document.crop(r.page, r.box_pt, dpi), r.task, r.id, r.page))
+            notes[r.id] = crop_note(r.box_pt, dpi)  # as a read alone records it (line boxes → page points)
             chosen.append(r)
         except Exception as exc:  # noqa: BLE001 - one region's crop must not end the document
             record_failure(pipe, r, exc)
@@ -65,6 +68,8 @@ def read_group(pipe, group: Sequence[Region]) -> None:
 
     def emit(event) -> None:
         if isinstance(event, RegionFinished):
+            if isinstance(event.stats, dict) and event.region_id in notes:
+                event.stats.setdefault("crop", notes[event.region_id])
             finished[event.region_id] = event
         pipe.emit(event)
 
@@ -82,6 +87,7 @@ def read_group(pipe, group: Sequence[Region]) -> None:
                               logprobs=done.logprobs)
         return
     for r, result in zip(chosen, results):
+        result.stats.setdefault("crop", notes[r.id])
         record_result(r, result.text, result.stats, cancelled=result.cancelled, engine=pipe.engine_name,
                       logprobs=result.logprobs)
     if any(result.cancelled for result in results):
