@@ -301,6 +301,37 @@ def test_convert_dir_keeps_the_server_busy_across_documents_with_the_same_output
     assert sum(e.get("type") == "page_finished" for e in trace) == 2  # each document its own trace
 
 
+def test_the_unlimited_profile_reads_whole_pages_on_the_server_and_parses_the_answer_into_blocks(server, tmp_path):
+    """One request per page (concurrently), each answer parsed into blocks by the Unlimited parser. The served tiny
+    GlmOcr writes no `<|det|>` header, so each page is one block over the whole page, its text kept and flagged
+    malformed (the parser never drops text) and truncated (cut at its budget); tests/test_remote_pages.py streams a
+    real `<|det|>` answer through the same reader."""
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.pipeline.output import region_status
+    from app.core.sample_documents import make_small_report
+
+    events = []
+    options = PipelineOptions(engine="remote", compare_text_layer=False, engine_options={
+        "servers": [server.url], "profile": "unlimited", "concurrency": 2, "max_new_tokens": 12})
+    pipe = Pipeline(options, emit=events.append)
+    try:
+        out = pipe.run(make_small_report(tmp_path / "report.pdf"))
+    finally:
+        pipe.close()
+    assert pipe.engine.kind == "document" and out.layout == "remote"  # the engine's blocks are the layout
+    es = out.stats["engine_stats"]
+    assert es["requests"] == 2 and es["max_in_flight"] == 2 and es["truncated_pages"] == 2
+    for page in out.pages:
+        (block,) = page.regions
+        assert block.id == f"p{page.index + 1}-r01" and block.text
+        assert block.box == (0.0, 0.0, page.width_px, page.height_px)
+        assert {"malformed", "truncated"} <= set(block.flags) and region_status(block) == "truncated"
+    started = [e.region_id for e in events if e.type == "region_started"]
+    assert started == ["doc-p1", "doc-p2"]  # one request per page, earliest first
+    assert [e.page for e in events if e.type == "page_finished"] == [0, 1]
+    assert [e.page for e in events if e.type == "layout_done"] == [0, 1]  # each page's blocks, as they completed
+
+
 def test_the_window_reads_queued_documents_on_the_server_and_shows_the_queue(qtbot, server, checkpoint, tmp_path,
                                                                               artifacts_dir):
     from app.core.sample_documents import make_small_report
@@ -346,6 +377,57 @@ def test_the_window_reads_queued_documents_on_the_server_and_shows_the_queue(qtb
     assert "read on OCR servers" in hint and "reports no speculative-decoding statistics" in hint
     w.queue_dock.raise_()
     w.grab().save(str(artifacts_dir / "remote_queue.png"))
+
+
+def test_the_windows_remote_run_sends_its_requests_on_the_apps_qasync_loop(qtbot, server, checkpoint, tmp_path,
+                                                                         monkeypatch):
+    """The app's real loop: the window's run (on its worker thread) hands its requests to the qasync loop the
+    application installs (app.gui.application.install_event_loop), on the GUI thread, while Qt keeps running."""
+    import asyncio
+    import threading
+
+    from PySide6.QtWidgets import QApplication
+
+    from app.core import aio
+    from app.core.engines.remote import RemoteEngine
+    from app.core.sample_documents import make_small_report
+    from app.gui.application import install_event_loop
+    from app.gui.main_window import MainWindow
+    from app.gui.settings import Settings
+
+    seen = []
+    read = RemoteEngine.decode_region_async
+
+    async def watched(self, *args, **kwargs):  # the real request, with where it ran noted
+        seen.append((asyncio.get_running_loop(), threading.get_ident()))
+        return await read(self, *args, **kwargs)
+
+    monkeypatch.setattr(RemoteEngine, "decode_region_async", watched)
+    s = Settings()
+    for key, value in (("engine", "remote"), ("remote_servers", server.url), ("remote_model", str(checkpoint)),
+                       ("remote_concurrency", 3), ("layout", "pymupdf")):
+        s.set(key, value)
+    loop = install_event_loop(QApplication.instance())
+    try:
+        w = MainWindow(s)
+        qtbot.addWidget(w)
+        w.show()
+        path = make_small_report(tmp_path / "report.pdf")
+        w.open_files([str(path)], run=True)
+
+        async def until_read() -> None:
+            while not seen or w.decoder.running:
+                await asyncio.sleep(0.05)
+
+        loop.run_until_complete(asyncio.wait_for(until_read(), 90))
+    finally:
+        aio.set_host_loop(None)
+        asyncio.set_event_loop(None)
+    assert seen and all(where is loop for where, _ in seen)  # the application's loop, no loop of its own
+    assert {thread for _, thread in seen} == {threading.main_thread().ident}  # on the GUI thread
+    doc = w.session.documents[0]
+    read_blocks = [b for b in doc.blocks.values() if "server" in b.region.extra.get("stats", {})]
+    assert len(read_blocks) == len(seen)  # every request's result reached the window
 
 
 def test_preferences_servers_test_connection_says_what_answers(qtbot, server, checkpoint):

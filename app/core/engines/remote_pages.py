@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from app.core import events as ev
 from app.core.engines.base import BlocksCallback, CancelToken, DocumentResult, Emit

@@ -171,7 +171,7 @@ class RegionQueue:
                 self._wake.clear()
                 try:
                     await asyncio.wait_for(self._wake.wait(), CANCEL_POLL_S)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
 
     def _poll(self) -> None:
