@@ -324,7 +324,7 @@ def test_the_unlimited_profile_reads_whole_pages_on_the_server_and_parses_the_an
     for page in out.pages:
         (block,) = page.regions
         assert block.id == f"p{page.index + 1}-r01" and block.text
-        assert block.box == (0.0, 0.0, page.width_px, page.height_px)
+        assert [round(v) for v in block.box] == [0, 0, page.width_px, page.height_px]  # the whole page
         assert {"malformed", "truncated"} <= set(block.flags) and region_status(block) == "truncated"
     started = [e.region_id for e in events if e.type == "region_started"]
     assert started == ["doc-p1", "doc-p2"]  # one request per page, earliest first
@@ -423,6 +423,7 @@ def test_the_windows_remote_run_sends_its_requests_on_the_apps_qasync_loop(qtbot
     finally:
         aio.set_host_loop(None)
         asyncio.set_event_loop(None)
+        loop.close()
     assert seen and all(where is loop for where, _ in seen)  # the application's loop, no loop of its own
     assert {thread for _, thread in seen} == {threading.main_thread().ident}  # on the GUI thread
     doc = w.session.documents[0]
