@@ -223,7 +223,7 @@ def test_convert_dir_resume_after_sigint_reads_no_finished_page(server, tmp_path
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         make_small_report(src / rel)
     out = tmp_path / "out"
-    args = [src, "-o", out, "--engine", "remote", "--server", server.url, "--concurrency", "1", "--layout",
+    args = [src, "-o", out, "--engine", "remote", "--server", server.url, "--concurrency", "2", "--layout",
             "pymupdf", "--max-new-tokens", "200"]
     proc = subprocess.Popen([sys.executable, "-m", "app", "convert", *map(str, args), "--trace", tmp_path / "t1.jsonl"],
                             cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.PIPE,

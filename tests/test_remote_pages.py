@@ -44,7 +44,7 @@ class _Engine:
     name = "remote"
 
 
-def _read(answer: str, finish: str = "stop", keep_headers: bool = False):
+def _read(answer: str, finish: str = "stop", keep_headers: bool = False, error: Exception | None = None):
     events, handed = [], []
     reader = PageReader(_Engine(), events.append, lambda pos, regs: handed.append((pos, regs)), keep_headers)
     stream = "doc-p3"
@@ -56,7 +56,8 @@ def _read(answer: str, finish: str = "stop", keep_headers: bool = False):
     assert reply.finish == finish and "".join(reply.parts) == answer
     stats = {"truncated": True} if finish == "length" else {}
     job = Job((0, 1, 0), Region(stream, 2, (0, 0, 1000, 800), "page", "text", 0), None)
-    assert reader.take(Outcome(job, RegionResult(stream, answer, [], stats)))
+    result = None if error else RegionResult(stream, answer, [], stats)
+    assert reader.take(Outcome(job, result, error))
     return page, handed, events
 
 
@@ -97,6 +98,9 @@ def test_a_page_cut_at_its_budget_keeps_its_blocks_and_flags_the_last_truncated(
     broken, _, _ = _read(ANSWER[:ANSWER.index("[52, 300") + 5], finish="length")
     assert [r.extra["native_label"] for r in broken.regions] == ["title", "text", "table"]
     assert "malformed" in broken.regions[-1].flags and "truncated" in broken.regions[-1].flags
+    # the connection lost mid-answer (retries spent): the blocks before stand, the one it was cut in failed
+    lost, _, _ = _read(cut, finish="length", error=ConnectionError("closed"))
+    assert [region_status(_done(r)) for r in lost.regions] == ["done", "failed"]
 
 
 def _done(r: Region) -> Region:

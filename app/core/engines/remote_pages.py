@@ -10,8 +10,8 @@ the answer ends), exactly as the local Unlimited engine does; app.core.pipeline.
 the document's regions. So the engine is a document engine (kind "document") under this profile.
 
 Honest results: a page cut at its token budget keeps its blocks, and its last one is flagged "truncated" (never
-done); a page whose request failed (after the engine's retries) has no blocks and says why in a warning; a
-cancelled run keeps the blocks read so far. The per-page request streams carry the ids `doc-p<N>`.
+done); a page whose request failed (after the engine's retries) says why in a warning, and the block its answer
+was cut in is flagged "error"; a cancelled run keeps the blocks read so far (the cut one flagged "cancelled"). The per-page request streams carry the ids `doc-p<N>`.
 
 What must never live here: HTTP (app.core.engines.remote), Qt, the pipeline's own regions and events.
 """
@@ -75,12 +75,14 @@ class PageReader:
                    and outcome.result.stats.get("truncated"))
         cancelled = bool(final and outcome is not None and (outcome.cancelled or (
             outcome.result is not None and outcome.result.cancelled)))
+        failed = bool(final and outcome is not None and outcome.error is not None)
         regions = to_regions(page.parser.parse(page.raw), [page.size], dpis=[page.dpi], source=self.engine.name,
                              keep_headers=self.keep_headers, page_numbers=[page.number])
         complete = regions if final else regions[:-1]
-        if complete and (cut or cancelled):  # the last block stopped mid-way: its text is incomplete
+        if complete and (cut or cancelled or failed):  # the last block stopped mid-way: its text is incomplete
             last = complete[-1]
-            complete[-1] = replace(last, flags=[*last.flags, "truncated" if cut else "cancelled"])
+            flag = "error" if failed else "truncated" if cut else "cancelled"
+            complete[-1] = replace(last, flags=[*last.flags, flag])
         key = tuple(f"{r.id}:{r.label}:{r.box}:{r.flags}" for r in complete)
         if key != page.sent:
             page.sent = key
