@@ -263,3 +263,81 @@ def print_summary(results: list[FileResult]) -> None:
     table.add_row(total.name, total.outcome, str(total.done), str(total.warnings), str(total.failed),
                   str(total.truncated), end_section=True)
     Console(file=sys.stdout, width=110, no_color=True).print(table)
+
+
+# --- documents overlapped on one region queue ---------------------------------------------------------------------
+
+class Overlap:
+    """`convert` of several inputs on an engine of servers: every input is converted on a thread of its own, and
+    the next one starts as soon as the previous one has handed its last regions to the shared region queue (or has
+    ended), so its opening and layout overlap the previous one's last requests and the servers are not left idle
+    between documents. One document's pipeline code runs at a time (the queue's baton: PyMuPDF and the layout model
+    are not thread-safe), outputs are written — and summary lines printed — in input order, and each input keeps its
+    own checkpoint, trace and summary row. Ctrl+C cancels every document started (the shared cancel token)."""
+
+    def __init__(self, count: int, loop, cancel) -> None:
+        import threading
+
+        from app.core.pipeline.region_queue import SharedRegions
+
+        self.count, self.cancel = count, cancel
+        self.shared = SharedRegions(loop)
+        self.shared.on_tail = self._tail
+        self.next_may_start = [threading.Event() for _ in range(count)]
+        self.ended = [threading.Event() for _ in range(count)]
+        self.codes: list[int | None] = [None] * count
+        self.models: dict[str, object] = {"engine": None, "layout": None}
+
+    def _tail(self, rank: int, pipe) -> None:
+        self.models["engine"], self.models["layout"] = pipe.engine, pipe.layout  # the next input reuses them
+        self.next_may_start[rank].set()
+
+    def seat(self, pipe, rank: int) -> None:
+        pipe.region_queue = (self.shared, rank)
+
+    def wait_turn(self, rank: int) -> None:
+        """Before a document writes: every earlier one has ended (the baton given up meanwhile)."""
+        with self.shared.baton.given_up(rank):
+            for k in range(rank):
+                self.ended[k].wait()
+
+    def run(self, convert_one, stop) -> list[int | None]:
+        """`convert_one(rank)` → exit code for each input on its thread; no further input starts once
+        `stop(code)` holds for one that ended. Returns the codes (None: not started)."""
+        import threading
+
+        def body(rank: int) -> None:
+            self.shared.baton.acquire(rank)
+            try:
+                self.codes[rank] = convert_one(rank)
+            except Exception as exc:  # noqa: BLE001 - a bug must still end in a message and let the batch go on
+                print(f"error: unexpected {type(exc).__name__}: {exc} (please report it)", file=sys.stderr)
+                self.codes[rank] = 1  # convert's EXIT_INPUT
+            finally:
+                self.shared.baton.release()
+                self.next_may_start[rank].set()
+                self.ended[rank].set()
+
+        threads = []
+        try:
+            for rank in range(self.count):
+                if rank:
+                    while not self.next_may_start[rank - 1].wait(0.1):  # short waits: Ctrl+C reaches this thread
+                        pass
+                    if any(c is not None and stop(c) for c in self.codes[:rank]):
+                        break
+                thread = threading.Thread(target=body, args=(rank,), name=f"convert-{rank + 1}", daemon=True)
+                thread.start()
+                threads.append(thread)
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.1)
+        except KeyboardInterrupt:
+            self.cancel.cancel()  # every document started stops; what they finished stays (their checkpoints)
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.1)
+            raise
+        finally:
+            self.shared.close()
+        return self.codes

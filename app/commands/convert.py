@@ -204,40 +204,74 @@ def _run(args: argparse.Namespace) -> int:
     progress = BatchProgress(sum(page_count(i.path) for i in items) if show else 0, len(items), show)
     models: dict[str, object] = {"engine": None, "layout": None}  # loaded once, reused for every input
     worst = EXIT_WARNINGS if empty else EXIT_OK
-    results: list[FileResult] = []
-    try:
-        for item in items:
-            trace = None
-            if args.trace:
-                trace_path = _trace_path(args.trace, item.rel.as_posix().replace("/", "-"), len(items) > 1)
-                try:
-                    trace = _open_trace(trace_path, {"input": str(item.path)})
-                except OSError as exc:
-                    print(f"error: cannot write the trace file {trace_path}: {exc.strerror or exc}", file=sys.stderr)
-                    return EXIT_USAGE
-            result = FileResult(str(item.rel), "failed")
-            results.append(result)
+    results: list[FileResult] = [FileResult(str(item.rel), "failed") for item in items]
+
+    def one(k: int, models: dict, **overlapped) -> int:
+        item, result, trace = items[k], results[k], None
+        if args.trace:
+            trace_path = _trace_path(args.trace, item.rel.as_posix().replace("/", "-"), len(items) > 1)
             try:
-                code = _convert_one(item, out_dir, options, models, trace, progress, result, args.resume)
-            finally:
-                if trace is not None:
-                    trace.close()
-            if code == EXIT_INTERRUPTED:
-                result.outcome = "interrupted"
+                trace = _open_trace(trace_path, {"input": str(item.path)})
+            except OSError as exc:
+                print(f"error: cannot write the trace file {trace_path}: {exc.strerror or exc}", file=sys.stderr)
+                return EXIT_USAGE
+        try:
+            code = _convert_one(item, out_dir, options, models, trace, progress, result, args.resume, **overlapped)
+        finally:
+            if trace is not None:
+                trace.close()
+        if code == EXIT_INTERRUPTED:
+            result.outcome = "interrupted"
+        return code
+
+    if args.engine == "remote" and len(items) > 1 and args.concurrency * len(args.server) > 1:
+        codes, interrupted = _overlapped(items, one)  # the next input is laid out while the previous one's last
+    else:  # regions are read
+        codes, interrupted = [], False
+        for rank in range(len(items)):
+            codes.append(one(rank, models))
+            if codes[-1] in (EXIT_USAGE, EXIT_INTERRUPTED, EXIT_ENGINE):
+                break  # the next input would fail the same way (or the run was interrupted)
+    try:
+        if interrupted:
+            return EXIT_INTERRUPTED
+        for code in codes:
+            if code in (EXIT_USAGE, EXIT_INTERRUPTED):
                 return code
             if code == EXIT_INPUT or code == EXIT_ENGINE:
                 worst = code if worst in (EXIT_OK, EXIT_WARNINGS) else worst
-                if code == EXIT_ENGINE:
-                    break  # the next input would fail the same way
             elif code == EXIT_WARNINGS and worst == EXIT_OK:
                 worst = code
-        else:  # every input went through: nothing is left to resume
-            discard_checkpoints(out_dir)
+        if len(codes) == len(items) and None not in codes and EXIT_ENGINE not in codes:
+            discard_checkpoints(out_dir)  # every input went through: nothing is left to resume
     finally:
         progress.clear()
-        if batch and results:
-            print_summary(results)
+        started = [r for r, c in zip(results, codes) if c is not None]
+        if batch and started:
+            print_summary(started)
     return worst
+
+
+def _overlapped(items, one) -> tuple[list[int | None], bool]:
+    """Every input on its own thread, on one region queue (app.commands.batch.Overlap): the exit codes (None: not
+    started) and whether Ctrl+C ended the run."""
+    from app.commands.batch import Overlap
+    from app.core.aio import background_loop
+    from app.core.engines import CancelToken
+
+    cancel = _Interrupts.cancel = CancelToken()
+    _Interrupts.overlap = True
+    try:
+        with background_loop() as loop:
+            overlap = Overlap(len(items), loop, cancel)
+            try:
+                overlap.run(lambda rank: one(rank, overlap.models, cancel=cancel, overlap=overlap, rank=rank),
+                            stop=lambda code: code in (EXIT_USAGE, EXIT_INTERRUPTED, EXIT_ENGINE))
+            except KeyboardInterrupt:  # every document started was cancelled and has ended
+                return overlap.codes, True
+            return overlap.codes, cancel.cancelled
+    finally:
+        _Interrupts.overlap = False
 
 
 class _Interrupts:
@@ -256,13 +290,15 @@ class _Interrupts:
     ARMED_PHASES = frozenset({"rendering", "layout", "decoding", "encoding", "assembling"})
     COOPERATIVE_PHASES = frozenset({"layout"})
 
+    overlap = False  # several inputs on threads (app.commands.batch.Overlap): Ctrl+C reaches the waiting main thread
+
     @classmethod
     def handler(cls, signum, frame) -> None:
-        if cls.armed:
+        if cls.armed or cls.overlap:
             first = cls.cancel is not None and not cls.cancel.cancelled
             if cls.cancel is not None:
                 cls.cancel.cancel()
-            if first and cls.phase in cls.COOPERATIVE_PHASES:
+            if first and cls.phase in cls.COOPERATIVE_PHASES and not cls.overlap:
                 return  # the layout wait sees the token within a poll; a second Ctrl+C raises
             raise KeyboardInterrupt
         from app import quiet_exit
@@ -298,8 +334,10 @@ def _warm_imports() -> None:
     import app.core.textlayer  # noqa: F401
 
 
-def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, result, resume: bool) -> int:
-    """Convert one input; prints its summary line (or why it failed) and returns its exit code."""
+def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, result, resume: bool, *, cancel=None,
+                 overlap=None, rank: int = 0) -> int:
+    """Convert one input; prints its summary line (or why it failed) and returns its exit code. With `overlap`
+    (app.commands.batch.Overlap) it reads on the batch's shared region queue and writes in its turn."""
     import os
 
     from app.commands.batch import Checkpoint, checkpoint_settings, count_regions
@@ -344,15 +382,19 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
         return EXIT_INPUT
     for page in restored.values():
         checkpoint.pages[page.index] = page
-    cancel = _Interrupts.cancel = CancelToken()
+    cancel = _Interrupts.cancel = cancel or CancelToken()
     run_options = _remaining(options, inp, restored)
     pipe = Pipeline(run_options, emit=emit, cancel=cancel, engine=models["engine"], layout=models["layout"])
+    if overlap is not None:
+        overlap.seat(pipe, rank)
     t0 = time.perf_counter()
     try:
         if run_options is None:  # every page was finished before: only the output set is left to write
             out = _restored_output(pipe, inp, checkpoint)
         else:
             out = pipe.run(inp)
+        if overlap is not None:
+            overlap.wait_turn(rank)  # outputs are written in input order
         if cancel.cancelled:  # Ctrl+C reached the run as a cancel (or as an exception native code swallowed)
             raise KeyboardInterrupt
         if restored:

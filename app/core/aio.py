@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -38,12 +39,36 @@ def run_async(make: Callable[[], Awaitable[T]]) -> T:
     """Run the coroutine `make()` to its end and return its result (or raise its exception)."""
     host = _host
     if host is not None and host.is_running() and threading.get_ident() != _host_thread:
-        future = asyncio.run_coroutine_threadsafe(make(), host)
-        while True:
-            try:
-                return future.result(timeout=0.1)
-            except concurrent.futures.TimeoutError:
-                if not host.is_running() or host.is_closed():
-                    future.cancel()
-                    raise LoopGone("the event loop stopped while requests were in flight") from None
+        return wait_future(asyncio.run_coroutine_threadsafe(make(), host), host)
     return asyncio.run(make())
+
+
+def wait_future(future: concurrent.futures.Future, loop: asyncio.AbstractEventLoop) -> T:
+    """The result of a coroutine handed to `loop` from this thread; LoopGone when the loop stops first."""
+    while True:
+        try:
+            return future.result(timeout=0.1)
+        except concurrent.futures.TimeoutError:
+            if not loop.is_running() or loop.is_closed():
+                future.cancel()
+                raise LoopGone("the event loop stopped while requests were in flight") from None
+
+
+@contextmanager
+def background_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """A loop that runs coroutines while the calling thread carries on: the host loop when it runs on another
+    thread (the app's), else a fresh loop on a thread of its own for the block (`convert`, benches, tests)."""
+    host = _host
+    if host is not None and host.is_running() and threading.get_ident() != _host_thread:
+        yield host
+        return
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="scriptorium-requests", daemon=True)
+    thread.start()
+    try:
+        yield loop
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        if not thread.is_alive():
+            loop.close()

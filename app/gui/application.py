@@ -51,12 +51,9 @@ def open_requested(window, args: argparse.Namespace) -> None:
         window.open_files(files, run=True if getattr(args, "run", False) else None)
 
 
-def run_app(args: argparse.Namespace) -> int:
-    qt_app = create_application()
-    window = build_window(args)
-    window.show()
-    window.offer_restore()
-    open_requested(window, args)
+def install_event_loop(qt_app):
+    """The app's asyncio loop: qasync on Qt's event loop, installed as the host loop (app.core.aio) on which the
+    region queue's requests run; models stay on the worker lane. It runs once `run_until_complete` drives it."""
     import asyncio
 
     import qasync
@@ -65,7 +62,19 @@ def run_app(args: argparse.Namespace) -> int:
 
     loop = qasync.QEventLoop(qt_app)
     asyncio.set_event_loop(loop)
-    set_host_loop(loop)  # the region scheduler's requests run on this loop; models stay on the worker lane
+    set_host_loop(loop)
+    return loop
+
+
+def run_app(args: argparse.Namespace) -> int:
+    qt_app = create_application()
+    window = build_window(args)
+    window.show()
+    window.offer_restore()
+    open_requested(window, args)
+    import asyncio
+
+    loop = install_event_loop(qt_app)
     closed = asyncio.Event()
     qt_app.aboutToQuit.connect(closed.set)
     with loop:

@@ -10,6 +10,9 @@ The API key is read from an environment variable (its NAME is the setting) and g
 only: never into stats, events, traces or logs. Servers are checked when the engine opens (`/health`,
 `/v1/models`); an unreachable one is an EngineUnavailable that names it.
 
+The unlimited profile reads whole pages, one request each, and parses the `<|det|>` answer into blocks with boxes
+(app.core.engines.remote_pages): under it the engine is a document engine (kind "document").
+
 Concurrency: `concurrency` requests per server (the region scheduler keeps that many in flight). The async method
 `decode_region_async` is what the scheduler runs; `decode_region` runs it on the host loop (app.core.aio).
 
@@ -44,6 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_KEY_VARIABLE = "SCRIPTORIUM_API_KEY"
 DEFAULT_CONCURRENCY = 8  # requests in flight per server
+PAGE_TOKENS = 8192  # a whole page's answer (the unlimited profile), unless max_new_tokens says otherwise
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
@@ -55,6 +59,7 @@ class Profile:
     title: str
     prompts: dict[str, str]
     text_first: bool = False
+    whole_page: bool = False  # one request per page, answered with `<|det|>` blocks (app.core.engines.remote_pages)
     gravity: bool = False  # GravityOCR's SGLang worker: tokens per forward = accept length / 2
     sglang_extra: dict[str, Any] = field(default_factory=dict)
     vllm_extra: dict[str, Any] = field(default_factory=dict)
@@ -66,6 +71,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     # Unlimited-OCR reads a whole page per request (baidu/Unlimited-OCR infer.py): the text first, its n-gram
     # blocker with the single-page window; SGLang runs the real sliding window, vLLM its masked variant
     Profile("unlimited", "Unlimited-OCR (one page per request)", {"text": "document parsing."}, text_first=True,
+            whole_page=True,
             sglang_extra={"skip_special_tokens": False, "images_config": {"image_mode": "gundam"},
                           "custom_params": {"ngram_size": 35, "window_size": 128}},
             vllm_extra={"skip_special_tokens": False}),
@@ -108,19 +114,20 @@ def png_data_url(image: Image.Image) -> str:
 
 
 class RemoteEngine:
-    kind = "region"
     input_dpi = 200.0  # crops are rendered at this DPI, as for the local GLM-OCR engines
 
     def __init__(self, servers: list[str], *, model: str = "", name: str = "remote", profile: str = "glmocr",
                  concurrency: int = DEFAULT_CONCURRENCY, api_key_env: str = DEFAULT_KEY_VARIABLE,
                  max_new_tokens: int | None = None, stream: bool = True, retries: int = 3, backoff_s: float = 0.5,
-                 timeout_s: float = 600.0, check: bool = True) -> None:
+                 timeout_s: float = 600.0, check: bool = True, keep_headers: bool = False) -> None:
         if not servers:
             raise EngineUnavailable("the remote engine needs at least one --server URL")
         if profile not in PROFILES:
             raise EngineUnavailable(f"unknown remote profile {profile!r}; choose one of: {', '.join(PROFILES)}")
         self.name = name
         self.profile = PROFILES[profile]
+        self.kind = "document" if self.profile.whole_page else "region"  # whole pages: blocks with their boxes
+        self.keep_headers = keep_headers
         self.servers = [Server(server_root(u)) for u in servers]
         self.model = model
         self.concurrency = max(1, int(concurrency)) * len(self.servers)
@@ -207,6 +214,8 @@ class RemoteEngine:
 
     # --- requests --------------------------------------------------------------------------------------------
     def budget(self, task: str) -> int:
+        if self.kind == "document":
+            return int(self.max_new_tokens or PAGE_TOKENS)
         return int(self.max_new_tokens or MAX_NEW_TOKENS.get(task, 512))
 
     def request_body(self, image: Image.Image, task: str, server: Server) -> dict[str, Any]:
@@ -339,6 +348,16 @@ class RemoteEngine:
         return run_async(lambda: self.decode_region_async(image, task, region_id=region_id, page=page, emit=emit,
                                                           cancel=cancel))
 
+    def decode_document(self, pages, *, emit: Emit = no_emit, cancel: CancelToken | None = None,
+                        on_blocks=None) -> Any:
+        """The unlimited profile: every page one request, its `<|det|>` answer parsed into blocks with boxes and
+        handed over as they complete (app.core.engines.remote_pages)."""
+        from app.core.engines import remote_pages
+        from app.core.engines.base import no_blocks
+
+        return remote_pages.decode_document(self, pages, emit=emit, cancel=cancel or CancelToken(),
+                                            on_blocks=on_blocks or no_blocks, keep_headers=self.keep_headers)
+
     def close(self) -> None:
         self._client = None
 
@@ -414,7 +433,8 @@ def open_engine(*, servers=None, server=None, model: str = "", remote_model: str
     server lists), profile (glmocr | gravity | unlimited), concurrency (per server), api_key_env, max_new_tokens,
     stream, retries, backoff_s, timeout_s."""
     urls = list(servers or ([server] if server else []))
-    extra = {k: options[k] for k in ("stream", "retries", "backoff_s", "timeout_s", "check") if k in options}
+    extra = {k: options[k] for k in ("stream", "retries", "backoff_s", "timeout_s", "check", "keep_headers")
+             if k in options}
     return RemoteEngine(urls, model=remote_model or model, name=engine or "remote", profile=profile,
                         concurrency=concurrency, api_key_env=api_key_env, max_new_tokens=max_new_tokens, **extra)
 

@@ -9,8 +9,11 @@ connection, which aborts the request on the server). A region whose read fails (
 what is worth retrying) is flagged `error` with the reason, and the rest go on; a region cut at its token budget is
 flagged `truncated` (the engine reports it as a warning), never done.
 
-The asyncio side runs where app.core.aio says (the app's event loop, else `asyncio.run`); the caller's thread
-renders the crops before dispatch, so the document stays with its owner.
+RegionScheduler reads a fixed set of jobs (benches, tests); a document's pages, and a batch's documents, go through
+the region queue (app.core.pipeline.region_queue), which hands pages in as they are laid out and keeps the servers
+busy across pages and documents. Both apply a result with `apply_outcome`. The asyncio side runs where
+app.core.aio says (the app's event loop, else `asyncio.run`); the caller's thread renders the crops before dispatch,
+so the document stays with its owner.
 
 What must never live here: HTTP or model code (the engines), Qt, the lifecycle events (app.core.pipeline.run).
 """
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.core.engines.base import Cancelled, CancelToken, Emit, RegionResult
-from app.core.events import ErrorRaised, PhaseChanged, RegionFinished
+from app.core.events import ErrorRaised, RegionFinished
 from app.core.regions import Region, record_result
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,6 +47,7 @@ class Outcome:
     result: RegionResult | None = None
     error: BaseException | None = None
     cancelled: bool = False
+    dispatched: bool = True  # False: dropped from a queue on Cancel before it was sent (nothing to apply)
 
 
 class RegionScheduler:
@@ -111,74 +115,6 @@ class RegionScheduler:
             await asyncio.sleep(CANCEL_POLL_S)
         for lane in lanes:
             lane.cancel()
-
-
-def read_pages(pipe, indices: Sequence[int]) -> None:
-    """Lay out pages `indices` of a Pipeline and read them, a few pages at a time: as soon as the laid-out pages hold
-    enough regions to keep every lane busy twice over (or at the last page), they are read concurrently and
-    finished, so a long document shows text (and a batch's checkpoint gains pages) long before its last page is
-    laid out, and Cancel loses at most the pages in hand."""
-    chunk: list[int] = []
-    waiting = 0
-    for n, i in enumerate(indices):
-        pipe.cancel.check()
-        page = pipe.layout_page(i, current=n + 1, total=len(indices))
-        pipe.output.pages.append(page)
-        chunk.append(i)
-        waiting += len(pipe.regions_to_read(page))
-        if waiting >= 2 * pipe.engine.concurrency or n == len(indices) - 1:
-            decode_concurrently(pipe, chunk)
-            chunk, waiting = [], 0
-
-
-def decode_concurrently(pipe, pages: Sequence[int], keep: Sequence[str] | set[str] = ()) -> None:
-    """Read the regions of laid-out pages `pages` of a Pipeline with its engine's concurrency; each page is finished
-    (`pipe.finish_page`) once all its regions are applied, in page order."""
-    import time
-
-    from app.core.aio import run_async
-
-    t0 = time.perf_counter()
-    todo = {i: pipe.regions_to_read(pipe.output.page(i), keep) for i in pages}
-    total = sum(len(v) for v in todo.values())
-    jobs = []
-    for i, regions in todo.items():
-        for r in regions:
-            pipe.cancel.check()
-            jobs.append(Job((0, i, r.order), r, pipe.document.crop(r.page, r.box_pt, pipe.ocr_dpi(r.page))))
-    left = {i: len(v) for i, v in todo.items()}
-    count = [0]
-    finished: list[int] = []
-
-    def finish_ready() -> None:
-        for i in pages:  # in page order: a page is finished once it and every earlier page are complete
-            if i in finished:
-                continue
-            if left[i]:
-                return
-            pipe.finish_page(pipe.output.page(i), t0)
-            finished.append(i)
-
-    def apply(outcome: Outcome) -> None:
-        region = outcome.job.region
-        apply_outcome(pipe, outcome)
-        count[0] += 1
-        pipe.emit(PhaseChanged("decoding", detail=f"page {region.page + 1}", current=count[0], total=total))
-        if not outcome.cancelled:
-            left[region.page] -= 1
-            finish_ready()
-
-    scheduler = RegionScheduler(pipe.engine, pipe.emit, pipe.cancel)
-    pipe.emit(PhaseChanged("decoding", detail=f"{total} regions, up to {pipe.engine.concurrency} at once",
-                           current=0, total=total))
-    finish_ready()  # pages with nothing to read
-    try:
-        run_async(lambda: scheduler.run(jobs, apply))
-    finally:  # the run's stats (RunFinished, the JSON) say how it went on the servers, cancelled or not
-        before = pipe.output.stats.get("engine_stats") or {}
-        pipe.output.stats["engine_stats"] = {
-            "max_in_flight": max(scheduler.max_in_flight, int(before.get("max_in_flight") or 0)),
-            "servers": pipe.engine.server_stats()}
 
 
 def apply_outcome(pipe, outcome: Outcome) -> None:

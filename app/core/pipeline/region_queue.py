@@ -1,0 +1,427 @@
+"""The region queue: the regions of one document, or of every document of a batch, read through one engine of
+servers with its `concurrency` requests in flight, earliest (document, page, reading order) first.
+
+A document's thread lays out its pages and hands each page's regions to the queue as soon as that page is laid out
+(`read_pages`); it does not wait for them before it lays out the next page, only when enough of its regions wait
+to keep every lane busy twice over. The requests run on a loop of their own (app.core.aio: the app's host loop, or
+a thread's loop for `convert`); what they send back — the engine's events and each region's outcome — comes back to
+the document's own thread, which emits the events, applies the outcomes in priority order and finishes each page
+once it and every earlier page are complete. So the document, its output and its events stay with their owner.
+
+In a batch (`convert DIR` with a remote engine: app.commands.batch.Overlap) one queue serves every document, and
+the next document is opened and laid out while the previous one's last regions are in flight: its regions queue
+behind them, so the servers are not left idle between documents. PyMuPDF and the layout model are not
+thread-safe, hence the Baton: one document's pipeline code runs at a time, a document gives the baton up only while
+it waits on the queue, and the earliest document waiting takes it next.
+
+What must never live here: HTTP (the engines), Qt, the lifecycle events (app.core.pipeline.run).
+"""
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from app.core.engines.base import Cancelled
+from app.core.events import PhaseChanged
+from app.core.pipeline.scheduler import CANCEL_POLL_S, Job, Outcome, apply_outcome
+
+
+class Baton:
+    """One document's pipeline code at a time; the earliest (lowest rank) document waiting for it gets it next."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._holder: int | None = None
+        self._waiting: list[int] = []
+
+    def acquire(self, rank: int) -> None:
+        with self._cond:
+            self._waiting.append(rank)
+            while self._holder is not None or min(self._waiting) != rank:
+                self._cond.wait()
+            self._waiting.remove(rank)
+            self._holder = rank
+
+    def release(self) -> None:
+        with self._cond:
+            self._holder = None
+            self._cond.notify_all()
+
+    @contextmanager
+    def given_up(self, rank: int) -> Iterator[None]:
+        """Let the other documents run for the block (a wait on the servers, or for an earlier document)."""
+        self.release()
+        try:
+            yield
+        finally:
+            self.acquire(rank)
+
+
+class Sink:
+    """One document's side of a queue: what comes back for it (events and outcomes), read by its own thread."""
+
+    def __init__(self, rank: int, cancel) -> None:
+        self.rank = rank
+        self.cancel = cancel
+        self.abandoned = False  # the document stopped on an error: its queued regions are dropped
+        self.back: queue.SimpleQueue = queue.SimpleQueue()
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests in flight (every document's) while this one's were
+        self.shared_in_flight = 0  # the same, while another document's requests were in flight too
+        self.tasks: set[asyncio.Task] = set()
+        self.stopped: set[asyncio.Task] = set()
+
+    @property
+    def dead(self) -> bool:
+        return self.abandoned or self.cancel.cancelled
+
+
+class RegionQueue:
+    """Jobs of any number of documents (sinks), up to `engine.concurrency` in flight, earliest priority first."""
+
+    def __init__(self, engine, baton: Baton | None = None) -> None:
+        self.engine = engine
+        self.baton = baton
+        self.in_flight = self.max_in_flight = 0
+        self._heap: list[tuple[tuple, int, Sink, Job]] = []
+        self._seq = itertools.count()
+        self._sinks: list[Sink] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._served = None
+        self._wake: asyncio.Event | None = None
+        self._closing = False
+
+    # --- any thread ------------------------------------------------------------------------------------------
+    def open(self, loop: asyncio.AbstractEventLoop) -> RegionQueue:
+        """Start serving on `loop` (running on another thread); raises what opening the engine's session raised."""
+        from app.core.aio import LoopGone
+
+        ready = threading.Event()
+        self._loop = loop
+        self._served = asyncio.run_coroutine_threadsafe(self._serve(ready), loop)
+        while not ready.wait(0.05):
+            if self._served.done():
+                self._served.result()
+            if not loop.is_running():
+                raise LoopGone("the event loop stopped before the region queue opened")
+        return self
+
+    def submit(self, sink: Sink, jobs: Sequence[Job]) -> None:
+        self._call(self._push, sink, list(jobs))
+
+    def alive(self) -> bool:
+        return self._served is not None and not self._served.done() and self._loop.is_running()
+
+    def check(self) -> None:
+        """Raise why the queue stopped serving (a bug, or the loop gone) instead of waiting for ever."""
+        from app.core.aio import LoopGone
+
+        if self._served is not None and self._served.done():
+            self._served.result()
+            raise LoopGone("the region queue stopped while regions were waiting")
+        if self._loop is not None and not self._loop.is_running():
+            raise LoopGone("the event loop stopped while requests were in flight")
+
+    def close(self) -> None:
+        """Drop what waits, cancel what runs, and wait until the engine's session is closed."""
+        from app.core.aio import LoopGone, wait_future
+
+        if self._served is None:
+            return
+        self._call(self._shut)
+        try:
+            wait_future(self._served, self._loop)
+        except (LoopGone, asyncio.CancelledError):
+            pass
+        self._served = None
+
+    def _call(self, fn, *args) -> None:
+        try:
+            self._loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop is closed (the app is quitting): nothing more will be read
+            pass
+
+    # --- the loop's thread -----------------------------------------------------------------------------------
+    def _push(self, sink: Sink, jobs: list[Job]) -> None:
+        if sink not in self._sinks:
+            self._sinks.append(sink)
+        for job in jobs:
+            heapq.heappush(self._heap, (job.priority, next(self._seq), sink, job))
+        self._wake.set()
+
+    def _shut(self) -> None:
+        self._closing = True
+        self._wake.set()
+
+    async def _serve(self, ready: threading.Event) -> None:
+        self._wake = asyncio.Event()
+        async with self.engine.session():
+            ready.set()
+            while True:
+                self._poll()
+                if self._closing and not self.in_flight:
+                    return
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), CANCEL_POLL_S)
+                except TimeoutError:
+                    pass
+
+    def _poll(self) -> None:
+        """Drop and cancel the regions of documents that stopped; dispatch the earliest waiting jobs."""
+        if any(s.dead for s in self._sinks) or self._closing:
+            keep = []
+            for entry in self._heap:
+                sink, job = entry[2], entry[3]
+                if sink.dead or self._closing:
+                    sink.back.put(Outcome(job, cancelled=True, dispatched=False))
+                else:
+                    keep.append(entry)
+            if len(keep) != len(self._heap):
+                heapq.heapify(keep)
+                self._heap = keep
+            for sink in self._sinks:
+                if sink.dead or self._closing:
+                    for task in sink.tasks - sink.stopped:
+                        task.cancel()
+                        sink.stopped.add(task)
+        while self._heap and self.in_flight < self.engine.concurrency:
+            _, _, sink, job = heapq.heappop(self._heap)
+            self._start(sink, job)
+
+    def _start(self, sink: Sink, job: Job) -> None:
+        self.in_flight += 1
+        sink.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        busy = [s for s in self._sinks if s.in_flight]
+        for s in busy:
+            s.max_in_flight = max(s.max_in_flight, self.in_flight)
+            if len(busy) > 1:
+                s.shared_in_flight = max(s.shared_in_flight, self.in_flight)
+        task = asyncio.ensure_future(self._read(sink, job))
+        sink.tasks.add(task)
+        task.add_done_callback(lambda t: (sink.tasks.discard(t), sink.stopped.discard(t)))
+
+    async def _read(self, sink: Sink, job: Job) -> None:
+        outcome = Outcome(job)
+        try:
+            outcome.result = await self.engine.decode_region_async(
+                job.image, job.region.task, region_id=job.region.id, page=job.region.page, emit=sink.back.put,
+                cancel=sink.cancel)
+        except asyncio.CancelledError:  # the document was cancelled: the engine dropped the request
+            outcome.cancelled = True
+        except Exception as exc:  # noqa: BLE001 - one failing region must not end the document
+            outcome.error = exc
+        finally:
+            self.in_flight -= 1
+            sink.in_flight -= 1
+            sink.back.put(outcome)
+            self._wake.set()
+
+
+class SharedRegions:
+    """The queue a batch's documents share, opened on the loop at the first document's engine. `pipe.region_queue =
+    (shared, rank)` seats a Pipeline in it; `on_tail(rank, pipe)` is called once a document has handed in its last
+    regions (the batch starts the next document there)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.baton = Baton()
+        self.on_tail: Callable[[int, Any], None] | None = None
+        self._queue: RegionQueue | None = None
+        self._lock = threading.Lock()
+
+    def queue(self, engine) -> RegionQueue:
+        with self._lock:
+            if self._queue is None:
+                self._queue = RegionQueue(engine, self.baton).open(self.loop)
+            elif self._queue.engine is not engine:
+                raise RuntimeError("the documents of a batch share one engine")
+            return self._queue
+
+    def close(self) -> None:
+        if self._queue is not None:
+            self._queue.close()
+
+
+class DocumentReader:
+    """One document's regions on a queue: pages handed in as they are laid out, outcomes applied in order."""
+
+    def __init__(self, pipe, regions: RegionQueue, rank: int = 0) -> None:
+        self.pipe, self.regions, self.rank = pipe, regions, rank
+        self.sink = Sink(rank, pipe.cancel)
+        self.expected: list[Job] = []
+        self.position: dict[int, int] = {}
+        self.done: dict[int, Outcome] = {}
+        self.applied = self.received = 0
+        self.pages: list[int] = []
+        self.left: dict[int, int] = {}
+        self.started: dict[int, float] = {}
+        self.finished: set[int] = set()
+
+    @property
+    def outstanding(self) -> int:
+        return len(self.expected) - self.received
+
+    def add_page(self, index: int, keep: Sequence[str] | set[str] = ()) -> None:
+        """Render the crops of a laid-out page's regions and queue them (a page with none is finished in turn)."""
+        pipe = self.pipe
+        jobs = []
+        for r in pipe.regions_to_read(pipe.output.page(index), keep):
+            pipe.cancel.check()
+            jobs.append(Job((self.rank, index, r.order), r, pipe.document.crop(r.page, r.box_pt, pipe.ocr_dpi(r.page))))
+        self.pages.append(index)
+        self.left[index] = len(jobs)
+        self.started[index] = time.perf_counter()
+        for job in jobs:
+            self.position[id(job)] = len(self.expected)
+            self.expected.append(job)
+        if jobs:
+            pipe.emit(PhaseChanged("decoding", detail=f"page {index + 1}: {len(jobs)} regions, up to "
+                                   f"{pipe.engine.concurrency} at once", current=self.applied,
+                                   total=len(self.expected)))
+            self.regions.submit(self.sink, jobs)
+        self._finish_ready()
+
+    def pump(self, block: bool = False) -> None:
+        """Emit the engine's events and apply the outcomes that came back; with `block`, wait for at least one
+        item (the baton given up meanwhile). Without, let an earlier document that waits for the baton run first."""
+        baton = self.regions.baton
+        if block:
+            if baton is None:
+                item = self._get()
+            else:
+                with baton.given_up(self.rank):
+                    item = self._get()
+            self._take(item)
+        elif baton is not None:
+            with baton.given_up(self.rank):
+                pass
+        while True:
+            try:
+                item = self.sink.back.get_nowait()
+            except queue.Empty:
+                return
+            self._take(item)
+
+    def _get(self):
+        while True:
+            try:
+                return self.sink.back.get(timeout=0.2)
+            except queue.Empty:
+                self.regions.check()
+
+    def _take(self, item) -> None:
+        if not isinstance(item, Outcome):
+            self.pipe.emit(item)
+            return
+        self.received += 1
+        self.done[self.position[id(item.job)]] = item
+        while self.applied in self.done and not self.pipe.cancel.cancelled:
+            self._apply(self.done.pop(self.applied))
+
+    def _apply(self, outcome: Outcome) -> None:
+        region = outcome.job.region
+        self.applied += 1
+        if not outcome.dispatched:
+            return
+        apply_outcome(self.pipe, outcome)
+        self.pipe.emit(PhaseChanged("decoding", detail=f"page {region.page + 1}", current=self.applied,
+                                    total=len(self.expected)))
+        if not outcome.cancelled:
+            self.left[region.page] -= 1
+            self._finish_ready()
+
+    def _finish_ready(self) -> None:
+        for i in self.pages:  # in page order: a page is finished once it and every earlier page are complete
+            if i in self.finished:
+                continue
+            if self.left[i]:
+                return
+            self.pipe.finish_page(self.pipe.output.page(i), self.started[i])
+            self.finished.add(i)
+
+    def wait_below(self, limit: int) -> None:
+        while self.outstanding >= limit:
+            self.pump(block=True)
+
+    def finish(self) -> None:
+        """Wait for every region handed in and apply them; on Cancel, apply those that came back (the cut ones say
+        so) and raise Cancelled."""
+        try:
+            while self.outstanding:
+                self.pump(block=True)
+        finally:
+            stats = self.pipe.output.stats
+            before = stats.get("engine_stats") or {}
+            stats["engine_stats"] = {"max_in_flight": max(self.sink.max_in_flight, int(before.get("max_in_flight") or 0)),
+                                     "servers": self.pipe.engine.server_stats()}
+            if self.regions.baton is not None:  # in a batch: requests in flight beside another document's
+                stats["engine_stats"]["shared_in_flight"] = self.sink.shared_in_flight
+        if self.pipe.cancel.cancelled:
+            for k in sorted(self.done):
+                self._apply(self.done.pop(k))
+            raise Cancelled()
+
+
+@contextmanager
+def reader(pipe) -> Iterator[DocumentReader]:
+    """The pipeline's reader: on its batch's shared queue when it has a seat, else on a queue of its own."""
+    seat = getattr(pipe, "region_queue", None)
+    if seat is not None:
+        shared, rank = seat
+        doc = DocumentReader(pipe, shared.queue(pipe.engine), rank)
+        try:
+            yield doc
+        finally:
+            doc.sink.abandoned = True  # an error ended it early: its queued regions give way to the next document
+        return
+    from app.core.aio import background_loop
+
+    with background_loop() as loop:
+        own = RegionQueue(pipe.engine).open(loop)
+        try:
+            yield DocumentReader(pipe, own)
+        finally:
+            own.close()
+
+
+def read_pages(pipe, indices: Sequence[int]) -> None:
+    """Lay out pages `indices` of a Pipeline and read them: each page's regions are queued as soon as it is laid
+    out, and the next page is laid out while they are read (the layout waits only while enough of the document's
+    regions wait to keep every lane busy twice over), so a long document shows text and a batch's checkpoint gains
+    pages long before its last page is laid out; Cancel loses at most the regions in flight."""
+    with reader(pipe) as doc:
+        try:
+            for n, i in enumerate(indices):
+                pipe.cancel.check()
+                doc.pump()
+                doc.wait_below(2 * pipe.engine.concurrency)
+                pipe.cancel.check()
+                pipe.output.pages.append(pipe.layout_page(i, current=n + 1, total=len(indices)))
+                doc.add_page(i)
+        except Cancelled:
+            pass  # finish() applies what came back and raises Cancelled
+        seat = getattr(pipe, "region_queue", None)
+        if seat is not None and seat[0].on_tail is not None and not pipe.cancel.cancelled:
+            seat[0].on_tail(seat[1], pipe)
+        doc.finish()
+
+
+def decode_concurrently(pipe, pages: Sequence[int], keep: Sequence[str] | set[str] = ()) -> None:
+    """Read the regions of laid-out pages `pages` of a Pipeline with its engine's concurrency; each page is finished
+    (`pipe.finish_page`) once all its regions are applied, in page order."""
+    with reader(pipe) as doc:
+        try:
+            for i in sorted(pages):
+                doc.add_page(i, keep)
+        except Cancelled:
+            pass
+        doc.finish()
