@@ -62,3 +62,23 @@ def tiny_doclayout_dir(tmp_path_factory) -> Path:
     from app.core.tiny.doclayout import build
 
     return build(tmp_path_factory.mktemp("tiny-doclayout"), seed=0)
+
+
+@pytest.fixture(scope="module")
+def page_events(tmp_path_factory):
+    """One real classic-OCR run of the sample's first page, as events (read once per test module): what the review
+    tests replay through the window's one entry point, as a live run's events are."""
+    import shutil
+
+    from app.core.paths import sample_document
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    pdf = tmp_path_factory.mktemp("doc") / "report.pdf"
+    shutil.copyfile(sample_document(), pdf)
+    events: list = []
+    pipe = Pipeline(PipelineOptions(engine="classic", pages="1"), emit=events.append)
+    try:
+        pipe.run(pdf)
+    finally:
+        pipe.close()
+    return pdf, events

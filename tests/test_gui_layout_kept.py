@@ -5,7 +5,6 @@ back and a re-run of the page reads them instead of laying the page out again.""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -18,22 +17,6 @@ def _wait(qtbot, w, timeout=90_000):
     qtbot.waitUntil(lambda: not w.decoder.running, timeout=timeout)
     qtbot.wait(50)
 
-
-@pytest.fixture(scope="module")
-def page_events(tmp_path_factory):
-    """One real classic-OCR run of the sample's first page, as events (read once for both tests)."""
-    from app.core.paths import sample_document
-    from app.core.pipeline import Pipeline, PipelineOptions
-
-    pdf = tmp_path_factory.mktemp("doc") / "report.pdf"
-    shutil.copyfile(sample_document(), pdf)
-    events: list = []
-    pipe = Pipeline(PipelineOptions(engine="classic", pages="1"), emit=events.append)
-    try:
-        pipe.run(pdf)
-    finally:
-        pipe.close()
-    return pdf, events
 
 
 @pytest.fixture

@@ -39,22 +39,6 @@ def window(qtbot, tmp_path):
     return w
 
 
-@pytest.fixture(scope="module")
-def page_events(tmp_path_factory):
-    """One real classic-OCR run of the sample's first page, as events (read once for the tests that only review)."""
-    from app.core.paths import sample_document
-    from app.core.pipeline import Pipeline, PipelineOptions
-
-    pdf = tmp_path_factory.mktemp("doc") / "report.pdf"
-    shutil.copyfile(sample_document(), pdf)
-    events: list = []
-    pipe = Pipeline(PipelineOptions(engine="classic", pages="1"), emit=events.append)
-    try:
-        pipe.run(pdf)
-    finally:
-        pipe.close()
-    return pdf, events
-
 
 @pytest.fixture
 def reviewed_window(qtbot, page_events):
