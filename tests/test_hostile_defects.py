@@ -1,21 +1,19 @@
 """Each defect of issue 17, held by a test: (1) wrong-shape journals, settings and traces; (2) live HTML from OCR
-text; (3) a page whose layout ignores Ctrl+C; (4) headers-only pages converted silently; (5) a wrong PDF password
-kept; (6) Ctrl+C at startup; (7) --device/--dtype ignored by classic; (8) output sets, folder checks, stale
-temporaries, "1 pages", third-party noise; (9) a failed open shown as "0 blocks"."""
+text; (4) headers-only pages converted silently; (5) a wrong PDF password kept; (7) --device/--dtype ignored by
+classic; (8) output sets, folder checks, stale temporaries, "1 pages", third-party noise; (9) a failed open shown as
+"0 blocks". (3) and (6), interrupts and time budgets, are in test_hostile_interrupts.py."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import threading
 import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from app.bench.hostile_corpus import PASSWORD, encrypted_pdf, graph_paper_pdf, journal_shapes, margins_only_pdf
+from app.bench.hostile_corpus import PASSWORD, encrypted_pdf, journal_shapes, margins_only_pdf
 from app.cli import main
 from app.core.sample_documents import make_sample_pdf
 
@@ -39,11 +37,6 @@ def _convert(*args, timeout=120):
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory) -> Path:
     return make_sample_pdf(tmp_path_factory.mktemp("defects") / "sample.pdf", pages=1)
-
-
-@pytest.fixture(scope="module")
-def graph(tmp_path_factory) -> Path:
-    return graph_paper_pdf(tmp_path_factory.mktemp("graph") / "graph.pdf")
 
 
 # --- 1: the journal, settings and traces -----------------------------------------------------------------------------
@@ -238,115 +231,6 @@ def test_2_the_windows_export_writes_the_same_safe_html(qtbot, tmp_path):
     assert _live(html) == [] and "&lt;script&gt;alert(1)" in html
 
 
-# --- 3: a pathological page under a time budget ----------------------------------------------------------------------
-
-def test_3_a_layout_past_its_budget_falls_back_to_the_whole_page_with_a_warning(graph):
-    from app.core import events as ev
-    from app.core.pipeline import Pipeline, PipelineOptions
-
-    events: list = []
-    pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf", layout_timeout=0.05, ocr_dpi=40),
-                    emit=events.append)
-    t0 = time.perf_counter()
-    try:
-        out = pipe.run(graph)
-    finally:
-        pipe.close()
-    warnings = [e.message for e in events if isinstance(e, ev.ErrorRaised) and not e.fatal]
-    assert any("took longer than 0.05 s" in m and "whole page" in m for m in warnings), warnings
-    assert out.pages[0].layout == "page" and len(out.pages[0].regions) == 1
-    assert time.perf_counter() - t0 < 60
-
-
-def test_3_cancel_stops_a_layout_within_a_second(graph):
-    from app.core import events as ev
-    from app.core.engines import CancelToken
-    from app.core.layout.budget import shared_process
-    from app.core.pipeline import Pipeline, PipelineOptions
-
-    shared_process().parse  # the child starts with the first page; warm it so the test times the layout itself
-    cancel = CancelToken()
-    started = threading.Event()
-
-    def emit(event) -> None:
-        if isinstance(event, ev.PhaseChanged) and event.phase == "layout":
-            started.set()
-
-    pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf", layout_timeout=120), emit=emit, cancel=cancel)
-    done: list[float] = []
-    thread = threading.Thread(target=lambda: (pipe.run(graph), done.append(time.perf_counter())))
-    thread.start()
-    assert started.wait(60)
-    time.sleep(0.3)
-    t0 = time.perf_counter()
-    cancel.cancel()
-    thread.join(10)
-    pipe.close()
-    assert done and done[0] - t0 < 1.5, done
-
-
-def test_3_ctrl_c_during_a_layout_ends_convert_within_a_second(graph, tmp_path):
-    trace = tmp_path / "run.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "app", "convert", str(graph), "-o", str(tmp_path / "out"),
-                             "--engine", "classic", "--layout", "pymupdf", "--trace", str(trace), "-q"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_env(),
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.time() + 90
-    while time.time() < deadline and not (trace.exists() and '"phase":"layout"' in trace.read_text()):
-        time.sleep(0.02)
-    t0 = time.perf_counter()
-    proc.send_signal(signal.SIGINT)
-    proc.wait(30)
-    seconds = time.perf_counter() - t0
-    out, err = proc.communicate(timeout=30)
-    # the 1-second target is measured by `bench hostile` (timed unit tests flake on a shared machine); here: Ctrl+C
-    # is honoured long before the 149 s it took, even when the layout child already failed and the whole page is
-    # being read by native OCR code that defers the signal until it returns
-    assert seconds < 10, (seconds, trace.read_text()[-600:], err)
-    assert proc.returncode == 130 and "Traceback" not in out + err, err
-
-
-def test_3_an_interrupt_native_code_turns_into_another_error_still_cancels_the_run(sample):
-    """PyMuPDF turns a KeyboardInterrupt raised inside its write callback into a "Director error": once the run's
-    token is set, that error is a cancel, not a failed layout read as a whole page and a finished run."""
-    from app.core.engines import CancelToken
-    from app.core.layout import PageLayout
-    from app.core.pipeline import Pipeline, PipelineOptions
-
-    cancel = CancelToken()
-
-    class SwallowingLayout(PageLayout):
-        def analyse(self, *args, **kwargs):
-            cancel.cancel()  # what the Ctrl+C handler does first
-            raise RuntimeError("Director error: <class 'KeyboardInterrupt'>")
-
-    events = []
-    pipe = Pipeline(PipelineOptions(engine="classic"), emit=events.append, cancel=cancel, layout=SwallowingLayout())
-    out = pipe.run(sample)
-    pipe.close()
-    names = [type(e).__name__ for e in events]
-    assert out.cancelled and "RunCancelled" in names and "RunFinished" not in names
-    assert not any(type(e).__name__ == "ErrorRaised" and "layout failed" in e.message for e in events)
-
-
-def test_3_ctrl_c_during_the_layout_sets_the_token_and_a_second_one_raises():
-    from app.commands.convert import _Interrupts
-    from app.core.engines import CancelToken
-
-    _Interrupts.cancel, _Interrupts.armed, _Interrupts.phase = CancelToken(), True, "layout"
-    try:
-        _Interrupts.handler(signal.SIGINT, None)  # no exception inside PyMuPDF's callbacks: the layout wait polls
-        assert _Interrupts.cancel.cancelled
-        with pytest.raises(KeyboardInterrupt):
-            _Interrupts.handler(signal.SIGINT, None)
-        _Interrupts.cancel, _Interrupts.phase = CancelToken(), "decoding"
-        with pytest.raises(KeyboardInterrupt):
-            _Interrupts.handler(signal.SIGINT, None)
-        assert _Interrupts.cancel.cancelled
-    finally:
-        _Interrupts.cancel, _Interrupts.armed, _Interrupts.phase = None, False, ""
-
-
 # --- 4: pages of headers and footers only ----------------------------------------------------------------------------
 
 def test_4_a_document_of_headers_and_footers_only_warns_and_exits_4(tmp_path):
@@ -389,21 +273,6 @@ def test_5_giving_up_on_the_password_says_why_in_the_banner_and_the_list(qtbot, 
     w.open_files([str(locked)])
     qtbot.waitUntil(lambda: "password" in w.banner.text, timeout=10_000)
     assert "failed" in w.documents.item(0).text()
-
-
-# --- 6: Ctrl+C at startup --------------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("delay", [0.1, 0.15, 0.2, 0.4])
-def test_6_ctrl_c_in_the_first_moments_of_convert_is_exit_130_without_a_traceback(sample, tmp_path, delay):
-    proc = subprocess.Popen([sys.executable, "-m", "app", "convert", str(sample), "-o", str(tmp_path / "out"),
-                             "--engine", "classic", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, env=_env(), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert "Traceback" not in out + err and "KeyboardInterrupt" not in err, err
-    assert proc.returncode in (130, 0), err  # 0 only when it finished before the signal came
-    assert not list((tmp_path / "out").glob("*.tmp")) if (tmp_path / "out").exists() else True
 
 
 # --- 7: unknown device and dtype -------------------------------------------------------------------------------------

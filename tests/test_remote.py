@@ -455,37 +455,6 @@ def test_preferences_servers_test_connection_says_what_answers(qtbot, server, ch
     assert s.get("remote_servers") == dead and s.get("remote_api_key_env") == "MY_OCR_KEY"
 
 
-def test_a_host_loop_runs_the_coroutines_handed_to_it_from_another_thread():
-    import asyncio
-    import threading
-
-    from app.core import aio
-
-    loop = asyncio.new_event_loop()
-    ready = threading.Event()
-
-    def host():
-        asyncio.set_event_loop(loop)
-        aio.set_host_loop(loop)
-        loop.call_soon(ready.set)
-        loop.run_forever()
-
-    thread = threading.Thread(target=host, daemon=True)
-    thread.start()
-    ready.wait(5)
-    try:
-        async def where():
-            await asyncio.sleep(0)
-            return threading.get_ident()
-
-        assert aio.run_async(where) == thread.ident  # on the host loop's thread, not this one
-    finally:
-        aio.set_host_loop(None)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(5)
-    assert aio.run_async(where) == threading.get_ident()  # no host: asyncio.run here
-
-
 def test_zz_a_server_killed_mid_run_costs_only_its_regions_retried_then_flagged(server, checkpoint):
     """Last in the module: it kills the module's server."""
     from app.core.tiny.serving import free_port
