@@ -104,11 +104,7 @@ class FindBar(QWidget):
         self.current = (self.current + step) % len(self.hits)
         rid, start, end = self.hits[self.current]
         w = self.window
-        block = w.session.find_block(rid)
-        if block is not None and block.region.page != w.page_view.page:
-            w.follow_live = False
-            w.show_page(block.region.page)
-        w.page_view.select_region(rid)
+        w.reveal(rid, leave_live=True)
         editor = w.editor
         pos = editor.block_start(rid)
         if pos >= 0:

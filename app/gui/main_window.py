@@ -260,37 +260,34 @@ class MainWindow(QMainWindow):
 
     # --- review: both directions use the block id ------------------------------------------------------------------
 
-    def select_region(self, region_id: str) -> None:
-        """A region was clicked (or chosen elsewhere): select it on the page and put the editor on its block."""
+    def reveal(self, region_id: str, *, leave_live: bool = False):
+        """Show the page of `region_id`'s block and select the region there; the block, or None when there is none.
+        `leave_live`: a person went there (editor, find, keys), so the page stops following the live decode."""
         block = self.session.find_block(region_id)
         if block is None:
-            return
+            return None
         if block.region.page != self.page_view.page:
+            if leave_live:
+                self.follow_live = False
             self.show_page(block.region.page)
         self.page_view.select_region(region_id)
-        self.review.select_block(region_id, focus=False)  # the keys stay on the page (J/K, R, Enter…)
+        return block
+
+    def select_region(self, region_id: str) -> None:
+        """A region was clicked (or chosen elsewhere): select it on the page and put the editor on its block."""
+        if self.reveal(region_id) is not None:
+            self.review.select_block(region_id, focus=False)  # the keys stay on the page (J/K, R, Enter…)
 
     def _editor_block(self, region_id: str) -> None:
         if not region_id:
             self.page_view.select_region("")
             return
-        block = self.session.find_block(region_id)
-        if block is None:
-            return
-        if block.region.page != self.page_view.page:
-            self.follow_live = False
-            self.show_page(block.region.page)
-        self.page_view.select_region(region_id)
+        self.reveal(region_id, leave_live=True)
 
     def show_text_span(self, region_id: str, start: int, end: int) -> None:
         """The decoding views chose a round or a window: light up its region and its characters."""
-        block = self.session.find_block(region_id)
-        if block is None:
-            return
-        if block.region.page != self.page_view.page:
-            self.show_page(block.region.page)
-        self.page_view.select_region(region_id)
-        self.review.highlight_span(region_id, start, end)
+        if self.reveal(region_id) is not None:
+            self.review.highlight_span(region_id, start, end)
 
     def show_window_span(self, region_id: str, start: int, end: int) -> None:
         """The R-SWA window moved: `region_id` names a generation (e.g. "doc", the whole document) and the span is

@@ -97,13 +97,8 @@ class ReviewFlow(QObject):
     def select(self, region_id: str) -> None:
         """Select a block on the page and in the editor, keeping the keyboard on the page (J/K go on working)."""
         w = self.window
-        block = w.session.find_block(region_id)
-        if block is None:
+        if w.reveal(region_id, leave_live=True) is None:
             return
-        if block.region.page != w.page_view.page:
-            w.follow_live = False
-            w.show_page(block.region.page)
-        w.page_view.select_region(region_id)
         w.review.select_block(region_id, focus=False)
         w.page_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
