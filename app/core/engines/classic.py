@@ -5,7 +5,7 @@ download. It has no rounds and no window to show: it emits RegionStarted and Reg
 Per task: text → the recognised lines in reading order, one per line; table → an HTML table built from the
 line boxes (rows by vertical overlap, columns inferred from the pieces' x-positions across rows: app.core.tables);
 formula → the recognised characters as they are (RapidOCR does not read LaTeX). Latin pages are read as Latin:
-the recogniser's CJK classes are masked once a page reads as Latin (app.core.engines.script_mask).
+the recogniser's CJK classes are masked once a page reads as Latin (app.core.rapid.script_mask).
 
 What must never live here: layout, assembly, Qt.
 """
@@ -15,8 +15,9 @@ import threading
 import time
 from typing import Any
 
-from app.core.engines import CancelToken, EngineUnavailable, RegionResult, no_emit
-from app.core.engines.script_mask import ScriptMask, install
+from app.core.engines import EngineUnavailable, RegionResult, no_emit
+from app.core.cancel import CancelToken
+from app.core.rapid.script_mask import ScriptMask, install
 from app.core.events import RegionFinished, RegionStarted
 from app.core.tables import from_rows
 
