@@ -150,9 +150,17 @@ def checkpoint_settings(options) -> dict[str, Any]:
             "compare_text_layer")
     d = asdict(options)
     out = {k: d.get(k) for k in keys}
-    out["engine_options"] = {k: v for k, v in (options.engine_options or {}).items()
-                             if k in ("servers", "remote_model", "profile", "max_new_tokens")}
+    out["engine_options"] = {k: v for k, v in (options.engine_options or {}).items() if k in _text_options(options.engine)}
     return json.loads(json.dumps(out, default=str))
+
+
+def _text_options(engine: str) -> set[str]:
+    """The engine options that change what a page reads as: its spec's (secrets and speed-only ones aside) and the
+    token cap."""
+    from app.core.engines import ENGINES
+
+    spec = ENGINES.get(engine)
+    return {"max_new_tokens"} | {o.name for o in (spec.options if spec else ()) if o.changes_text and not o.secret}
 
 
 # --- progress and summary -----------------------------------------------------------------------------------------

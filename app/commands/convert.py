@@ -9,6 +9,7 @@ as JSON lines (app.core.trace); with several inputs each gets its own file, FILE
 A folder is walked recursively and its tree mirrored under OUTDIR; a per-page checkpoint in OUTDIR lets `--resume`
 skip the pages (and inputs) an earlier, interrupted run finished; batches end with a summary table
 (app.commands.batch). `--engine remote --server URL...` reads regions on OCR servers (app.core.engines.remote).
+Each engine's own flags are generated from its spec in the registry (app.commands.engine_flags).
 
 Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
 bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded, or
@@ -29,10 +30,10 @@ from app.core.pipeline.options import (
 )
 from app.core.wording import count
 from app.core.engines import ENGINES  # names only: neither module imports torch
+from app.commands.engine_flags import add_engine_arguments, engine_options, missing
 from app.core.layout import LAYOUTS
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_ENGINE, EXIT_WARNINGS, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
-ENGINE_CHOICES = ("auto", *ENGINES)
 LAYOUT_CHOICES = LAYOUTS
 MAX_DPI = 1200.0  # a page at 1200 DPI is already ~10k px a side
 
@@ -43,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="PDF or image files (PNG, JPEG, TIFF, WebP, BMP), or folders of them (walked recursively)")
     p.add_argument("-o", "--output", "--out", dest="output", required=True, metavar="OUTDIR", help="output folder")
-    p.add_argument("--engine", default="auto", choices=ENGINE_CHOICES,
+    p.add_argument("--engine", default="auto", choices=("auto", *ENGINES),  # the registry as it is now
                    help="OCR engine (auto: GravityOCR when its weights are found, else built-in, else classic)")
     p.add_argument("--model", default=None, metavar="PATH", help="model folder for the engine")
     p.add_argument("--layout", default="auto", choices=LAYOUT_CHOICES,
@@ -81,31 +82,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"(default {DEFAULT_LAYOUT_TIMEOUT_S:g}; 0: none)")
     p.add_argument("--resume", action="store_true",
                    help="skip the pages and inputs an earlier run into the same OUTDIR finished (its checkpoint)")
-    add_remote_arguments(p)
+    add_engine_arguments(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.add_argument("-v", "--verbose", action="store_true", help="also show third-party warnings and log lines")
 
 
 def add_remote_arguments(p: argparse.ArgumentParser) -> None:
-    """The remote engine's options (also `bench remote`'s)."""
-    from app.core.engines.remote import DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, PROFILES
+    """The remote engine's flags alone (`bench remote`'s), generated from its spec like convert's."""
+    from app.commands.engine_flags import add_engine_arguments
 
-    p.add_argument("--server", action="append", default=[], metavar="URL",
-                   help="OCR server for --engine remote (OpenAI-compatible, e.g. http://host:30000/v1); repeatable")
-    p.add_argument("--remote-model", default="", metavar="NAME", help="the served model's name (default: the first "
-                   "the server lists)")
-    p.add_argument("--remote-profile", default="glmocr", choices=tuple(PROFILES), help="prompts of the model family")
-    p.add_argument("--concurrency", type=positive(int), default=DEFAULT_CONCURRENCY, metavar="N",
-                   help=f"requests in flight per server (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--api-key-env", default=DEFAULT_KEY_VARIABLE, metavar="VAR",
-                   help=f"environment variable holding the servers' API key (default {DEFAULT_KEY_VARIABLE})")
-    p.add_argument("--no-stream", dest="stream", action="store_false",
-                   help="whole answers instead of streamed text (SGLang then reports per-request draft statistics)")
+    add_engine_arguments(p, ["remote"])
 
 
 def remote_options(args: argparse.Namespace) -> dict:
-    return {"servers": list(args.server), "remote_model": args.remote_model, "profile": args.remote_profile,
-            "concurrency": args.concurrency, "api_key_env": args.api_key_env, "stream": args.stream}
+    from app.commands.engine_flags import engine_options
+
+    return engine_options(args, "remote")
 
 
 def _formats(text: str) -> tuple[str, ...]:
@@ -187,11 +179,13 @@ def _run(args: argparse.Namespace) -> int:
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
         formats=args.formats, layout_timeout=args.layout_timeout, batch=args.batch,
     )
-    if args.engine == "remote":
-        if not args.server:
-            print("error: --engine remote needs at least one --server URL", file=sys.stderr)
+    if args.engine in ENGINES:
+        chosen = engine_options(args, args.engine)
+        lacking = missing(ENGINES[args.engine], chosen)
+        if lacking:
+            print(f"error: --engine {args.engine} needs {' and '.join(lacking)}", file=sys.stderr)
             return EXIT_USAGE
-        options.engine_options.update(remote_options(args))
+        options.engine_options.update(chosen)
     from app.commands.batch import (
         BatchProgress, FileResult, discard_checkpoints, expand_inputs, page_count, print_summary,
     )
@@ -224,7 +218,8 @@ def _run(args: argparse.Namespace) -> int:
             result.outcome = "interrupted"
         return code
 
-    if args.engine == "remote" and len(items) > 1 and args.concurrency * len(args.server) > 1:
+    lanes = options.engine_options.get("concurrency", 1) * len(options.engine_options.get("servers", ()))
+    if len(items) > 1 and lanes > 1:  # an engine of servers with more than one request in flight
         codes, interrupted = _overlapped(items, one)  # the next input is laid out while the previous one's last
     else:  # regions are read
         codes, interrupted = [], False

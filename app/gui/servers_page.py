@@ -1,7 +1,7 @@
 """Preferences → Servers: the remote engine's settings (server URLs, the served model's name, the model family's
 prompts, requests in flight per server, the NAME of the environment variable holding the API key — never the key)
-are rows of the generated preferences form (app.gui.settings, group "Servers"); this module adds their
-"Test connection" button, and turns the settings into the remote engine's options for a run.
+are rows of the preferences form generated from its spec (app.core.engines, app.gui.settings: group "Servers");
+this module adds their "Test connection" button.
 
 The test runs off the GUI thread (a network check can take seconds) and reports back through a timer.
 What must never live here: HTTP code (app.core.engines.remote), other preferences.
@@ -18,13 +18,6 @@ POLL_MS = 100
 
 def server_urls(text: str) -> list[str]:
     return [u for u in text.replace(",", " ").split() if u]
-
-
-def remote_options(settings) -> dict:
-    """The remote engine's options from the settings registry (for the pipeline's `engine_options`)."""
-    return {"servers": server_urls(settings.get("remote_servers")), "remote_model": settings.get("remote_model"),
-            "profile": settings.get("remote_profile"), "concurrency": int(settings.get("remote_concurrency")),
-            "api_key_env": settings.get("remote_api_key_env")}
 
 
 class ConnectionTest(QWidget):
