@@ -183,13 +183,13 @@ class TextSource:
     def _check(self, region: Region, words) -> str | None:
         """The quick OCR check: the recogniser reads the region's longest layer line from the page image (for all
         the page's regions in one batch, at the page's first check)."""
-        from rapidfuzz.distance import Levenshtein
+        from app.core.textmetrics import cer
 
         checks = self._page_checks(region.page)
         if region.id not in checks:  # a region the batch did not know (an edited layout): read on its own
             checks.update(self._read_checks([(region, words)]))
         ref, read = checks[region.id]
-        if ref and Levenshtein.distance(_squash(read), ref) / len(ref) > CHECK_MAX_CER:
+        if ref and cer(ref, _squash(read)) > CHECK_MAX_CER:
             return f"the page image reads otherwise ({read!r} for {ref!r})"
         return None
 
