@@ -7,8 +7,8 @@ shows a progress line on a terminal (pages, regions, tokens/s) and prints one su
 checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream
 as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<output stem>".
 A folder is walked recursively and its tree mirrored under OUTDIR; a per-page checkpoint in OUTDIR lets `--resume`
-skip the pages (and inputs) an earlier, interrupted run finished; batches end with a summary table
-(app.commands.batch). `--engine remote --server URL...` reads regions on OCR servers (app.core.engines.remote).
+skip the pages (and inputs) an earlier, interrupted run finished; several inputs end with a summary table
+(app.commands.convert_inputs). `--engine remote --server URL...` reads regions on OCR servers (app.core.engines.remote).
 Each engine's own flags are generated from its spec in the registry (app.commands.engine_flags).
 
 Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
@@ -39,7 +39,7 @@ MAX_DPI = 1200.0  # a page at 1200 DPI is already ~10k px a side
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from app.core.engines.glmocr import BATCH_SIZE  # no torch at import
+    from app.core.engines.glm_engine import BATCH_SIZE  # no torch at import
 
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="PDF or image files (PNG, JPEG, TIFF, WebP, BMP), or folders of them (walked recursively)")
@@ -186,16 +186,16 @@ def _run(args: argparse.Namespace) -> int:
             print(f"error: --engine {args.engine} needs {' and '.join(lacking)}", file=sys.stderr)
             return EXIT_USAGE
         options.engine_options.update(chosen)
-    from app.commands.batch import (
-        BatchProgress, FileResult, discard_checkpoints, expand_inputs, page_count, print_summary,
+    from app.commands.convert_inputs import (
+        ConvertProgress, FileResult, discard_checkpoints, expand_inputs, page_count, print_summary,
     )
 
     items, empty = expand_inputs(args.inputs)
     for folder in empty:
         print(f"warning: {folder}: no documents or images in this folder", file=sys.stderr)
-    batch = len(items) > 1 or any(Path(raw).is_dir() for raw in args.inputs)
+    several = len(items) > 1 or any(Path(raw).is_dir() for raw in args.inputs)
     show = not args.quiet and sys.stderr.isatty()
-    progress = BatchProgress(sum(page_count(i.path) for i in items) if show else 0, len(items), show)
+    progress = ConvertProgress(sum(page_count(i.path) for i in items) if show else 0, len(items), show)
     models: dict[str, object] = {"engine": None, "layout": None}  # loaded once, reused for every input
     worst = EXIT_WARNINGS if empty else EXIT_OK
     results: list[FileResult] = [FileResult(str(item.rel), "failed") for item in items]
@@ -242,15 +242,15 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         progress.clear()
         started = [r for r, c in zip(results, codes) if c is not None]
-        if batch and started:
+        if several and started:
             print_summary(started)
     return worst
 
 
 def _overlapped(items, one) -> tuple[list[int | None], bool]:
-    """Every input on its own thread, on one region queue (app.commands.batch.Overlap): the exit codes (None: not
+    """Every input on its own thread, on one region queue (app.commands.convert_inputs.Overlap): the exit codes (None: not
     started) and whether Ctrl+C ended the run."""
-    from app.commands.batch import Overlap
+    from app.commands.convert_inputs import Overlap
     from app.core.aio import background_loop
     from app.core.cancel import CancelToken
 
@@ -285,7 +285,7 @@ class _Interrupts:
     ARMED_PHASES = frozenset({"rendering", "layout", "decoding", "encoding", "assembling"})
     COOPERATIVE_PHASES = frozenset({"layout"})
 
-    overlap = False  # several inputs on threads (app.commands.batch.Overlap): Ctrl+C reaches the waiting main thread
+    overlap = False  # several inputs on threads (app.commands.convert_inputs.Overlap): Ctrl+C reaches the waiting main thread
 
     @classmethod
     def handler(cls, signum, frame) -> None:
@@ -332,10 +332,10 @@ def _warm_imports() -> None:
 def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, result, resume: bool, *, cancel=None,
                  overlap=None, rank: int = 0) -> int:
     """Convert one input; prints its summary line (or why it failed) and returns its exit code. With `overlap`
-    (app.commands.batch.Overlap) it reads on the batch's shared region queue and writes in its turn."""
+    (app.commands.convert_inputs.Overlap) it reads on the region queue the inputs share and writes in its turn."""
     import os
 
-    from app.commands.batch import Checkpoint, checkpoint_settings, count_regions
+    from app.commands.convert_inputs import Checkpoint, checkpoint_settings, count_regions
     from app.core.cancel import CancelToken
     from app.core.events import ErrorRaised, PageFinished, PhaseChanged
     from app.core.pipeline import Pipeline, PipelineError
@@ -447,7 +447,7 @@ def _remaining(options, inp: Path, restored: dict):
         return options
     import dataclasses
 
-    from app.commands.batch import page_count
+    from app.commands.convert_inputs import page_count
     from app.core.pipeline.options import parse_pages
 
     try:

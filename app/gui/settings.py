@@ -22,7 +22,7 @@ from app.core.atomic import set_aside
 from collections.abc import Mapping
 
 from app.core.engines import ENGINES, EngineOption, EngineSpec
-from app.core.engines.glmocr import BATCH_SIZE
+from app.core.engines.glm_engine import BATCH_SIZE
 from app.core.paths import user_data_dir
 from app.core.pipeline.options import DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES
 

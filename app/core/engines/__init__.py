@@ -70,9 +70,9 @@ def unregister(name: str) -> None:
 
 
 for _spec in (
-    EngineSpec("gravity", "GravityOCR, self-speculative", "region", "app.core.engines.glmocr:open_selfspec", "gravityocr", "rounds"),
-    EngineSpec("gravity-ar", "GravityOCR, autoregressive", "region", "app.core.engines.glmocr:open_ar", "gravityocr", ""),
-    EngineSpec("glm", "GLM-OCR, autoregressive", "region", "app.core.engines.glmocr:open_ar", "glm-ocr", ""),
+    EngineSpec("gravity", "GravityOCR, self-speculative", "region", "app.core.engines.glm_engine:open_selfspec", "gravityocr", "rounds"),
+    EngineSpec("gravity-ar", "GravityOCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "gravityocr", ""),
+    EngineSpec("glm", "GLM-OCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "glm-ocr", ""),
     EngineSpec("unlimited", "Unlimited-OCR, whole document (R-SWA)", "document", "app.core.engines.unlimited:open_engine", "unlimited-ocr", "window"),
     EngineSpec("builtin", "Built-in model (self-speculative)", "region", "app.core.engines.builtin:open_engine", "builtin", "rounds"),
     EngineSpec("builtin-ar", "Built-in model, autoregressive", "region", "app.core.engines.builtin:open_ar", "builtin", ""),

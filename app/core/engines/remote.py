@@ -36,7 +36,7 @@ from app.core.engines.remote_profiles import (  # noqa: F401 - importable from h
     DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, DEFAULT_PROFILE, PROFILES, Profile, remote_kind,
 )
 from app.core.cancel import CancelToken
-from app.core.engines.glmocr import clean_text
+from app.core.engines.glm_engine import clean_text
 from app.core.events import ErrorRaised, RegionFinished, RegionStarted, TokensCommitted
 from app.core.regions import MAX_NEW_TOKENS
 
