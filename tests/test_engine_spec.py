@@ -110,3 +110,20 @@ def test_the_remote_kind_follows_its_profile():
         engine = open_engine("remote", servers=["http://127.0.0.1:9/v1"], profile=profile, check=False)
         assert engine.kind == remote.kind_for({"profile": profile})
         engine.close()
+
+
+def test_no_module_outside_the_engines_asks_an_engine_by_its_name():
+    """What an engine is (its kind, whether it is the fallback, reads the layout's lines or formulas, its options)
+    is asked of its spec: a name compared to a string outside app/core/engines is a second place to add an engine."""
+    import re
+    from pathlib import Path
+
+    import app
+
+    root = Path(app.__file__).parent
+    names = "|".join(re.escape(n) for n in ENGINES)
+    asked = re.compile(rf'(==|!=)\s*"({names})"|"({names})"\s*(==|!=)')
+    found = [f"{path.relative_to(root)}:{n}" for path in root.rglob("*.py")
+             if root / "core" / "engines" not in path.parents
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if asked.search(line)]
+    assert not found, found
