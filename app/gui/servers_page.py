@@ -69,11 +69,15 @@ class ConnectionTest(QWidget):
 
 
 def add_connection_test(dialog, form) -> ConnectionTest:
-    """Put the test under the Servers rows of the preferences form."""
+    """Put the test under the remote engine's rows of the preferences form."""
+    from app.core.engines import ENGINES
+    from app.gui.settings import OPTIONS
+
     test = ConnectionTest(dialog)
-    row = next((i for i in range(form.rowCount()) if form.itemAt(i, form.ItemRole.FieldRole) is not None
-                and form.itemAt(i, form.ItemRole.FieldRole).widget() is dialog.editors.get("remote_api_key_env")),
-               form.rowCount() - 1)
-    form.insertRow(row + 1, "", test)
+    group = ENGINES["remote"].options_group
+    ours = {id(w) for key, w in dialog.editors.items() if OPTIONS[key].group == group}
+    rows = [i for i in range(form.rowCount()) if form.itemAt(i, form.ItemRole.FieldRole) is not None
+            and id(form.itemAt(i, form.ItemRole.FieldRole).widget()) in ours]
+    form.insertRow(rows[-1] + 1 if rows else form.rowCount(), "", test)
     dialog.connection_test = test
     return test
