@@ -16,7 +16,7 @@ from typing import Any, Sequence
 TASKS = ("text", "table", "formula", "picture", "skipped")
 DECODED_TASKS = ("text", "table", "formula")  # the tasks an OCR engine reads; pictures and skipped ones are not read
 
-# Prompts of the GLM-OCR family, per task (DESIGN §2/§3).
+# Prompts of the GLM-OCR family, per task (docs/architecture.md, Labels, tasks and prompts).
 TASK_PROMPTS = {
     "text": "Text Recognition:",
     "table": "Table Recognition:",

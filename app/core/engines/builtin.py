@@ -437,9 +437,9 @@ def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | N
     bd = loaded.path / "block_diffusion.json"
     if bd.is_file():
         line_height = int(json.loads(bd.read_text(encoding="utf-8")).get("line_height", 32))
-    from app.core.engines import glmocr as glmocr_engine
+    from app.core.engines import glmocr
 
-    opener = glmocr_engine.open_ar if mode == "ar" else glmocr_engine.open_selfspec
+    opener = glmocr.open_ar if mode == "ar" else glmocr.open_selfspec
     inner = opener(loaded=loaded, manifest=manifest or "builtin", engine=f"{engine}-line", block_size=block_size,
                    **options)
     return LegacyBuiltinEngine(inner, name=engine or "builtin", line_height=line_height)

@@ -1,4 +1,5 @@
-"""The run (DESIGN §5): document → pages → layout → regions → crops → decode, and re-runs of pages or regions.
+"""The run (docs/architecture.md, The page pipeline): document → pages → layout → regions → crops → decode, and re-runs
+of pages or regions.
 
 Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this code.
 
