@@ -308,8 +308,8 @@ class ReaderEngine:
 
 TRAIN_HINT = (
     "The app ships one in models/builtin/; to make your own, run `python -m app train --out models/builtin` "
-    "(CPU, under 2 hours on 2 cores) or copy a trained checkpoint folder to {user_dir}; see the README section "
-    "\"The built-in model\" (Training the built-in model). Meanwhile use the `classic` engine (RapidOCR) or a "
+    "(CPU, under 2 hours on 2 cores) or copy a trained checkpoint folder to {user_dir}; see docs/built-in-model.md, "
+    "Training. Meanwhile use the `classic` engine (RapidOCR) or a "
     "GravityOCR / GLM-OCR checkpoint."
 )
 
