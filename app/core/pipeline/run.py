@@ -48,6 +48,7 @@ from app.core.events import (
 from app.core.pipeline.batching import batch_size, read_in_batches, record_failure
 from app.core.pipeline.options import PipelineError, PipelineOptions, parse_pages
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
+from app.core.pipeline.quality import mark_page_script
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
 from app.core.pipeline.page_reader import decode_concurrently, read_pages
@@ -379,6 +380,7 @@ class Pipeline:
     def finish_page(self, page: PageOutput, t0: float) -> PageOutput:
         """A page's regions are all read: compare it with its text layer and announce it."""
         page.decoded = True
+        mark_page_script(page.regions)
         self.compare_page(page)
         page.ms += (time.perf_counter() - t0) * 1000
         self.emit(PageFinished(page.index, len(page.regions), round(page.ms, 1)))
