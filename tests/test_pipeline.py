@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from app.core.engines import CancelToken, DocumentResult
+from app.core.engines import DocumentResult
+from app.core.cancel import CancelToken
 from app.core.events import RegionFinished
 from app.core.layout import resolve_layout_name
 from app.core.engines import resolve_engine_name

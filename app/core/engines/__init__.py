@@ -16,8 +16,6 @@ from typing import Any
 
 from app.core.engines.base import (  # noqa: F401 - the engine vocabulary, importable from the package
     BlocksCallback,
-    Cancelled,
-    CancelToken,
     DocumentEngine,
     DocumentResult,
     Emit,

@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
-from app.core.engines.base import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
+from app.core.engines.base import EngineUnavailable, Emit, RegionResult, no_emit
+from app.core.cancel import CancelToken
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
 from app.core.loader import ModelError
 from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS

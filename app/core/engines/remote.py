@@ -16,7 +16,7 @@ The unlimited profile reads whole pages, one request each, and parses the `<|det
 Concurrency: `concurrency` requests per server (the region scheduler keeps that many in flight). The async method
 `decode_region_async` is what the scheduler runs; `decode_region` runs it on the host loop (app.core.aio).
 
-What must never live here: Qt, the region scheduler (app.core.pipeline.scheduler), page assembly.
+What must never live here: Qt, the region scheduler (app.core.engines.scheduler), page assembly.
 """
 from __future__ import annotations
 
@@ -31,13 +31,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.core.engines import remote_stats
-from app.core.engines.base import (
-    CancelToken,
-    Emit,
-    EngineUnavailable,
-    RegionResult,
-    no_emit,
-)
+from app.core.engines.base import Emit, EngineUnavailable, RegionResult, no_emit
+from app.core.cancel import CancelToken
 from app.core.engines.glmocr import clean_text
 from app.core.events import ErrorRaised, RegionFinished, RegionStarted, TokensCommitted
 from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from app.core import events as ev
-from app.core.engines.base import BlocksCallback, CancelToken, DocumentResult, Emit, no_blocks, no_emit
+from app.core.engines.base import BlocksCallback, DocumentResult, Emit, no_blocks, no_emit
+from app.core.cancel import CancelToken
 from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK, IncrementalParser, to_regions
 from app.core.wording import count
 
