@@ -65,10 +65,30 @@ def test_a_cyrillic_line_read_by_classic_is_flagged_with_low_confidence():
     engine = open_engine("classic")
     result = engine.decode_region(_line("Привет, как дела? Это тестовая строка."), "text", region_id="p1-r01")
     r = _region(result.text, result.stats)
-    assert result.stats["unread_lines"] == 1
+    assert result.stats["unreadable_lines"] == 1
     assert region_outcome(r) == "garbled"
     assert r.extra["confidence"]["min"] < 0.3
     assert any("unread" in why for why in review_reasons(r))
     latin = engine.decode_region(_line("The quick brown fox jumps over 13 lazy dogs."), "text", region_id="p1-r02")
     ok = _region(latin.text, latin.stats, rid="p1-r02")
-    assert latin.stats["unread_lines"] == 0 and region_outcome(ok) == "ok" and review_reasons(ok) == []
+    assert latin.stats["unreadable_lines"] == 0 and region_outcome(ok) == "ok" and review_reasons(ok) == []
+
+
+@pytest.mark.skipif(not DEJAVU.is_file(), reason="DejaVu fonts not installed")
+def test_builtin_reads_cyrillic_and_greek_no_worse_than_classic_and_flags_the_unread_line():
+    from rapidfuzz.distance import Levenshtein
+
+    from app.core.engines import open_engine
+
+    classic, builtin = open_engine("classic"), open_engine("builtin", device="cpu")
+    for truth in ("Привет, как дела? Это тестовая строка.", "Ελληνικά κείμενα για δοκιμή αναγνώρισης"):
+        image = _line(truth)
+        ours = builtin.decode_region(image, "text", region_id="p1-r01")
+        theirs = classic.decode_region(image, "text", region_id="p1-r01")
+        cer = Levenshtein.normalized_distance(ours.text, truth)
+        assert cer <= Levenshtein.normalized_distance(theirs.text, truth) + 0.05, (ours.text, theirs.text)
+        assert "µ" not in ours.text
+    unread = builtin.decode_region(_line("Привет, как дела? Это тестовая строка."), "text", region_id="p1-r01")
+    r = _region(unread.text, unread.stats)
+    assert unread.stats["unreadable_lines"] == 1 and region_outcome(r) == "garbled"
+    assert r.extra["confidence"]["min"] < 0.3

@@ -115,7 +115,10 @@ def record_result(region: Region, text: str, stats: dict[str, Any], *, cancelled
     region.text = text
     region.extra["engine"] = engine
     region.extra["stats"] = dict(stats)
-    region.extra["confidence"] = token_confidence(logprobs) or line_confidence(stats)
+    confidence, lines = token_confidence(logprobs), line_confidence(stats)
+    if confidence is not None and lines is not None:  # a line the reader left mostly unread lowers the minimum
+        confidence["min"] = min(confidence["min"], lines["min"])
+    region.extra["confidence"] = confidence or lines
     region.flags = [f for f in region.flags if f not in ("error", "cancelled", "truncated")]
     if stats.get("error"):
         region.flags.append("error")

@@ -163,7 +163,7 @@ class ClassicEngine:
             "engine": self.name, "ms": round(ms, 1), "lines": lines, "pieces": len(pieces), "chars": len(text),
             "mean_score": round(sum(s for *_, s in pieces) / len(pieces), 4) if pieces else 0.0,
             "line_scores": [round(x, 4) for x in scores],
-            "unread_lines": sum(1 for box, t, _ in pieces if unread(box, t)),
+            "unreadable_lines": sum(1 for box, t, _ in pieces if unread(box, t)),
         }
         emit(RegionFinished(region_id=region_id, text=text, stats=stats))
         return RegionResult(region_id, text, stats=stats)

@@ -56,7 +56,7 @@ def garbled_reasons(r: Region) -> list[str]:
     know), placeholder characters, one character repeated (app.core.textcheck)."""
     stats = r.extra.get("stats") or {}
     reasons = [t for t in text_reasons(r.text) if not t.startswith("characters outside")]
-    unread = int(stats.get("unread_lines") or 0)
+    unread = int(stats.get("unreadable_lines") or 0)
     if unread:
         reasons.append(f"{unread} of {stats.get('lines', unread)} lines mostly unread (a script the engine cannot "
                        f"read?)")
