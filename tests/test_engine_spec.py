@@ -127,3 +127,14 @@ def test_no_module_outside_the_engines_asks_an_engine_by_its_name():
              if root / "core" / "engines" not in path.parents
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if asked.search(line)]
     assert not found, found
+
+
+def test_convert_says_which_required_engine_option_is_missing(tmp_path, capsys):
+    from app.core.sample_documents import make_small_report
+
+    pdf = make_small_report(tmp_path / "report.pdf")
+    assert main(["convert", str(pdf), "-o", str(tmp_path / "out"), "--engine", "remote", "-q"]) == 2
+    assert "--engine remote needs --server" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # the spec's bounds are the flag's
+        main(["convert", str(pdf), "-o", str(tmp_path / "out"), "--engine", "remote", "--concurrency", "0"])
+    assert refused.value.code == 2 and "below 1" in capsys.readouterr().err
