@@ -100,15 +100,16 @@ CONVERTERS = {
 }
 
 
-def measure(pages: list[Page], names: list[str], log=None) -> list[dict]:
+def measure(pages: list[Page], names: list[str], log=None, warm: bool = True) -> list[dict]:
     """One row per (page, converter): the scores, seconds, and the error when the conversion failed."""
     rows = []
     for name in names:
         convert = CONVERTERS[name]
-        try:
-            convert(pages[0].path)  # warm: models loaded, the layout process started
-        except Exception:  # noqa: BLE001 - the timed run records it per page
-            pass
+        if warm:
+            try:
+                convert(pages[0].path)  # warm: models loaded, the layout process started
+            except Exception:  # noqa: BLE001 - the timed run records it per page
+                pass
         for page in pages:
             t0 = time.perf_counter()
             error = ""
@@ -187,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", metavar="IDS", help="comma-separated page ids (or id prefixes)")
     p.add_argument("--converters", default=",".join(CONVERTERS), metavar="A,B",
                    help=f"which converters, in order (default: {','.join(CONVERTERS)})")
+    p.add_argument("--no-warm", action="store_true",
+                   help="skip the untimed first read (the first page's seconds then include loading the models)")
     p.add_argument("--json", default=None, metavar="FILE", help="write every row (with the outputs) here")
     args = p.parse_args(argv)
     names = [n.strip() for n in args.converters.split(",") if n.strip()]
@@ -206,7 +209,15 @@ def main(argv: list[str] | None = None) -> int:
         pages = pages[: args.pages]
     if not pages:
         p.error("no pages chosen")
-    rows = measure(pages, names, log=_progress)
+    done: list[dict] = []
+
+    def log(row: dict) -> None:  # every row as it comes (a long run that is stopped keeps what it measured)
+        _progress(row)
+        done.append(row)
+        if args.json:
+            Path(args.json).write_text(json.dumps(done, ensure_ascii=False, indent=1), encoding="utf-8")
+
+    rows = measure(pages, names, log=log, warm=not args.no_warm)
     print(page_table(rows, names))
     print()
     print(summary(rows, names))

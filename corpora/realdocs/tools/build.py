@@ -163,7 +163,7 @@ dl = docling_json("2206.01062")
 for k in range(tif.n_frames):
     tif.seek(k)
     add(f"s{k + 1:02d}-paper-image-p{k + 1}", png(tif.copy(), "L"), "png", "docling",
-        "tests/data/tiff/sources/2206.01062.tif", "scan", "latin", ["columns", "table"] if k else ["columns"],
+        "tests/data/tiff/sources/2206.01062.tif", "scan", "latin", ["columns"],
         docling_page(dl, k + 1), DOCL.replace("this page", "the page (2206.01062.json, same paper)"), page=k,
         note="page image without text layer (rendered, not scanned)")
 im = Image.open(io.BytesIO(blob("rlay", "tests/test_files/pp_doc_layoutv2_layout.jpg")))
