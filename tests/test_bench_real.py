@@ -109,6 +109,7 @@ def test_spanned_html_cells_fill_their_slots():
 
 
 # ---- end to end ----
+@pytest.mark.slow  # two converters on one line image: seconds on an idle machine, longer on a shared one
 def test_bench_runs_on_one_small_page(tmp_path, capsys):
     out = tmp_path / "rows.json"
     code = real_corpus.main(["--only", "s23-greek-line", "--converters", "pymupdf4llm,classic", "--no-warm",
