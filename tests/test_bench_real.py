@@ -120,3 +120,18 @@ def test_bench_runs_on_one_small_page(tmp_path, capsys):
     assert all(r["page"] == "s23-greek-line" and r["s"] > 0 and 0 <= r["edit"] <= 1 for r in rows)
     printed = capsys.readouterr().out
     assert "| s23-greek-line | scan | greek |" in printed and "kind=scan" in printed
+
+
+def test_tables_from_saved_rows(tmp_path, capsys):
+    def row(page, conv, **kw):
+        base = {"page": page, "kind": "scan", "script": "chinese", "features": ["table"], "converter": conv,
+                "s": 2.0, "edit": 0.5, "present": 0.5, "order": 1.0, "cells": 0.25, "error": "", "output": ""}
+        return {**base, **kw}
+
+    (tmp_path / "a.json").write_text(json.dumps([row("p1", "classic"), row("p2", "classic")]), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps([row("p1", "builtin", edit=0.9, cells=None)]), encoding="utf-8")
+    assert real_corpus.main(["--from-json", f"{tmp_path / 'a.json'},{tmp_path / 'b.json'}"]) == 0
+    text = capsys.readouterr().out
+    assert "| p1 | scan | chinese | 0.50 0.50 1.00 0.25 2.0s | 0.90 0.50 1.00 - 2.0s |" in text
+    assert "p2" not in text  # only pages every converter read
+    assert "| script=chinese | 1 | builtin | 0.900 | 0.500 | 1.000 | - | 2.0 |" in text
