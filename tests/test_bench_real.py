@@ -71,6 +71,11 @@ def test_columns_read_in_the_wrong_order_lower_reading_order():
     assert edit(ref, swapped) > 0.3
 
 
+def test_a_short_output_is_not_found_inside_a_long_unit():
+    assert presence("Славянские языки — большая языковая семья.", ". ") == 0.0
+    assert presence("Славянские языки — большая языковая семья.", "Славянские языки — большая языковая семья") == 1.0
+
+
 def test_missing_text_lowers_presence_and_raises_edit():
     ref = "\n".join(LEFT + RIGHT)
     half = "\n".join(LEFT)
@@ -122,16 +127,19 @@ def test_bench_runs_on_one_small_page(tmp_path, capsys):
     assert "| s23-greek-line | scan | greek |" in printed and "kind=scan" in printed
 
 
-def test_tables_from_saved_rows(tmp_path, capsys):
-    def row(page, conv, **kw):
-        base = {"page": page, "kind": "scan", "script": "chinese", "features": ["table"], "converter": conv,
-                "s": 2.0, "edit": 0.5, "present": 0.5, "order": 1.0, "cells": 0.25, "error": "", "output": ""}
-        return {**base, **kw}
+def test_tables_from_saved_rows_are_rescored(tmp_path, capsys):
+    pages = {p.id: p for p in real_corpus.load()}
 
-    (tmp_path / "a.json").write_text(json.dumps([row("p1", "classic"), row("p2", "classic")]), encoding="utf-8")
-    (tmp_path / "b.json").write_text(json.dumps([row("p1", "builtin", edit=0.9, cells=None)]), encoding="utf-8")
+    def row(page, conv, output):
+        return {"page": page, "kind": pages[page].kind, "script": pages[page].script,
+                "features": list(pages[page].features), "converter": conv, "s": 2.0, "edit": 9.0, "present": 9.0,
+                "order": 9.0, "cells": 9.0, "error": "", "output": output}
+
+    table = pages["s11-table-image"].reference
+    (tmp_path / "a.json").write_text(json.dumps([row("s11-table-image", "classic", table),
+                                                 row("s07-phototest", "classic", "")]), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps([row("s11-table-image", "builtin", "")]), encoding="utf-8")
     assert real_corpus.main(["--from-json", f"{tmp_path / 'a.json'},{tmp_path / 'b.json'}"]) == 0
     text = capsys.readouterr().out
-    assert "| p1 | scan | chinese | 0.50 0.50 1.00 0.25 2.0s | 0.90 0.50 1.00 - 2.0s |" in text
-    assert "p2" not in text  # only pages every converter read
-    assert "| script=chinese | 1 | builtin | 0.900 | 0.500 | 1.000 | - | 2.0 |" in text
+    assert "| s11-table-image | scan | latin | 0.00 1.00 1.00 1.00 2.0s | 1.00 0.00 - 0.00 2.0s |" in text
+    assert "s07-phototest" not in text  # only pages every converter read

@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-warm", action="store_true",
                    help="skip the untimed first read (the first page's seconds then include loading the models)")
     p.add_argument("--from-json", default="", metavar="A,B",
-                   help="print the tables from rows saved by earlier --json runs (e.g. one per converter) instead")
+                   help="print the tables from rows saved by earlier --json runs (e.g. one per converter), rescored")
     p.add_argument("--json", default=None, metavar="FILE", help="write every row (with the outputs) here")
     args = p.parse_args(argv)
     if args.from_json:
@@ -199,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         names = list(dict.fromkeys(r["converter"] for r in rows))
         measured = {(r["page"], r["converter"]) for r in rows}
         pages_all = [pid for pid in dict.fromkeys(r["page"] for r in rows) if all((pid, n) in measured for n in names)]
-        rows = [r for r in rows if r["page"] in set(pages_all)]
+        refs = {pg.id: pg.reference for pg in load(Path(args.folder))}
+        rows = [{**r, **score(refs[r["page"]], r["output"])} for r in rows if r["page"] in set(pages_all)]
         print(page_table(rows, names) + "\n\n" + summary(rows, names))
         return 0
     names = [n.strip() for n in args.converters.split(",") if n.strip()]

@@ -98,7 +98,12 @@ def _find(unit: str, hay: str, after: int = 0) -> int | None:
         if at >= 0:
             return at
     for start in ((after, 0) if after else (0,)):
-        m = fuzz.partial_ratio_alignment(unit, hay[start:], score_cutoff=PRESENT_AT)
+        window = hay[start:]
+        if len(window) < len(unit):  # partial ratio would look for the window inside the unit: compare whole
+            if fuzz.ratio(unit, window) >= PRESENT_AT:
+                return start
+            continue
+        m = fuzz.partial_ratio_alignment(unit, window, score_cutoff=PRESENT_AT)
         if m is not None:
             return start + m.dest_start
     return None
