@@ -199,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         names = list(dict.fromkeys(r["converter"] for r in rows))
         measured = {(r["page"], r["converter"]) for r in rows}
         pages_all = [pid for pid in dict.fromkeys(r["page"] for r in rows) if all((pid, n) in measured for n in names)]
-        refs = {pg.id: pg.reference for pg in load(Path(args.folder))}
-        rows = [{**r, **score(refs[r["page"]], r["output"])} for r in rows if r["page"] in set(pages_all)]
+        known = {pg.id: pg for pg in load(Path(args.folder))}  # today's manifest: its references and labels
+        rows = [{**r, **score(known[r["page"]].reference, r["output"]), "kind": known[r["page"]].kind,
+                 "script": known[r["page"]].script, "features": list(known[r["page"]].features)}
+                for r in rows if r["page"] in set(pages_all) and r["page"] in known]
         print(page_table(rows, names) + "\n\n" + summary(rows, names))
         return 0
     names = [n.strip() for n in args.converters.split(",") if n.strip()]
