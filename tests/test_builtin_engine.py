@@ -293,3 +293,14 @@ def test_a_chinese_line_is_read_never_as_mu(shipped, tmp_path):
     ar = shipped["ar"].decode_region(region(["Order No. 48213, due 2025-01-31"]), "text", region_id="la", page=42)
     assert latin.text == "Order No. 48213, due 2025-01-31" and latin.tokens == ar.tokens
     assert latin.stats["fallback_lines"] == 0 and latin.stats["rounds"] > 0 and latin.stats["disagreements"] == 0
+
+
+def test_a_rewrite_is_not_a_correction():
+    """The decoder may correct a few characters the recogniser got wrong; a line it rewrites (a loop, invented
+    characters on handwriting) keeps the recogniser's reading."""
+    from app.core.engines.builtin.engine import rewrote
+
+    assert not rewrote("tbe quick brown fox", "the quick brown fox")
+    assert not rewrote("1O0 apples", "100 apples")
+    assert rewrote("This is a handwritten line", "Thisis s hand witteett reen itinenen ppplilinethhhe")
+    assert rewrote("Total", "Totalalalalalal")

@@ -250,8 +250,6 @@ class ReaderEngine:
     def _decode_region(self, image: "Image.Image", task: str, lines: Sequence[Sequence[float]] | None, *,
                        region_id: str, emit: Emit, cancel, page: int, max_new_tokens: int | None) -> RegionResult:
         t0 = time.perf_counter()
-        budget = int(max_new_tokens or self.max_new_tokens or (4096 if task in ("table", "formula") else 2048))
-        emit(RegionStarted(region_id, page, task, self.name, 0, budget, stop_ids=list(self.stop_ids)))
         self.start_page(page)
         t_det = time.perf_counter()
         rows = self.find_lines(image) if lines is None else self.given_lines(image, lines)
@@ -260,6 +258,10 @@ class ReaderEngine:
         flat = [piece for row in rows for piece in row]
         readings = self.recogniser.read([crop for _, crop in flat]) if flat else []
         rec_ms = (time.perf_counter() - t_rec) * 1e3
+        # each line has its own budget (a loop cannot run away); the region's is what its lines may take together,
+        # unless a budget was asked for: a whole-page region of a long scan is never cut at an arbitrary length
+        budget = int(max_new_tokens or self.max_new_tokens or sum(line_budget(r) + 1 for r in readings) or 1)
+        emit(RegionStarted(region_id, page, task, self.name, 0, budget, stop_ids=list(self.stop_ids)))
         texts: list[list[str]] = []
         tokens: list[int] = []
         logprobs: list[float] = []
@@ -293,13 +295,16 @@ class ReaderEngine:
                     offsets["tokens"] += len(line_tokens)
                     continue
                 decoded, text = self.read_line(reading, region_id=region_id, emit=emit, offsets=offsets, sep=sep,
-                                               budget=min(left, MAX_LINE_TOKENS, 2 * len(reading.chars) + 32),
+                                               budget=min(left, line_budget(reading)),
                                                cancel=cancel)
                 st = decoded.stats.to_dict()
                 st.update(box=list(box), row=r, recogniser=reading.text, text=text, stopped=decoded.stopped,
                           line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
                 if text != reading.text and decoded.stopped != "max_new_tokens":
                     st["disagrees"] = True  # the decoder overruled the recogniser: the review flow can find it
+                    if rewrote(reading.text, text):  # not a correction but a rewrite: the decoder lost the line
+                        st.update(kept_recogniser=True, decoder_text=text, text=reading.text)
+                        text = reading.text
                 per_line.append(st)
                 texts[-1].append(text)
                 tokens += list(decoded.tokens)
@@ -322,7 +327,8 @@ class ReaderEngine:
             text = " ".join(t for row in texts for t in row if t)
         stats = merge_stats([s for s in per_line if not s.get("fallback")], self.block_size)
         stats.update(fallback_lines=sum(1 for s in per_line if s.get("fallback")),
-                     disagreements=sum(1 for s in per_line if s.get("disagrees")))
+                     disagreements=sum(1 for s in per_line if s.get("disagrees")),
+                     kept_recogniser=sum(1 for s in per_line if s.get("kept_recogniser")))
         # a line whose text covers little of its box was mostly not read (a script the recogniser lacks)
         coverage = [min(1.0, line_coverage(tuple(s["box"]), s.get("text", ""))) for s in per_line]
         stats.update(line_scores=[round(c, 4) for c in coverage],
@@ -356,6 +362,24 @@ def no_model_message() -> str:
 
     return (f"No built-in model is installed (looked in {user_models_dir() / 'builtin'} and {models_dir() / 'builtin'}). "
             + TRAIN_HINT.format(user_dir=user_models_dir() / "builtin"))
+
+
+REWRITE_SHARE = 0.25  # a decoded line further than this (and 3 edits or more) from the recogniser's is a rewrite
+
+
+def rewrote(recognised: str, decoded: str) -> bool:
+    """Did the decoder rewrite the line rather than correct it? Corrections are a few characters ("tbe" → "the",
+    "1O0" → "100"); a line far from what the recogniser saw (a loop, a run of invented characters on handwriting or
+    a font nobody trained on) is the decoder losing its way, and the recogniser's reading is kept."""
+    from app.core.textmetrics import edit_distance
+
+    edits = edit_distance(recognised, decoded)
+    return edits >= 3 and edits > REWRITE_SHARE * max(1, len(recognised))
+
+
+def line_budget(reading) -> int:
+    """The most tokens one line may take: about twice what the recogniser read, and never more than MAX_LINE_TOKENS."""
+    return min(MAX_LINE_TOKENS, 2 * len(reading.chars) + 32)
 
 
 def merge_stats(per_line: list[dict[str, Any]], block_size: int) -> dict[str, Any]:
