@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from app.core.layout.postprocess import Detection
-from app.core.regions import Region, region_id, route
+from app.core.regions import MARGIN_LABELS, Region, region_id, route
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -45,7 +45,19 @@ def make_regions(
             order=n, box_pt=tuple(round(v * s, 2) for v in box), dpi=float(dpi), score=round(float(d.score), 4),
             source=source, extra=extra,
         ))
-    return out
+    return keep_lone_margins(out)
+
+
+def keep_lone_margins(regions: list[Region]) -> list[Region]:
+    """Headers and footers are skipped as page furniture only beside body content: a page whose only text sits in
+    its header or footer band (a one-line image, a label, a slide's single line) is that text, and is read."""
+    if any(r.task != "skipped" for r in regions):
+        return regions
+    for r in regions:
+        if r.label in MARGIN_LABELS and not r.label.endswith("_image"):
+            r.task = "text"
+            r.extra["margin_kept"] = "the page's only text"
+    return regions
 
 
 class PageLayout:
