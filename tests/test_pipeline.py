@@ -220,16 +220,36 @@ def test_pymupdf_layout_reads_a_scanned_page_through_rapidocr(tmp_path, report_p
     assert "text" in labels and "table" in labels and page.layout == "pymupdf"
 
 
+def test_a_rotated_slide_is_laid_out_where_it_shows():
+    """A landscape slide stored as a portrait page with /Rotate 270 (a real one, from the real-document set): the
+    layout's boxes land on the page as shown, so each region takes its own text from the layer (they used to be
+    turned a second time, off the text, and read as "• • •")."""
+    from pathlib import Path
+
+    slide = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "d15-slide-list.pdf"
+    pipe = Pipeline(PipelineOptions(layout="pymupdf", engine="classic", text_layer="prefer"))
+    try:
+        out = pipe.run(slide)
+    finally:
+        pipe.close()
+    page = out.pages[0]
+    assert page.layout == "pymupdf" and page.width_px > page.height_px
+    read = [r for r in page.regions if r.text]
+    assert read and all(r.extra["stats"].get("text_source") == "text-layer" for r in read)
+    text = " ".join(r.text for r in read)
+    assert "Second slide title" in text and "With foo" in text and "And baz things" in text
+
+
 def test_page_where_pymupdf_finds_nothing_is_read_whole(tmp_path):
     import pymupdf
 
     doc = pymupdf.open()
-    page = doc.new_page(width=300, height=500)
-    page.insert_textbox(pymupdf.Rect(20, 60, 280, 200), "Body text that runs on for a while. " * 6, fontsize=10)
-    page.set_rotation(90)  # PyMuPDF's layout sees no block on this sideways page
-    doc.save(str(tmp_path / "rot.pdf"))
+    page = doc.new_page(width=500, height=300)
+    for k in range(40):  # drawings only: no text block for the layout
+        page.draw_line((10, 10 + 7 * k), (490, 10 + 7 * k))
+    doc.save(str(tmp_path / "lines.pdf"))
     pipe = Pipeline(PipelineOptions(layout="pymupdf"))
-    pipe.open(tmp_path / "rot.pdf")
+    pipe.open(tmp_path / "lines.pdf")
     page = pipe.layout_page(0)
     pipe.close()
     assert page.layout == "page" and page.width_px == 1000 and page.height_px == 600

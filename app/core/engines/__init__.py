@@ -74,8 +74,11 @@ for _spec in (
     EngineSpec("gravity-ar", "GravityOCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "gravityocr", ""),
     EngineSpec("glm", "GLM-OCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "glm-ocr", ""),
     EngineSpec("unlimited", "Unlimited-OCR, whole document (R-SWA)", "document", "app.core.engines.unlimited:open_engine", "unlimited-ocr", "window"),
-    EngineSpec("builtin", "Built-in model (self-speculative)", "region", "app.core.engines.builtin:open_engine", "builtin", "rounds"),
-    EngineSpec("builtin-ar", "Built-in model, autoregressive", "region", "app.core.engines.builtin:open_ar", "builtin", ""),
+    # the built-in model reads printed lines, not LaTeX: a formula's text-layer text beats its reading
+    EngineSpec("builtin", "Built-in model (self-speculative)", "region", "app.core.engines.builtin:open_engine", "builtin",
+               "rounds", reads_formulas=False),
+    EngineSpec("builtin-ar", "Built-in model, autoregressive", "region", "app.core.engines.builtin:open_ar", "builtin", "",
+               reads_formulas=False),
     EngineSpec("classic", "Classic OCR (RapidOCR, CPU)", "region", "app.core.engines.classic:open_engine",
                fallback=True, reads_layout_lines=True, reads_formulas=False),
     EngineSpec("remote", "Remote server (SGLang, vLLM, OpenAI-compatible)", remote_kind,

@@ -74,6 +74,14 @@ def title_index(boxes: list[dict], page: int, later_max_size: float | None = Non
     return first
 
 
+def _displayed(parsed: dict, shown_size: tuple[float, float]) -> bool:
+    """Are the layout's boxes in the page's displayed (rotated) frame? True when the page size it reports is the
+    displayed one, and the page is not square (then both frames have the same size and nothing tells them apart)."""
+    w, h = float(parsed.get("width") or 0.0), float(parsed.get("height") or 0.0)
+    sw, sh = shown_size
+    return abs(sw - sh) > 1 and abs(w - sw) < 1 and abs(h - sh) < 1
+
+
 class PyMuPDFLayout:
     name = "pymupdf"
 
@@ -121,6 +129,8 @@ class PyMuPDFLayout:
         margins = (self._margins, (id(document), str(document.path)), float(parsed.get("height") or 0.0))
         boxes = refine(boxes, fulltext_lines(parsed), tables=lambda: finder, margins=margins)
         title = title_index(boxes, index, self._later_max_size(document)) if index == 0 else None
+        if rot is not None and _displayed(parsed, document.page_size_pt(index)):
+            rot = None  # pymupdf4llm removed the rotation itself: its boxes are already where the page shows them
         shown = (lambda r: r * rot) if rot is not None else (lambda r: r)
         for n, box in enumerate(boxes):
             r = shown(pymupdf.Rect(box["x0"], box["y0"], box["x1"], box["y1"]))
