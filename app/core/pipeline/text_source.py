@@ -36,6 +36,8 @@ from app.core.textlayer import PageLayer, garbled_fraction, inside_fraction, ori
 
 LAYER_TASKS = ("text", "table")
 CHECK_DPI = 150.0
+CHECK_SAMPLE = 3  # regions checked first on a page; the rest only when one of them fails
+CHECK_WORDS = 6  # the check reads this many words of a region's longest layer line (reading time grows with width)
 CHECK_MAX_CER = 0.3
 GARBLED_MAX = 0.05
 TEXT_LAYER = "text-layer"
@@ -71,6 +73,13 @@ def _readable(text: str) -> bool:
     from app.core.rapid.recogniser import can_read
 
     return can_read(text)
+
+
+def _fails(ref: str, read: str) -> bool:
+    """Does the recogniser's reading `read` of a layer line `ref` (squashed) disagree with it?"""
+    from app.core.textmetrics import cer
+
+    return bool(ref) and cer(ref, _squash(read)) > CHECK_MAX_CER
 
 
 def _squash(text: str) -> str:
@@ -182,13 +191,11 @@ class TextSource:
     def _check(self, region: Region, words) -> str | None:
         """The quick OCR check: the recogniser reads the region's longest layer line from the page image (for all
         the page's regions in one batch, at the page's first check)."""
-        from app.core.textmetrics import cer
-
         checks = self._page_checks(region.page)
         if region.id not in checks:  # a region the batch did not know (an edited layout): read on its own
             checks.update(self._read_checks([(region, words)]))
         ref, read = checks[region.id]
-        if ref and cer(ref, _squash(read)) > CHECK_MAX_CER:
+        if _fails(ref, read):
             return f"the page image reads otherwise ({read!r} for {ref!r})"
         return None
 
@@ -196,9 +203,17 @@ class TextSource:
         key = (id(self.pipeline.document), index)
         if self._checks is None or self._checks[0] != key:
             words = self.layer(index).words
-            todo = [(r, words_in_box(words, r.box_pt)) for r in self.pipeline.output.page(index).regions
-                    if r.task in self._tasks()]
-            self._checks = (key, self._read_checks([(r, ws) for r, ws in todo if ws]))
+            todo = [(r, ws) for r in self.pipeline.output.page(index).regions
+                    if r.task in self._tasks() and (ws := words_in_box(words, r.box_pt))]
+            # a sample first (the regions with the most text): a layer that reads right there is trusted for the
+            # page's other regions; one that does not is checked region by region
+            sample = sorted(todo, key=lambda t: -sum(len(w.text) for w in t[1]))[:CHECK_SAMPLE]
+            checks = self._read_checks(sample)
+            if any(_fails(*checks[r.id]) for r, _ in sample):
+                checks.update(self._read_checks([t for t in todo if t[0].id not in checks]))
+            else:
+                checks.update({r.id: ("", "") for r, _ in todo if r.id not in checks})
+            self._checks = (key, checks)
         return self._checks[1]
 
     def _read_checks(self, todo) -> dict[str, tuple[str, str]]:
@@ -213,7 +228,8 @@ class TextSource:
             for w in words:
                 lines.setdefault((w.block, w.line), []).append(w)
             ws = max(lines.values(), key=lambda ws: sum(len(w.text) for w in ws))
-            ref = _squash(" ".join(w.text for w in sorted(ws, key=lambda w: w.word)))
+            ws = sorted(ws, key=lambda w: w.word)[:CHECK_WORDS]
+            ref = _squash(" ".join(w.text for w in ws))
             refs[region.id] = ref if len(ref) >= 3 and _readable(ref) else ""
             if refs[region.id]:
                 x0, y0 = min(w.box_pt[0] for w in ws), min(w.box_pt[1] for w in ws)
