@@ -29,7 +29,8 @@ from app.gui.window_dialogs import WindowDialogs
 
 def setup_ui(window) -> None:
     """Create the window's parts as its attributes (documents, thumbnails, page_view, review, editor, banner,
-    engine_bar, actions, progress, run_label, views, views_dock, traces, dialogs)."""
+    engine_bar, actions, progress, run_label, views, views_dock, traces, dialogs), and the helpers that work on
+    them (flow, find_bar, run_presenter, …), each given the parts it needs."""
     window.documents = DocumentList()
     window.thumbnails = ThumbnailStrip()
     window.page_view = PageView()
@@ -58,15 +59,20 @@ def setup_ui(window) -> None:
     window.engine_bar = EngineBar(window.settings)
     window.traces = TraceControl(window)
     window.dialogs = WindowDialogs(window)
-    from app.gui.review_flow import ReviewFlow, scope_review_keys
+    from app.gui.review_flow import ReviewFlow, ReviewHost, scope_review_keys
 
     from app.gui.find_bar import FindBar
 
-    window.flow = ReviewFlow(window)
+    status = window.statusBar().showMessage
+    window.flow = ReviewFlow(ReviewHost(
+        session=window.session, page_view=window.page_view, review=window.review, documents=window.documents,
+        runs=window.runs, reveal=window.reveal, show_regions=window.show_regions, select_region=window.select_region,
+        rerun_region=window.rerun_region, touch=window.autosave.touch, status=status), window)
     window.find_bar = FindBar(window)
     window.review.layout().insertWidget(1, window.find_bar)  # between the block bar and the editor
     window.actions = build_actions(window, window.engine_bar)
     scope_review_keys(window.actions, window.page_view, window.flow)
+    window.flow.drawing_changed.connect(window.actions.draw_region.setChecked)
     window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
     window.actions.record.setChecked(window.settings.get("record_traces"))
     window.progress = ProgressPanel()
@@ -74,6 +80,13 @@ def setup_ui(window) -> None:
     window.run_label.setObjectName("phase")
     window.statusBar().addPermanentWidget(window.progress)
     window.statusBar().addPermanentWidget(window.run_label)
+    from app.gui.run_presenter import RunPresenter, RunView
+
+    window.run_presenter = RunPresenter(window.runs, window.decoder, RunView(
+        banner=window.banner, progress=window.progress, documents=window.documents, run_label=window.run_label,
+        status_bar=window.statusBar(), engine_bar=window.engine_bar, settings=window.settings,
+        flush_edits=window.editor.flush_edits, row_of=window.index_of, current=lambda: window.work,
+        dialog_parent=window), window)
     from app.gui.views import DecodingViews
 
     window.views = DecodingViews()
