@@ -24,7 +24,6 @@ from app.core.review.runs import RunController
 from app.core.review.session import Session
 from app.gui.actions import fill_recent_menu
 from app.gui.autosave import Autosave
-from app.gui.export import Exporter
 from app.gui.journal import Journal
 from app.gui.prompts import Prompter
 from app.gui.render_service import PageRenderer
@@ -53,7 +52,6 @@ class MainWindow(QMainWindow):
         self.renderer = PageRenderer(self)
         self.decoder = DecodeClient(self)
         self.runs = RunController(self.session, self.decoder)  # run state, queue, traces: Qt-free
-        self.exporter = Exporter(self)  # exports written off the GUI thread
         self.follow_live = True
         self._dirty_blocks: set[str] = set()
         self._dirty_layout = self._dirty_live = False
@@ -431,7 +429,7 @@ class MainWindow(QMainWindow):
         """After a crash or kill: offer the work the journal kept (app.gui.journal_restore)."""
         from app.gui.journal_restore import offer_restore
 
-        return offer_restore(self)
+        return offer_restore(self.journal, self.settings, self.banner, self.prompter, self.restore_state)
 
     def restore_state(self, state: dict) -> None:
         self.session.load_dict(state)

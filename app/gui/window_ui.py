@@ -23,7 +23,7 @@ from app.gui.page_view import PageView
 from app.gui.progress_panel import ProgressPanel
 from app.gui.review_pane import ReviewPane
 from app.gui.side_panel import DocumentList, ThumbnailStrip, make_side_panel
-from app.gui.trace_control import TraceControl
+from app.gui.trace_control import TraceControl, TraceHost
 from app.gui.window_dialogs import WindowDialogs
 
 
@@ -57,7 +57,15 @@ def setup_ui(window) -> None:
     layout.addWidget(window.splitter, 1)
     window.setCentralWidget(central)
     window.engine_bar = EngineBar(window.settings)
-    window.traces = TraceControl(window)
+    window.progress = ProgressPanel()
+    from app.gui.views import DecodingViews
+
+    window.views = DecodingViews()
+    window.traces = TraceControl(TraceHost(
+        session=window.session, runs=window.runs, views=window.views, progress=window.progress, review=window.review,
+        settings=window.settings, handle_event=window.handle_event, cancel_run=window.cancel_run,
+        show_document=window.show_document, refresh_documents=window.refresh_documents,
+        show_regions=window.show_regions, status=window.statusBar().showMessage))
     window.dialogs = WindowDialogs(window)
     from app.gui.review_flow import ReviewFlow, ReviewHost, scope_review_keys
 
@@ -68,14 +76,19 @@ def setup_ui(window) -> None:
         session=window.session, page_view=window.page_view, review=window.review, documents=window.documents,
         runs=window.runs, reveal=window.reveal, show_regions=window.show_regions, select_region=window.select_region,
         rerun_region=window.rerun_region, touch=window.autosave.touch, status=status), window)
-    window.find_bar = FindBar(window)
+    window.find_bar = FindBar(window.editor, window.page_view, window.reveal, window)
     window.review.layout().insertWidget(1, window.find_bar)  # between the block bar and the editor
     window.actions = build_actions(window, window.engine_bar)
     scope_review_keys(window.actions, window.page_view, window.flow)
     window.flow.drawing_changed.connect(window.actions.draw_region.setChecked)
+    from app.gui.export import Exporter, ExportView
+
+    window.exporter = Exporter(ExportView(  # exports written off the GUI thread
+        current=lambda: window.work, flush_edits=window.editor.flush_edits, passwords=window.runs.passwords,
+        status_bar=window.statusBar(), banner=window.banner, settings=window.settings,
+        export_action=window.actions.export, update_actions=window.update_actions), window)
     window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
     window.actions.record.setChecked(window.settings.get("record_traces"))
-    window.progress = ProgressPanel()
     window.run_label = QLabel()
     window.run_label.setObjectName("phase")
     window.statusBar().addPermanentWidget(window.progress)
@@ -87,9 +100,6 @@ def setup_ui(window) -> None:
         status_bar=window.statusBar(), engine_bar=window.engine_bar, settings=window.settings,
         flush_edits=window.editor.flush_edits, row_of=window.index_of, current=lambda: window.work,
         dialog_parent=window), window)
-    from app.gui.views import DecodingViews
-
-    window.views = DecodingViews()
     window.views.round_selected.connect(window.show_text_span)
     window.views.window_span_changed.connect(window.show_window_span)
     window.views_dock = QDockWidget("Decoding", window)
@@ -99,10 +109,11 @@ def setup_ui(window) -> None:
     window.actions.menus["&View"].addAction(window.views_dock.toggleViewAction())
     from app.gui.queue_view import install_queue_view
 
-    window.queue_view = install_queue_view(window)
+    window.queue_view = install_queue_view(window, window.runs, window.actions.menus["&View"])
+    window.queue_dock = window.queue_view.dock
     from app.gui.dock_policy import DecodingDockPolicy
 
-    window.dock_policy = DecodingDockPolicy(window)
+    window.dock_policy = DecodingDockPolicy(window.views_dock, window.actions.toolbar, window.decoder, window)
     window.statusBar().showMessage("Ready")
 
 
