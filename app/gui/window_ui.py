@@ -66,7 +66,9 @@ def setup_ui(window) -> None:
         settings=window.settings, handle_event=window.handle_event, cancel_run=window.cancel_run,
         show_document=window.show_document, refresh_documents=window.refresh_documents,
         show_regions=window.show_regions, status=window.statusBar().showMessage))
-    window.dialogs = WindowDialogs(window)
+    window.dialogs = WindowDialogs(window, window.settings, window.banner, current=lambda: window.work,
+                                   open_files=window.open_files, open_trace=window.open_trace,
+                                   export=window.export_current, device=lambda: window.decoder.device)
     from app.gui.review_flow import ReviewFlow, ReviewHost, scope_review_keys
 
     from app.gui.find_bar import FindBar
