@@ -22,7 +22,7 @@ from app.core.document import DOCUMENT_SUFFIXES
 from app.core.review.document import DocumentWork
 from app.core.review.runs import RunController
 from app.core.review.session import Session
-from app.gui.actions import fill_recent_menu
+from app.gui.actions import enable_actions, fill_recent_menu
 from app.gui.autosave import Autosave
 from app.gui.journal import Journal
 from app.gui.prompts import Prompter
@@ -461,14 +461,8 @@ class MainWindow(QMainWindow):
             fill_recent_menu(self.actions.recent_menu, self.settings.get("recent_files"), self.open_files)
 
     def update_actions(self) -> None:
-        has_doc = self.work is not None
-        running = self.decoder.running and not self.runs.replaying
-        for name in ("export", "close_document", "rerun_page", "zoom_in", "zoom_out", "fit_width", "fit_page",
-                     "next_page", "previous_page"):
-            getattr(self.actions, name).setEnabled(has_doc)
-        self.actions.export.setEnabled(has_doc and not self.exporter.running)
-        self.actions.run.setEnabled(has_doc)
-        self.actions.cancel.setEnabled(running)
+        enable_actions(self.actions, has_doc=self.work is not None, exporting=self.exporter.running,
+                       running=self.decoder.running and not self.runs.replaying)
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)
