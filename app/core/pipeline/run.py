@@ -144,11 +144,9 @@ class Pipeline:
         native = self.document.native_dpi(index)
         return float(native) if native else float(self.options.dpi)
 
-    def reading(self) -> ReadContext:
-        """What the region-reading helpers are given (app.core.pipeline.reading): the engine must be loaded."""
-        name = self.document.name if self.document is not None else ""
-        return ReadContext(self.engine, self.engine_name, name, self.emit, self.cancel, self.ocr_dpi,
-                           self.document.crop if self.document is not None else None)
+    def reading(self) -> ReadContext:  # what the region-reading helpers are given (app.core.pipeline.reading)
+        return ReadContext(self.engine, self.engine_name, self.document.name, self.emit, self.cancel, self.ocr_dpi,
+                           self.document.crop)
 
     def _pages(self) -> Pages:
         return Pages(self.output, self.layout_page, self.regions_to_read, self.finish_page)
@@ -376,8 +374,7 @@ class Pipeline:
             return page
         todo = self.regions_to_read(page, keep)
         t0 = time.perf_counter()
-        size = batch_size(self.engine, self.options.batch)
-        if size > 1:  # a local engine reading several regions in one forward (app.core.pipeline.batching)
+        if (size := batch_size(self.engine, self.options.batch)) > 1:  # several regions in one forward (batching)
             read_in_batches(self.reading(), size, index, todo)
             return self.finish_page(page, t0)
         for k, r in enumerate(todo):
@@ -465,8 +462,7 @@ class Pipeline:
     def keep_pictures(self, regions: Sequence[Region]) -> None:
         """With `options.picture_dir` (the window's working folder): save picture crops there at layout time."""
         if self.options.picture_dir:
-            keep_crops(self.document, regions, self.options.picture_dir, self.ocr_dpi,
-                                   self._picture_failed)
+            keep_crops(self.document, regions, self.options.picture_dir, self.ocr_dpi, self._picture_failed)
 
     def save_pictures(self, output: DocumentOutput, out_dir: Path, image_dir: str) -> dict[str, str]:
         """Render picture regions as PNG crops under out_dir/image_dir; returns id → relative path."""
