@@ -4,6 +4,8 @@ whole-document engines and images."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -139,6 +141,27 @@ def test_auto_choices_without_gravityocr_weights():
     assert resolve_engine_name("auto") == "builtin"  # the built-in model ships in models/builtin/
     assert resolve_layout_name("auto") == "pymupdf"
     assert resolve_engine_name("glm") == "glm"
+
+
+def test_auto_follows_the_hugging_face_cache_and_each_test_has_an_empty_one_of_its_own():
+    """The person's cache never decides a test (conftest gives each test an empty one): GravityOCR weights put in
+    this test's cache make "auto" choose GravityOCR here, and only here."""
+    from huggingface_hub import constants
+
+    hub = Path(constants.HF_HUB_CACHE)
+    assert hub.is_relative_to(os.environ["SCRIPTORIUM_HOME"]), hub  # never the person's own cache
+    assert not hub.exists() or not any(hub.iterdir()), hub
+    assert resolve_engine_name("auto") == "builtin"
+    revision = "0" * 40
+    repo = hub / "models--trillionlabs--GravityOCR"
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json", "block_diffusion.json"):
+        (snapshot / name).write_text("{}")
+    (snapshot / "model.safetensors").write_bytes(b"")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(revision)
+    assert resolve_engine_name("auto") == "gravity"
 
 
 class WholeDocument:
