@@ -57,6 +57,7 @@ def setup_ui(window) -> None:
     layout.addWidget(window.splitter, 1)
     window.setCentralWidget(central)
     window.engine_bar = EngineBar(window.settings)
+    status = window.statusBar().showMessage
     window.progress = ProgressPanel()
     from app.gui.views import DecodingViews
 
@@ -65,7 +66,7 @@ def setup_ui(window) -> None:
         session=window.session, runs=window.runs, views=window.views, progress=window.progress, review=window.review,
         settings=window.settings, handle_event=window.handle_event, cancel_run=window.cancel_run,
         show_document=window.show_document, refresh_documents=window.refresh_documents,
-        show_regions=window.show_regions, status=window.statusBar().showMessage))
+        show_regions=window.show_regions, status=status))
     window.dialogs = WindowDialogs(window, window.settings, window.banner, current=lambda: window.work,
                                    open_files=window.open_files, open_trace=window.open_trace,
                                    export=window.export_current, device=lambda: window.decoder.device)
@@ -73,7 +74,6 @@ def setup_ui(window) -> None:
 
     from app.gui.find_bar import FindBar
 
-    status = window.statusBar().showMessage
     window.flow = ReviewFlow(ReviewHost(
         session=window.session, page_view=window.page_view, review=window.review, documents=window.documents,
         runs=window.runs, reveal=window.reveal, show_regions=window.show_regions, select_region=window.select_region,
