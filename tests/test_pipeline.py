@@ -25,11 +25,24 @@ def report_pdf(tmp_path_factory):
     return make_small_report(tmp_path_factory.mktemp("pipe") / "report.pdf")
 
 
-@pytest.fixture(scope="module")
-def classic_run(report_pdf):
+def _classic_run(pdf):
     events = []
     pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf"), emit=events.append)
-    out = pipe.run(report_pdf)
+    return pipe, pipe.run(pdf), events
+
+
+@pytest.fixture(scope="module")
+def classic_run(report_pdf):
+    """One run shared by the tests that only read it (read-only: a test that re-reads pages makes its own)."""
+    pipe, out, events = _classic_run(report_pdf)
+    yield pipe, out, tuple(events)
+    pipe.close()
+
+
+@pytest.fixture
+def own_classic_run(report_pdf):
+    """A run of this test's own, to read again and edit: whatever it does, the shared run stays as it was."""
+    pipe, out, events = _classic_run(report_pdf)
     yield pipe, out, events
     pipe.close()
 
@@ -86,8 +99,8 @@ def test_text_layer_comparison_is_an_event_before_each_page_finishes(classic_run
     assert event_from_json(compared[0].to_json()) == compared[0]
 
 
-def test_redecode_page_keeps_edited_blocks_and_chosen_regions(classic_run):
-    pipe, out, events = classic_run
+def test_redecode_page_keeps_edited_blocks_and_chosen_regions(own_classic_run):
+    pipe, out, events = own_classic_run
     out.region("p1-r02").text = "EDITED BY HAND"
     n0 = len(events)
     pipe.decode_page(0, keep={"p1-r02"})
