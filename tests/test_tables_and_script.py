@@ -94,6 +94,24 @@ def test_the_mask_lets_the_best_latin_class_win_only_on_a_latin_page():
     assert mask(frames) is frames
 
 
+def test_a_cjk_line_on_a_latin_page_is_not_masked():
+    """An English table on a Chinese journal page makes the page "Latin" by count; its Chinese lines must still read
+    as Chinese: only a stray CJK class inside a Latin line is masked."""
+    mask = ScriptMask()
+    mask.set_characters(["blank", "a", "b", "=", "二", "中", "文", " "])
+    frames = np.zeros((2, 4, 8), dtype=np.float32)
+    for t, k in enumerate([5, 0, 6, 0]):  # row 0 reads "中文"
+        frames[0, t, k] = 0.7
+        frames[0, t, 1 if k else 0] += 0.3
+    for t, k in enumerate([1, 4, 2, 0]):  # row 1 reads "a二b": a misread "="
+        frames[1, t, k] = 0.6
+        frames[1, t, 3 if k == 4 else 0] += 0.4
+    mask.latin = 40  # the page so far read as Latin
+    out = mask(frames)
+    assert out[0].argmax(axis=1).tolist() == [5, 0, 6, 0]  # the Chinese line kept
+    assert out[1].argmax(axis=1).tolist() == [1, 3, 2, 0]  # the stray CJK class in the Latin line masked
+
+
 def test_a_latin_page_reads_no_cjk_characters(classic):
     """PP-OCR's recogniser reads a lone "=" (a formula line of its own) as "二" unmasked; after a Latin region of
     the same page it reads "="."""

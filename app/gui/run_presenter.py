@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, Signal
 
+from app.core.engines import fallback_engine
 from app.core.review.document import DocumentWork
 from app.core.review.runs import RunController, RunEnded, RunRefused
 
@@ -64,11 +65,12 @@ class RunPresenter(QObject):
 
         v = self.view
         for event in events:
-            if isinstance(event, RunStarted) and event.engine == "classic" and v.engine_bar.engine_name == "auto" \
+            if isinstance(event, RunStarted) and event.engine == fallback_engine().name \
+                    and v.engine_bar.engine_name == "auto" \
                     and not self.told_auto_classic:
                 self.told_auto_classic = True
-                v.banner.show_message("Automatic is using Classic OCR (RapidOCR): no GravityOCR or built-in model "
-                                      "weights were found. `python -m app models` says where they are looked for.",
+                v.banner.show_message(f"Automatic is using {fallback_engine().title}: no GravityOCR or built-in "
+                                      "model weights were found. `python -m app models` says where they are looked for.",
                                       actions=[("Choose folder…", self.choose_model_folder)])
 
     def show_error(self, event) -> None:
@@ -80,7 +82,7 @@ class RunPresenter(QObject):
         """An engine that cannot load (missing weights): choose its folder, or read with classic OCR now."""
         if event is None or event.where != "loading_model":
             return []
-        return [("Choose folder…", self.choose_model_folder), ("Use classic", self.use_classic)]
+        return [("Choose folder…", self.choose_model_folder), (f"Use {fallback_engine().name}", self.use_classic)]
 
     def choose_model_folder(self) -> None:
         from PySide6.QtWidgets import QFileDialog
@@ -94,7 +96,7 @@ class RunPresenter(QObject):
 
     def use_classic(self) -> None:
         v = self.view
-        v.engine_bar.set_engine("classic")
+        v.engine_bar.set_engine(fallback_engine().name)
         v.banner.hide()
         self.start(v.current())
 
@@ -118,7 +120,7 @@ class RunPresenter(QObject):
             else:
                 run_id = self.runs.start(work, options, pages, record_to=record_to)
         except RunRefused as refused:  # the person's layout is kept: said, with a way on
-            v.banner.show_message(str(refused), actions=[("Use classic", self.use_classic)])
+            v.banner.show_message(str(refused), actions=[(f"Use {fallback_engine().name}", self.use_classic)])
             return 0
         if run_id:
             self.last_error = None

@@ -1,4 +1,4 @@
-"""The region queue: the regions of one document, or of every document of a batch, read through one engine of
+"""The region queue: the regions of one document, or of every document of a `convert` over several inputs, read through one engine of
 servers with its `concurrency` requests in flight, earliest (document, page, reading order) first.
 
 A document's thread lays out its pages and hands each page's regions to the queue as soon as that page is laid out
@@ -8,7 +8,7 @@ a thread's loop for `convert`); what they send back — the engine's events and 
 the document's own thread, which emits the events, applies the outcomes in priority order and finishes each page
 once it and every earlier page are complete. So the document, its output and its events stay with their owner.
 
-In a batch (`convert DIR` with a remote engine: app.commands.batch.Overlap) one queue serves every document, and
+Over several inputs (`convert DIR` with a remote engine: app.commands.convert_inputs.Overlap) one queue serves every document, and
 the next document is opened and laid out while the previous one's last regions are in flight: its regions queue
 behind them, so the servers are not left idle between documents. PyMuPDF and the layout model are not
 thread-safe, hence the Baton: one document's pipeline code runs at a time, a document gives the baton up only while
@@ -226,22 +226,23 @@ class RegionQueue:
 
 @dataclass(frozen=True)
 class Seat:
-    """A document's place in a batch's shared region queue: the queue, and its rank there (earlier ranks' regions
-    go first)."""
+    """A document's place in the region queue of a run over several inputs: the queue, and its rank there (earlier
+    ranks' regions go first)."""
 
     shared: SharedRegions
     rank: int
 
     def handed_in(self, engine, layout) -> None:
-        """The document has handed in its last regions: the batch may start the next one."""
+        """The document has handed in its last regions: the run may start the next one."""
         if self.shared.on_tail is not None:
             self.shared.on_tail(self.rank, engine, layout)
 
 
 class SharedRegions:
-    """The queue a batch's documents share, opened on the loop at the first document's engine. A `Seat(shared,
-    rank)` given to a Pipeline seats it there; `on_tail(rank, engine, layout)` is called once a document has handed
-    in its last regions (the batch starts the next document there, on the same engine and layout)."""
+    """The queue the documents of a run over several inputs share, opened on the loop at the first document's engine.
+    A `Seat(shared, rank)` given to a Pipeline seats it there; `on_tail(rank, engine, layout)` is called once a
+    document has handed in its last regions (the run starts the next document there, on the same engine and
+    layout)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -255,7 +256,7 @@ class SharedRegions:
             if self._queue is None:
                 self._queue = RegionQueue(engine, self.baton).open(self.loop)
             elif self._queue.engine is not engine:
-                raise RuntimeError("the documents of a batch share one engine")
+                raise RuntimeError("the documents of one run share one engine")
             return self._queue
 
     def close(self) -> None:

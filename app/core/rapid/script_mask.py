@@ -6,7 +6,9 @@ a CJK page is left alone.
 
 Which script a page is in is judged from what the recogniser itself reads, unmasked: the Latin letters against the
 CJK characters of the page so far (`reset()` starts a page) plus the batch at hand. Latin when the Latin letters
-are at least LATIN_MIN and LATIN_RATIO times the CJK characters.
+are at least LATIN_MIN and LATIN_RATIO times the CJK characters. Even on a Latin page, a line that reads as CJK text
+of its own (two CJK characters or more, not outnumbered four to one by Latin letters) is left alone: only the stray
+CJK class in a Latin line is a misreading.
 
     mask = ScriptMask()
     install(rapidocr_instance, mask)   # wraps its recogniser's ONNX session when the recogniser is loaded
@@ -83,20 +85,27 @@ class ScriptMask:
         if not self.characters or preds.ndim != 3 or preds.shape[2] != len(self.characters) or not self._cjk.size:
             return preds
         idx = preds.argmax(axis=2)
-        latin, cjk = count_scripts(self._greedy_text(idx))
+        rows = [count_scripts(self._greedy_text(row[None])) for row in idx]
+        latin, cjk = sum(r[0] for r in rows), sum(r[1] for r in rows)
         with self._lock:
             self.latin += latin
             self.cjk += cjk
             latin_page = self.is_latin(self.latin, self.cjk)
-        if not latin_page or not cjk:
+        # a line that reads as CJK text of its own (two CJK characters or more, not outnumbered LATIN_RATIO to one by
+        # Latin letters) is CJK even on a Latin page: an English table on a Chinese page must not mask the Chinese
+        masked = [latin_page and c > 0 and not (c >= 2 and l < LATIN_RATIO * c) for l, c in rows]
+        if not any(masked):
             return preds
         out = np.array(preds, copy=True)
+        sel = np.array(masked)
         # where a CJK class won, the character is there but misread: the best Latin class takes it (not the blank,
         # which would drop it); elsewhere the CJK classes just lose their say
-        won = np.isin(idx, self._cjk)
-        out[:, :, self._cjk] = 0.0
+        won = np.isin(idx, self._cjk) & sel[:, None]
+        part = out[sel]
+        part[:, :, self._cjk] = 0.0
+        out[sel] = part
         out[..., 0] = np.where(won, 0.0, out[..., 0])
-        out /= np.maximum(out.sum(axis=2, keepdims=True), 1e-12)  # the posterior given "not CJK": scores stay scores
+        out[sel] /= np.maximum(out[sel].sum(axis=2, keepdims=True), 1e-12)  # the posterior given "not CJK"
         self.masked_batches += 1
         return out
 
