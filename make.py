@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
 """Set-up and tasks with nothing but python3: `python3 make.py run` | `python3 make.py test` | `python3 make.py setup`.
+`python3 make.py test -p randomly` runs the tests in a random order (the seed is printed; `--randomly-seed=N`
+repeats one).
 
 It creates .venv/ beside this file, installs the project into it (editable, with test extras) when pyproject.toml
 changed since the last install, and runs the task inside it.
@@ -46,7 +48,8 @@ def run(extra: list[str]) -> int:
 def test(extra: list[str]) -> int:
     setup()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1")
-    rc = subprocess.call([str(PY), "-m", "pytest", *extra], cwd=ROOT, env=env)
+    # the 25 slowest tests are listed at the end of every run: a test that grows slow shows up there
+    rc = subprocess.call([str(PY), "-m", "pytest", "--durations=25", *extra], cwd=ROOT, env=env)
     if rc == 5:
         print("make.py: pytest collected no tests; that is a failure", file=sys.stderr)
         return 1

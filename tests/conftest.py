@@ -5,24 +5,60 @@ folder and loaded back through the app's own loader. Nothing is mocked.
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The Hugging Face cache of the person running the tests never changes an outcome (GravityOCR weights there would
+# make "auto" choose another engine): an empty cache of the run's own, set before anything imports huggingface_hub
+# (it reads these once), and inherited by the commands the tests start as processes.
+_USER_ENV = {k: os.environ.get(k) for k in ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")}
+_EMPTY_HF = tempfile.mkdtemp(prefix="scriptorium-test-hf-")
+atexit.register(shutil.rmtree, _EMPTY_HF, ignore_errors=True)
+os.environ["HF_HOME"] = _EMPTY_HF
+os.environ["HF_HUB_CACHE"] = os.path.join(_EMPTY_HF, "hub")
+os.environ.pop("HUGGINGFACE_HUB_CACHE", None)
 
 import pytest  # noqa: E402
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "user_cache: the test reads the real Hugging Face cache and user data dir "
+                                       "(opts out of the isolation below)")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_user_data(tmp_path_factory, monkeypatch):
-    """No test reads or writes the real user's journal, settings or model folders."""
+def _isolated_user_data(request, tmp_path_factory, monkeypatch):
+    """No test reads or writes the real user's journal, settings or model folders, nor sees their Hugging Face
+    cache (each test gets an empty one of its own), unless it is marked `user_cache`."""
+    import sys
+
+    constants = sys.modules.get("huggingface_hub.constants")
+    if request.node.get_closest_marker("user_cache"):  # the person's own cache and data, as the app sees them
+        for key, value in _USER_ENV.items():
+            if value is None:
+                monkeypatch.delenv(key, raising=False)
+            else:
+                monkeypatch.setenv(key, value)
+        if constants is not None:
+            cache = _USER_ENV["HF_HUB_CACHE"] or _USER_ENV["HUGGINGFACE_HUB_CACHE"] or os.path.join(
+                _USER_ENV["HF_HOME"] or os.path.join(os.path.expanduser("~"), ".cache", "huggingface"), "hub")
+            monkeypatch.setattr(constants, "HF_HUB_CACHE", cache)
+        return
     home = tmp_path_factory.mktemp("scriptorium-home")
     monkeypatch.setenv("SCRIPTORIUM_HOME", str(home))
     monkeypatch.setenv("SCRIPTORIUM_MODELS", str(home / "models"))
+    hub = home / "hf-hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    if constants is not None:  # already imported (it read the variables then): point it there too
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hub))
 
 
 @pytest.fixture(scope="module")

@@ -96,10 +96,10 @@ def test_a_batched_page_reads_as_one_region_at_a_time(engine, report_pdf, tiny_g
 
 
 def test_the_batch_option(engine):
-    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.pipeline import PipelineOptions
     from app.core.pipeline.batching import batch_size
 
-    sizes = {asked: batch_size(Pipeline(PipelineOptions(batch=asked), engine=engine)) for asked in (0, 1, 2, 64)}
+    sizes = {asked: batch_size(engine, PipelineOptions(batch=asked).batch) for asked in (0, 1, 2, 64)}
     assert sizes == {0: engine.batch_size, 1: 1, 2: 2, 64: engine.batch_size}
     assert PipelineOptions().batch == 1  # the library's and the app's default: one at a time
 

@@ -4,7 +4,6 @@ serving events while decoding; Cancel ends a run promptly. Screenshots land in t
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
@@ -173,59 +172,48 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
 
 
 def test_gui_thread_stays_responsive_and_cancel_is_prompt(qtbot, tiny_glmocr_dir, one_page_pdf, artifacts_dir):
+    """What the code decides, not how fast this machine is: the decode runs off the GUI thread, so the GUI's event
+    loop turns (a zero-delay timer fires) between two batches of a running decode, and a cancel ends the run where
+    it is (no region started after it but the one possibly already on its way)."""
     w = make_window(qtbot, tiny_glmocr_dir, max_new_tokens=0)  # per-task limits: long enough to cancel midway
-    gaps, last = [], [time.perf_counter()]
+    seen: list[ev.Event] = []
+    batches = [0]  # event batches that reached the GUI while decoding
+    turned_between = []  # how many batches had come each time the GUI's loop turned (a zero timer ran) while decoding
     decoding = [False]
 
-    def tick():
-        now = time.perf_counter()
+    def batch(events):  # connected after the window's own slot: once per batch, after the window handled it
+        seen.extend(events)
+        # model loading holds the GIL in dlopen() for a while; decoding must not
+        decoding[0] = decoding[0] or any(isinstance(e, ev.RegionStarted) for e in events)
         if decoding[0]:
-            gaps.append(now - last[0])
-        last[0] = now
+            batches[0] += 1
+            QTimer.singleShot(0, lambda: turned_between.append(batches[0]))
 
-    timer = QTimer()
-    timer.setInterval(10)
-    timer.timeout.connect(tick)
-    seen: list[ev.Event] = []
-    original = w.handle_event
-
-    def spy(event):
-        seen.append(event)
-        if isinstance(event, ev.RegionStarted):
-            decoding[0] = True  # model loading holds the GIL in dlopen() for a while; decoding must not
-        original(event)
-
-    w.decoder.events.disconnect(w._live_events)
-    w.decoder.events.connect(lambda batch: [spy(e) for e in batch])
+    w.decoder.events.connect(batch)
     w.open_files([str(one_page_pdf)], run=False)
-    timer.start()
     w.run_document()
-    qtbot.waitUntil(lambda: decoding[0], timeout=90_000)
-    t0 = time.perf_counter()
+    qtbot.waitUntil(lambda: decoding[0], timeout=120_000)
     # decode until two regions are finished and a third is streaming
     qtbot.waitUntil(
         lambda: sum(isinstance(e, ev.RegionFinished) for e in seen) >= 2
         and isinstance(seen[-1], (ev.RoundVerified, ev.TokensCommitted)),
-        timeout=90_000,
+        timeout=240_000,
     )
-    busy_s = time.perf_counter() - t0
     w.redraw()
     w.grab().save(str(artifacts_dir / "main_window_decoding.png"))
     assert w.progress.isVisible() and "Decoding" in w.progress.text
-    worst = max(gaps[1:])
-    print(f"GUI timer: worst gap {worst * 1000:.0f} ms over {busy_s:.1f} s of decoding ({len(gaps)} ticks)")
-    # a GUI thread blocked by the decode would show one gap as long as the decoding so far
-    assert busy_s > 2.0 and worst < 0.8, (worst, busy_s)
+    print(f"{batches[0]} event batches while decoding; the GUI loop turned {len(turned_between)} times between them")
+    # a decode on the GUI thread would deliver its events without the loop turning until it ends: here the loop
+    # turned while the decode went on, and more batches came after it did
+    assert turned_between and min(turned_between) < batches[0], (turned_between, batches[0])
 
     finished_before = {e.region_id for e in seen if isinstance(e, ev.RegionFinished)}
-    t_cancel = time.perf_counter()
+    before_cancel = len(seen)
     w.cancel_run()
-    wait_run(qtbot, w, timeout=10_000)
-    cancel_s = time.perf_counter() - t_cancel
-    timer.stop()
-    print(f"cancel took {cancel_s * 1000:.0f} ms")
-    assert cancel_s < 2.0, cancel_s
-    assert any(isinstance(e, ev.RunCancelled) for e in seen)
+    wait_run(qtbot, w, timeout=120_000)
+    after = seen[before_cancel:]
+    assert any(isinstance(e, ev.RunCancelled) for e in after)
+    assert sum(isinstance(e, ev.RegionStarted) for e in after) <= 1, [type(e).__name__ for e in after]
     assert not w.progress.isVisible()
     # what was finished is kept; nothing is left marked as decoding
     for rid in finished_before:

@@ -52,31 +52,44 @@ def test_3_a_layout_past_its_budget_falls_back_to_the_whole_page_with_a_warning(
     assert time.perf_counter() - t0 < 60
 
 
-def test_3_cancel_stops_a_layout_within_a_second(graph):
+def test_3_cancel_stops_a_layout_in_progress(graph, monkeypatch):
+    """Cancel while the layout child works on the page: the wait for it ends the run as cancelled, the layout never
+    finishes nor falls back to the whole page. Synchronised on the page reaching the child, not on a sleep; no
+    figure of this machine's speed in the asserts (the 1-second target is measured by `bench hostile`)."""
     from app.core import events as ev
     from app.core.cancel import CancelToken
-    from app.core.layout.budget import shared_process
+    from app.core.layout import budget
     from app.core.pipeline import Pipeline, PipelineOptions
 
-    shared_process().parse  # the child starts with the first page; warm it so the test times the layout itself
     cancel = CancelToken()
-    started = threading.Event()
+    sent = threading.Event()
+    send = budget._send
 
-    def emit(event) -> None:
-        if isinstance(event, ev.PhaseChanged) and event.phase == "layout":
-            started.set()
+    def send_and_say(stream, message) -> None:  # the page is on its way to the child: the layout is under way
+        send(stream, message)
+        sent.set()
 
-    pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf", layout_timeout=120), emit=emit, cancel=cancel)
-    done: list[float] = []
-    thread = threading.Thread(target=lambda: (pipe.run(graph), done.append(time.perf_counter())))
+    monkeypatch.setattr(budget, "_send", send_and_say)
+    events: list = []
+    # a budget far beyond any wait below: only the cancel can end this layout early
+    pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf", layout_timeout=3600), emit=events.append,
+                    cancel=cancel)
+    outcome: list = []
+    thread = threading.Thread(target=lambda: outcome.append(pipe.run(graph)))
     thread.start()
-    assert started.wait(60)
-    time.sleep(0.3)
-    t0 = time.perf_counter()
-    cancel.cancel()
-    thread.join(10)
-    pipe.close()
-    assert done and done[0] - t0 < 1.5, done
+    try:
+        assert sent.wait(180), "the page never reached the layout process"
+        cancel.cancel()
+        thread.join(180)
+        assert not thread.is_alive(), "the cancel did not end the layout"
+    finally:
+        cancel.cancel()
+        thread.join(60)
+        pipe.close()
+    names = [type(e).__name__ for e in events]
+    assert outcome and outcome[0].cancelled and "RunCancelled" in names, names
+    assert "LayoutDone" not in names and "RunFinished" not in names, names
+    assert not any(isinstance(e, ev.ErrorRaised) and "whole page" in e.message for e in events)
 
 
 def test_3_ctrl_c_during_a_layout_ends_convert_within_a_second(graph, tmp_path):

@@ -4,6 +4,8 @@ whole-document engines and images."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -23,11 +25,24 @@ def report_pdf(tmp_path_factory):
     return make_small_report(tmp_path_factory.mktemp("pipe") / "report.pdf")
 
 
-@pytest.fixture(scope="module")
-def classic_run(report_pdf):
+def _classic_run(pdf):
     events = []
     pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf"), emit=events.append)
-    out = pipe.run(report_pdf)
+    return pipe, pipe.run(pdf), events
+
+
+@pytest.fixture(scope="module")
+def classic_run(report_pdf):
+    """One run shared by the tests that only read it (read-only: a test that re-reads pages makes its own)."""
+    pipe, out, events = _classic_run(report_pdf)
+    yield pipe, out, tuple(events)
+    pipe.close()
+
+
+@pytest.fixture
+def own_classic_run(report_pdf):
+    """A run of this test's own, to read again and edit: whatever it does, the shared run stays as it was."""
+    pipe, out, events = _classic_run(report_pdf)
     yield pipe, out, events
     pipe.close()
 
@@ -84,8 +99,8 @@ def test_text_layer_comparison_is_an_event_before_each_page_finishes(classic_run
     assert event_from_json(compared[0].to_json()) == compared[0]
 
 
-def test_redecode_page_keeps_edited_blocks_and_chosen_regions(classic_run):
-    pipe, out, events = classic_run
+def test_redecode_page_keeps_edited_blocks_and_chosen_regions(own_classic_run):
+    pipe, out, events = own_classic_run
     out.region("p1-r02").text = "EDITED BY HAND"
     n0 = len(events)
     pipe.decode_page(0, keep={"p1-r02"})
@@ -139,6 +154,27 @@ def test_auto_choices_without_gravityocr_weights():
     assert resolve_engine_name("auto") == "builtin"  # the built-in model ships in models/builtin/
     assert resolve_layout_name("auto") == "pymupdf"
     assert resolve_engine_name("glm") == "glm"
+
+
+def test_auto_follows_the_hugging_face_cache_and_each_test_has_an_empty_one_of_its_own():
+    """The person's cache never decides a test (conftest gives each test an empty one): GravityOCR weights put in
+    this test's cache make "auto" choose GravityOCR here, and only here."""
+    from huggingface_hub import constants
+
+    hub = Path(constants.HF_HUB_CACHE)
+    assert hub.is_relative_to(os.environ["SCRIPTORIUM_HOME"]), hub  # never the person's own cache
+    assert not hub.exists() or not any(hub.iterdir()), hub
+    assert resolve_engine_name("auto") == "builtin"
+    revision = "0" * 40
+    repo = hub / "models--trillionlabs--GravityOCR"
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json", "block_diffusion.json"):
+        (snapshot / name).write_text("{}")
+    (snapshot / "model.safetensors").write_bytes(b"")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(revision)
+    assert resolve_engine_name("auto") == "gravity"
 
 
 class WholeDocument:

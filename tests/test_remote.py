@@ -37,7 +37,7 @@ def checkpoint(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(checkpoint, tmp_path_factory):
-    """One server for the module; the last test kills it (a crash mid-run)."""
+    """One server for the module, never killed (the crash test starts its own)."""
     from app.core.tiny.serving import TransformersServer
 
     srv = TransformersServer(checkpoint, log=tmp_path_factory.mktemp("log") / "serve.log").wait()
@@ -456,9 +456,20 @@ def test_preferences_servers_test_connection_says_what_answers(qtbot, server, ch
     assert s.get("remote_servers") == dead and s.get("remote_api_key_env") == "MY_OCR_KEY"
 
 
-def test_zz_a_server_killed_mid_run_costs_only_its_regions_retried_then_flagged(server, checkpoint):
-    """Last in the module: it kills the module's server."""
+@pytest.fixture
+def doomed_server(checkpoint, tmp_path):
+    """A server of this test's own, which it kills mid-run (the module's server stays up for the others)."""
+    from app.core.tiny.serving import TransformersServer
+
+    srv = TransformersServer(checkpoint, log=tmp_path / "serve.log").wait()
+    yield srv
+    srv.stop()
+
+
+def test_a_server_killed_mid_run_costs_only_its_regions_retried_then_flagged(doomed_server, checkpoint):
     from app.core.tiny.serving import free_port
+
+    server = doomed_server
 
     # a dead address beside the live server: the regions sent there are retried on the live one, all are read
     dead = f"http://127.0.0.1:{free_port()}/v1"

@@ -51,7 +51,7 @@ def test_open_replay_plays_into_the_main_window(qtbot, tmp_path):
     window, player = open_replay(str(path), speed=0.0)
     qtbot.addWidget(window)
     qtbot.waitUntil(lambda: player.position == len(events), timeout=20_000)
-    views = window.findChild(DecodingViews) or window._replay_views
+    views = window.findChild(DecodingViews)
     views.flush()
     rounds = [e for e in events if isinstance(e, RoundVerified)]
     reg = views.rounds_model.regions["p0-r0"]

@@ -327,9 +327,8 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
         checkpoint.pages[page.index] = page
     cancel = _Interrupts.cancel = cancel or CancelToken()
     run_options = _remaining(options, inp, restored)
-    pipe = Pipeline(run_options, emit=emit, cancel=cancel, engine=models["engine"], layout=models["layout"])
-    if overlap is not None:
-        overlap.seat(pipe, rank)
+    pipe = Pipeline(run_options, emit=emit, cancel=cancel, engine=models["engine"], layout=models["layout"],
+                    seat=overlap.seat(rank) if overlap is not None else None)
     t0 = time.perf_counter()
     try:
         if run_options is None:  # every page was finished before: only the output set is left to write

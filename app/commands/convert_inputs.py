@@ -297,12 +297,15 @@ class Overlap:
         self.codes: list[int | None] = [None] * count
         self.models: dict[str, object] = {"engine": None, "layout": None}
 
-    def _tail(self, rank: int, pipe) -> None:
-        self.models["engine"], self.models["layout"] = pipe.engine, pipe.layout  # the next input reuses them
+    def _tail(self, rank: int, engine, layout) -> None:
+        self.models["engine"], self.models["layout"] = engine, layout  # the next input reuses them
         self.next_may_start[rank].set()
 
-    def seat(self, pipe, rank: int) -> None:
-        pipe.region_queue = (self.shared, rank)
+    def seat(self, rank: int):
+        """Input `rank`'s place in the shared region queue (a Pipeline's `seat`)."""
+        from app.core.engines.region_queue import Seat
+
+        return Seat(self.shared, rank)
 
     def wait_turn(self, rank: int) -> None:
         """Before a document writes: every earlier one has ended (the baton given up meanwhile)."""

@@ -71,11 +71,13 @@ def open_replay(path: str, *, document: str | None = None, speed: float = 1.0, p
                 window.open_files([document])
     views = window.findChild(DecodingViews)
     if views is None:  # a window without the decoding views docked: show them on their own
+        from PySide6.QtCore import Qt
+
         views = DecodingViews()
+        views.setParent(window, Qt.WindowType.Window)  # a window of its own, kept alive (and found) with the window
         views.setWindowTitle(f"Scriptorium — replay of {path}")
         views.resize(1100, 700)
         views.show()
-        window._replay_views = views  # keep it alive with the window
         sink = None
     else:
         sink = window.handle_event

@@ -97,6 +97,15 @@ MORE_KEYS = [("Next / previous region", "Alt+Down / Alt+Up"), ("Find: next / pre
              ("Type in the region's block", "double-click")]
 
 
+def enable_actions(actions: SimpleNamespace, *, has_doc: bool, running: bool, exporting: bool) -> None:
+    """What can be done now: most actions need a document; Export none being written; Cancel a live run."""
+    for name in ("export", "close_document", "rerun_page", "zoom_in", "zoom_out", "fit_width", "fit_page",
+                 "next_page", "previous_page", "run"):
+        getattr(actions, name).setEnabled(has_doc)
+    actions.export.setEnabled(has_doc and not exporting)
+    actions.cancel.setEnabled(running)
+
+
 def shortcut_table() -> list[tuple[str, str]]:
     from app.gui.views.decoding_views import PLAYBACK_KEYS
 

@@ -8,23 +8,32 @@ What must never live here: the views themselves (app.gui.views), run state.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QDockWidget, QToolBar
 
 from app.core.engines import ENGINES
 from app.core.events import RunStarted
 
+if TYPE_CHECKING:  # pragma: no cover
+    from app.gui.worker import DecodeClient
+
 
 class DecodingDockPolicy(QObject):
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, dock: QDockWidget, toolbar: QToolBar, decoder: DecodeClient,
+                 parent: QObject | None = None) -> None:
+        """`dock`: the Decoding dock it shows and hides; its toggle goes on `toolbar`; `decoder`'s live events
+        say which engine runs."""
+        super().__init__(parent)
+        self.dock = dock
         self.chosen_by_person = False
-        toggle = window.views_dock.toggleViewAction()
+        toggle = dock.toggleViewAction()
         toggle.setText("Decoding views")
         toggle.setToolTip("Show or hide the decoding views (rounds, R-SWA window, replay)")
         toggle.triggered.connect(self._person_chose)
-        window.actions.toolbar.addAction(toggle)
-        window.decoder.events.connect(self.live_events)
+        toolbar.addAction(toggle)
+        decoder.events.connect(self.live_events)
 
     def _person_chose(self, _checked: bool = False) -> None:
         self.chosen_by_person = True
@@ -38,4 +47,4 @@ class DecodingDockPolicy(QObject):
         spec = ENGINES.get(engine)
         if self.chosen_by_person or spec is None:
             return
-        self.window.views_dock.setVisible(bool(spec.shows))
+        self.dock.setVisible(bool(spec.shows))

@@ -13,6 +13,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QListWidget,
     QListWidgetItem,
+    QMainWindow,
+    QMenu,
     QProgressBar,
     QPushButton,
     QVBoxLayout,
@@ -99,16 +101,16 @@ class DocumentQueueView(QWidget):
             self.refresh()
 
 
-def install_document_queue_view(window) -> DocumentQueueView:
-    """The queue as a dock at the window's right (listed in View), hidden until two documents are queued: it takes
-    no height from the decoding views (their statistics must fit at 1280×800)."""
-    view = DocumentQueueView(window.runs, window)
+def install_document_queue_view(window: QMainWindow, runs, view_menu: QMenu) -> DocumentQueueView:
+    """The queue of `runs` as a dock at the window's right (listed in `view_menu`), hidden until two documents are
+    queued: it takes no height from the decoding views (their statistics must fit at 1280×800). The dock is the
+    view's `dock`."""
+    view = DocumentQueueView(runs, window)
     dock = QDockWidget("Queue", window)
     dock.setObjectName("queue_dock")
     dock.setWidget(view)
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     dock.hide()
     view.dock = dock
-    window.actions.menus["&View"].addAction(dock.toggleViewAction())
-    window.queue_dock = dock
+    view_menu.addAction(dock.toggleViewAction())
     return view

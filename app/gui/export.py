@@ -14,8 +14,10 @@ Pictures: the session's picture blocks link to crops in the app's working folder
 """
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEventLoop, QObject, QRunnable, Qt, QThreadPool, Signal
 
@@ -24,6 +26,13 @@ from app.core.pipeline.options import FORMATS
 from app.core.pipeline.output import SUFFIXES, DocumentOutput, write_document
 from app.core.pipeline.pictures import copy_pictures
 from app.core.review.document import DocumentWork
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QStatusBar
+
+    from app.gui.banner import Banner
+    from app.gui.settings import Settings
 
 
 def _copy_pictures(output: DocumentOutput, out_dir: Path, image_dir: str) -> dict[str, str]:
@@ -72,15 +81,29 @@ class _WriteTask(QRunnable):
         self.signals.ended.emit(files, error)
 
 
+@dataclass(frozen=True)
+class ExportView:
+    """What an export reads and where it says how it went."""
+
+    current: Callable[[], DocumentWork | None]  # the document on screen
+    flush_edits: Callable[[], None]  # the editor's pending typing goes into the session first
+    passwords: dict[str, str]  # an encrypted source's password, by path (for the searchable PDF)
+    status_bar: QStatusBar
+    banner: Banner
+    settings: Settings  # export_dir: the folder the last export went to
+    export_action: QAction  # disabled while an export is written
+    update_actions: Callable[[], None]  # at the end: the window's actions as they should be
+
+
 class Exporter(QObject):
     """The window's exports, one at a time, written off the GUI thread."""
 
     finished = Signal(list)  # the files written
     failed = Signal(str)  # why nothing was written
 
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, view: ExportView, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.view = view
         self.running = False
         self.result: list[Path] | None = None
         self.error = ""
@@ -94,16 +117,16 @@ class Exporter(QObject):
         [] at once (`finished` / `failed` follow)."""
         from PySide6.QtWidgets import QApplication
 
-        w = self.window
-        if w.work is None or self.running:
+        v, work = self.view, self.view.current()
+        if work is None or self.running:
             return []
-        w.editor.flush_edits()
-        stem, formats = plan(w.work, target)
-        output, password = w.work.to_output(), w.runs.passwords.get(w.work.path)  # the snapshot it writes
+        v.flush_edits()
+        stem, formats = plan(work, target)
+        output, password = work.to_output(), v.passwords.get(work.path)  # the snapshot it writes
         self.running, self.result, self.error = True, None, ""
         QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
-        w.statusBar().showMessage(f"Exporting {stem.name}…")
-        w.actions.export.setEnabled(False)
+        v.status_bar.showMessage(f"Exporting {stem.name}…")
+        v.export_action.setEnabled(False)
         self._task = _WriteTask(lambda: write(output, stem, formats, password))
         self._task.setAutoDelete(False)
         self._task.signals.ended.connect(self._ended, Qt.ConnectionType.QueuedConnection)
@@ -131,17 +154,17 @@ class Exporter(QObject):
     def _ended(self, files: list[Path] | None, error: str) -> None:
         from PySide6.QtWidgets import QApplication
 
-        w = self.window
+        v = self.view
         self.running, self._task = False, None
         QApplication.restoreOverrideCursor()
-        w.update_actions()
+        v.update_actions()
         if files is None:
             self.error = error
-            w.statusBar().clearMessage()
-            w.banner.show_message(f"Nothing was exported: {error}")
+            v.status_bar.clearMessage()
+            v.banner.show_message(f"Nothing was exported: {error}")
             self.failed.emit(error)
             return
         self.result = files
-        w.settings.set("export_dir", str(files[0].parent))
-        w.statusBar().showMessage("Exported " + ", ".join(p.name for p in files), 6000)
+        v.settings.set("export_dir", str(files[0].parent))
+        v.status_bar.showMessage("Exported " + ", ".join(p.name for p in files), 6000)
         self.finished.emit(files)

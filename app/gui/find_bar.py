@@ -3,19 +3,29 @@ that hold one are outlined on the page; Enter / Shift+Enter (or F3 / Shift+F3) g
 showing its page and selecting its region; Esc closes the bar and clears the marks. Case-insensitive, over the
 text the editor shows (a person's edits included).
 
-What must never live here: changing any text.
+It is given the editor and the page it marks, and the window's `reveal`, never the window. What must never live
+here: changing any text.
 """
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
+if TYPE_CHECKING:  # pragma: no cover
+    from app.gui.markdown_editor import MarkdownEditor
+    from app.gui.page_view import PageView
+
 
 class FindBar(QWidget):
-    def __init__(self, window) -> None:
+    def __init__(self, editor: MarkdownEditor, page_view: PageView, reveal: Callable[..., object],
+                 shortcuts_on: QWidget) -> None:
+        """`reveal(block_id, leave_live=True)` shows a hit's page and selects its region; F3 / Shift+F3 work
+        anywhere in `shortcuts_on` (the window)."""
         super().__init__()
-        self.window = window
+        self.editor, self.page_view, self.reveal = editor, page_view, reveal
         self.setObjectName("find_bar")
         self.field = QLineEdit()
         self.field.setPlaceholderText("Find in the document")
@@ -37,8 +47,8 @@ class FindBar(QWidget):
         self.current = -1
         self.field.textChanged.connect(self.search)
         self.field.installEventFilter(self)
-        QShortcut(QKeySequence("F3"), window, self.next)
-        QShortcut(QKeySequence("Shift+F3"), window, self.previous)
+        QShortcut(QKeySequence("F3"), shortcuts_on, self.next)
+        QShortcut(QKeySequence("Shift+F3"), shortcuts_on, self.previous)
         self.hide()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - the field's keys come before the window's shortcuts
@@ -70,7 +80,7 @@ class FindBar(QWidget):
         self._mark()
 
     def search(self, text: str) -> None:
-        editor = self.window.editor
+        editor = self.editor
         self.hits, self.current = [], -1
         needle = text.casefold()
         if needle:
@@ -83,10 +93,9 @@ class FindBar(QWidget):
         self._mark()
 
     def _mark(self) -> None:
-        w = self.window
-        w.editor.highlight_spans(self.hits)
+        self.editor.highlight_spans(self.hits)
         found = {rid for rid, _a, _b in self.hits}
-        for rid, item in w.page_view.region_items.items():
+        for rid, item in self.page_view.region_items.items():
             item.set_state(found=rid in found)
         n = len(self.hits)
         where = f"{self.current + 1} of {n}" if self.current >= 0 else f"{n} hit{'' if n == 1 else 's'}"
@@ -103,9 +112,8 @@ class FindBar(QWidget):
             return
         self.current = (self.current + step) % len(self.hits)
         rid, start, end = self.hits[self.current]
-        w = self.window
-        w.reveal(rid, leave_live=True)
-        editor = w.editor
+        self.reveal(rid, leave_live=True)
+        editor = self.editor
         pos = editor.block_start(rid)
         if pos >= 0:
             cursor = QTextCursor(editor.document())

@@ -22,12 +22,11 @@ from app.core.document import DOCUMENT_SUFFIXES
 from app.core.review.document import DocumentWork
 from app.core.review.runs import RunController
 from app.core.review.session import Session
-from app.gui.actions import fill_recent_menu
-from app.gui.export import Exporter
+from app.gui.actions import enable_actions, fill_recent_menu
+from app.gui.autosave import Autosave
 from app.gui.journal import Journal
 from app.gui.prompts import Prompter
 from app.gui.render_service import PageRenderer
-from app.gui.run_presenter import RunPresenter
 from app.gui.settings import Settings
 from app.gui.window_ui import restore_geometry, save_geometry, setup_ui
 from app.gui.worker import DecodeClient
@@ -53,18 +52,16 @@ class MainWindow(QMainWindow):
         self.renderer = PageRenderer(self)
         self.decoder = DecodeClient(self)
         self.runs = RunController(self.session, self.decoder)  # run state, queue, traces: Qt-free
-        self.run_presenter = RunPresenter(self)
-        self.exporter = Exporter(self)  # exports written off the GUI thread
         self.follow_live = True
         self._dirty_blocks: set[str] = set()
         self._dirty_layout = self._dirty_live = False
         self._window_span: tuple[str, int, int] | None = None  # the last R-SWA window shown in the editor
         self.events_handled = 0
-        setup_ui(self)
+        self.autosave = Autosave(lambda: self.settings.get("autosave_seconds"), lambda: self.save_journal(wait=False),
+                                 self)
+        setup_ui(self)  # the widgets, and the helpers given the parts they need (run_presenter, flow, …)
         self._frame = QTimer(self, singleShot=True, interval=FRAME_MS)  # widgets catch up once per frame
         self._frame.timeout.connect(self.redraw)
-        self._autosave = QTimer(self, singleShot=True)
-        self._autosave.timeout.connect(lambda: self.save_journal(wait=False))
         self._connect()
         fill_recent_menu(self.actions.recent_menu, self.settings.get("recent_files"), self.open_files)
         self._docks_sized = restore_geometry(self)
@@ -72,7 +69,8 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.decoder.events.connect(self._live_events)
-        self.decoder.run_finished.connect(self.run_presenter.finished)
+        self.run_presenter.started.connect(self._run_started)
+        self.run_presenter.ended.connect(self._run_ended)
         self.renderer.info_ready.connect(self._info_ready)
         self.renderer.page_ready.connect(self._page_ready)
         self.renderer.failed.connect(self._render_failed)
@@ -120,7 +118,7 @@ class MainWindow(QMainWindow):
         if run if run is not None else self.settings.get("auto_run"):
             self.runs.enqueue(opened)
             self.run_presenter.next_in_queue()
-        self._touch()
+        self.autosave.touch()
         return opened
 
     def index_of(self, path: str) -> int:
@@ -170,7 +168,7 @@ class MainWindow(QMainWindow):
             self.review.show_document()
             self.middle.setCurrentIndex(0)
             self.setWindowTitle("Scriptorium")
-        self._touch()
+        self.autosave.touch()
         self.update_actions()
 
     def close_current_document(self) -> None:
@@ -306,7 +304,7 @@ class MainWindow(QMainWindow):
         block = self.session.find_block(region_id)
         if block is not None:
             self.page_view.set_region_state(region_id, edited=block.edited)
-        self._touch()
+        self.autosave.touch()
 
     # --- runs (their state lives in the Qt-free RunController; RunPresenter shows them) --------------------------------
 
@@ -327,6 +325,18 @@ class MainWindow(QMainWindow):
 
     def cancel_run(self, discard: bool = False) -> None:
         self.run_presenter.cancel(discard)
+
+    def _run_started(self, run_id: int) -> None:
+        self.follow_live = True
+        self.update_actions()
+
+    def _run_ended(self, ended) -> None:
+        """Shown by the presenter; here: the person's edits the run read differently, and the journal."""
+        if self.review.resolve_conflicts(ended.conflicts, self.prompter):
+            self.show_regions()
+        self.update_actions()
+        self.redraw()
+        self.save_journal(wait=False)  # never an fsync stall on the GUI thread
 
     def _live_events(self, events: list) -> None:
         list(map(self.handle_event, events))
@@ -364,7 +374,7 @@ class MainWindow(QMainWindow):
             if not self._frame.isActive():
                 self._frame.start()
         if change:
-            self._touch()
+            self.autosave.touch()
 
     def redraw(self) -> None:
         """Bring the widgets up to the session (called by the frame timer; tests may call it directly)."""
@@ -410,14 +420,8 @@ class MainWindow(QMainWindow):
 
     # --- journal and export ------------------------------------------------------------------------------------------
 
-    def _touch(self) -> None:
-        """Something worth keeping changed: save within `autosave_seconds` (not reset by later changes, so a
-        stream of tokens cannot postpone the save forever)."""
-        if not self._autosave.isActive():
-            self._autosave.start(int(self.settings.get("autosave_seconds") * 1000))
-
     def save_journal(self, wait: bool = True) -> Path:
-        self._autosave.stop()
+        self.autosave.stop()
         self.editor.flush_edits()
         return self.journal.save(self.session.to_dict(), wait=wait)
 
@@ -425,7 +429,7 @@ class MainWindow(QMainWindow):
         """After a crash or kill: offer the work the journal kept (app.gui.journal_restore)."""
         from app.gui.journal_restore import offer_restore
 
-        return offer_restore(self)
+        return offer_restore(self.journal, self.settings, self.banner, self.prompter, self.restore_state)
 
     def restore_state(self, state: dict) -> None:
         self.session.load_dict(state)
@@ -457,14 +461,8 @@ class MainWindow(QMainWindow):
             fill_recent_menu(self.actions.recent_menu, self.settings.get("recent_files"), self.open_files)
 
     def update_actions(self) -> None:
-        has_doc = self.work is not None
-        running = self.decoder.running and not self.runs.replaying
-        for name in ("export", "close_document", "rerun_page", "zoom_in", "zoom_out", "fit_width", "fit_page",
-                     "next_page", "previous_page"):
-            getattr(self.actions, name).setEnabled(has_doc)
-        self.actions.export.setEnabled(has_doc and not self.exporter.running)
-        self.actions.run.setEnabled(has_doc)
-        self.actions.cancel.setEnabled(running)
+        enable_actions(self.actions, has_doc=self.work is not None, exporting=self.exporter.running,
+                       running=self.decoder.running and not self.runs.replaying)
 
     def showEvent(self, event) -> None:  # noqa: N802
         super().showEvent(event)

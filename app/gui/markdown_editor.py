@@ -88,7 +88,7 @@ class MarkdownEditor(QPlainTextEdit):
         self._edit_timer = QTimer(self, singleShot=True, interval=400)
         self._edit_timer.timeout.connect(self.flush_edits)
         self.document().contentsChange.connect(self._contents_changed)
-        self.cursorPositionChanged.connect(self._cursor_moved)
+        self.cursorPositionChanged.connect(self.sync_current_block)
 
     # --- content from the session ---------------------------------------------------------------------------
 
@@ -328,7 +328,9 @@ class MarkdownEditor(QPlainTextEdit):
                 selections.append(sel)
         self.setExtraSelections(selections)
 
-    def _cursor_moved(self) -> None:
+    def sync_current_block(self) -> None:
+        """The block under the cursor becomes the current one (highlighted; `cursor_block_changed` when it
+        changed): run on every cursor move, and by whoever moved the cursor with the signals blocked."""
         rid = self.current_block_id()
         if rid != self._current_id:
             self._current_id = rid

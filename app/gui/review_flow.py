@@ -9,11 +9,15 @@
 - J/K (or Alt+↓/↑) select the next/previous region, N the next block that needs review (app.core.pipeline.quality:
   low confidence, high CER, truncated, error…) and Enter marks the selected block as reviewed and moves on.
 
-What must never live here: changing regions or blocks directly (core's region editor and session do), drawing.
+It is given what it works on (`ReviewHost`), never the window. What must never live here: changing regions or
+blocks directly (core's region editor and session do), drawing.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QPointF, Qt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from PySide6.QtCore import QObject, QPointF, Qt, Signal
 from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import QMenu
 
@@ -21,6 +25,13 @@ from app.core.pipeline.quality import review_reasons
 from app.core.regions import TASKS
 from app.core.review.document import DocumentWork
 from app.core.review.region_edits import LayoutEdit, RegionEditor, restore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.review.runs import RunController
+    from app.core.review.session import Session
+    from app.gui.page_view import PageView
+    from app.gui.review_pane import ReviewPane
+    from app.gui.side_panel import DocumentList
 
 LABELS = ("text", "paragraph_title", "doc_title", "table", "formula", "image", "chart", "header", "footer",
           "footnote", "abstract", "reference_content")
@@ -39,12 +50,6 @@ class LayoutEditCommand(QUndoCommand):
         restore(self.work, self.edit.page, self.edit.after, "person")
         self.flow.layout_changed(self.work, self.edit.page, self.edit.selected)
 
-    def set_raw_stream(self, on: bool) -> None:
-        """Show a whole-document generation's `<|det|>` headers and page markers as they stream (default: hidden)."""
-        w = self.window
-        changed = w.session.set_raw_stream_tags(on)
-        w.review.refresh_blocks(changed)
-
     def undo(self) -> None:
         restore(self.work, self.edit.page, self.edit.before, self.edit.layout_before)
         self.flow.layout_changed(self.work, self.edit.page, self.edit.selected)
@@ -62,65 +67,78 @@ class TextEditCommand(QUndoCommand):
             return
         self.flow.set_text(self.work, self.region_id, self.after)
 
-    def set_raw_stream(self, on: bool) -> None:
-        """Show a whole-document generation's `<|det|>` headers and page markers as they stream (default: hidden)."""
-        w = self.window
-        changed = w.session.set_raw_stream_tags(on)
-        w.review.refresh_blocks(changed)
-
     def undo(self) -> None:
         self.flow.set_text(self.work, self.region_id, self.before)
 
 
+@dataclass(frozen=True)
+class ReviewHost:
+    """What the review flow works on: the session and the widgets showing it, and what the window does for it."""
+
+    session: Session
+    page_view: PageView
+    review: ReviewPane  # the block bar, the editor (review.editor) and the preview
+    documents: DocumentList
+    runs: RunController  # which document is being read (its list line is the run's then)
+    reveal: Callable[..., object]  # show a block's page and select its region (MainWindow.reveal)
+    show_regions: Callable[[], None]  # draw the shown page's regions again
+    select_region: Callable[[str], None]  # on the page and in the editor
+    rerun_region: Callable[[str], int]
+    touch: Callable[[], None]  # something worth keeping changed (the journal is saved soon)
+    status: Callable[[str, int], None]  # a status-bar message for so many milliseconds
+
+
 class ReviewFlow(QObject):
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
+    drawing_changed = Signal(bool)  # draw mode on or off (the Draw action's check mark follows)
+
+    def __init__(self, host: ReviewHost, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.host = host
         self.undo_stack = QUndoStack(self)
         self.split_at: tuple[str, float] | None = None  # the region and line last right-clicked
-        view = window.page_view
+        view = host.page_view
         view.box_edited.connect(self.set_box)
         view.region_drawn.connect(self.draw)
         view.region_menu_requested.connect(self.show_menu)
-        view.region_activated.connect(lambda rid: window.review.select_block(rid, focus=True))
-        window.review.text_edited.connect(self.text_edited)
+        view.region_activated.connect(lambda rid: host.review.select_block(rid, focus=True))
+        host.review.text_edited.connect(self.text_edited)
 
     # --- what the person sees --------------------------------------------------------------------------------
 
     @property
     def work(self) -> DocumentWork | None:
-        return self.window.work
+        return self.host.session.document
 
     def selected_id(self) -> str:
-        return self.window.page_view.selected_id or self.window.editor.current_block_id()
+        return self.host.page_view.selected_id or self.host.review.editor.current_block_id()
 
     def select(self, region_id: str) -> None:
         """Select a block on the page and in the editor, keeping the keyboard on the page (J/K go on working)."""
-        w = self.window
-        if w.reveal(region_id, leave_live=True) is None:
+        h = self.host
+        if h.reveal(region_id, leave_live=True) is None:
             return
-        w.review.select_block(region_id, focus=False)
-        w.page_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        h.review.select_block(region_id, focus=False)
+        h.page_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def layout_changed(self, work: DocumentWork, page: int, selected: str) -> None:
         """A page's regions changed (an edit, an undo or a redo): Markdown, page and editor follow."""
-        w = self.window
-        w.session.reassemble(work, page)
-        if work is w.work:
-            if w.page_view.page == page:
-                w.show_regions()
-            w.review.refresh_blocks({b.id for b in work.layout_blocks(page)})
-            w.review.show_document()
+        h = self.host
+        h.session.reassemble(work, page)
+        if work is self.work:
+            if h.page_view.page == page:
+                h.show_regions()
+            h.review.refresh_blocks({b.id for b in work.layout_blocks(page)})
+            h.review.show_document()
             if selected and selected in work.blocks:
                 self.select(selected)
             self.refresh_list()
-        w._touch()
+        h.touch()
 
     def refresh_list(self) -> None:
         """The document list's line for the current document ("2 to review · 15 blocks"), unless it is reading."""
-        w = self.window
-        if w.work is not None and w.runs.work is not w.work:
-            w.documents.set_status(w.session.current, w.work.summary())
+        h, work = self.host, self.work
+        if work is not None and h.runs.work is not work:
+            h.documents.set_status(h.session.current, work.summary())
 
     def _apply(self, edit: LayoutEdit | None) -> None:
         work = self.work
@@ -128,7 +146,7 @@ class ReviewFlow(QObject):
             return
         self.undo_stack.push(LayoutEditCommand(self, work, edit))
         self.layout_changed(work, edit.page, edit.selected)
-        self.window.statusBar().showMessage(edit.description, 3000)
+        self.host.status(edit.description, 3000)
 
     # --- layout fixes ------------------------------------------------------------------------------------------
 
@@ -139,12 +157,13 @@ class ReviewFlow(QObject):
     def draw(self, page: int, box_pt) -> None:
         if self.work is not None:
             self._apply(RegionEditor(self.work).add(page, tuple(box_pt)))
-            self.window.actions.draw_region.setChecked(False)
+            self.set_draw_mode(False)
 
     def set_draw_mode(self, on: bool) -> None:
-        self.window.page_view.gestures.draw_mode = bool(on)
+        self.host.page_view.gestures.draw_mode = bool(on)
         if on:
-            self.window.statusBar().showMessage("Drag on the page to draw a region (D again to stop)", 4000)
+            self.host.status("Drag on the page to draw a region (D again to stop)", 4000)
+        self.drawing_changed.emit(bool(on))
 
     def delete_region(self) -> None:
         rid = self.selected_id()
@@ -178,13 +197,13 @@ class ReviewFlow(QObject):
     def read_again(self) -> None:
         rid = self.selected_id()
         if rid:
-            self.window.rerun_region(rid)
+            self.host.rerun_region(rid)
 
     def show_menu(self, region_id: str, scene_pos: QPointF, global_pos) -> None:
-        self.window.select_region(region_id)
+        self.host.select_region(region_id)
         self.split_at = (region_id, scene_pos.y())
-        menu = QMenu(self.window)
-        menu.addAction("Read this region again (R)", lambda: self.window.rerun_region(region_id))
+        menu = QMenu(self.host.page_view)
+        menu.addAction("Read this region again (R)", lambda: self.host.rerun_region(region_id))
         menu.addAction("Split here (S)", self.split_region)
         menu.addAction("Merge with the next region (M)", self.merge_region)
         menu.addAction("Delete region (Del)", self.delete_region)
@@ -206,23 +225,21 @@ class ReviewFlow(QObject):
             self.undo_stack.push(TextEditCommand(self, self.work, region_id, before, after))
 
     def set_text(self, work: DocumentWork, region_id: str, markdown: str) -> None:
-        w = self.window
-        if work is not w.work:
+        h = self.host
+        if work is not self.work:
             return
-        w.editor.flush_edits()
-        if w.session.edit(region_id, markdown):
-            w.review.refresh_blocks({region_id})
-            w.page_view.set_region_state(region_id, edited=work.blocks[region_id].edited)
-            w._touch()
+        h.review.editor.flush_edits()
+        if h.session.edit(region_id, markdown):
+            h.review.refresh_blocks({region_id})
+            h.page_view.set_region_state(region_id, edited=work.blocks[region_id].edited)
+            h.touch()
 
     def set_raw_stream(self, on: bool) -> None:
         """Show a whole-document generation's `<|det|>` headers and page markers as they stream (default: hidden)."""
-        w = self.window
-        changed = w.session.set_raw_stream_tags(on)
-        w.review.refresh_blocks(changed)
+        self.host.review.refresh_blocks(self.host.session.set_raw_stream_tags(on))
 
     def undo(self) -> None:
-        self.window.editor.flush_edits()
+        self.host.review.editor.flush_edits()
         self.undo_stack.undo()
 
     def redo(self) -> None:
@@ -248,7 +265,7 @@ class ReviewFlow(QObject):
         if rid:
             self.select(rid)
         else:
-            self.window.statusBar().showMessage(none_left, 3000)
+            self.host.status(none_left, 3000)
 
     def next_region(self) -> None:
         self._go([b.id for b in self.work.layout_blocks()] if self.work else [], True, "No regions")
@@ -266,17 +283,17 @@ class ReviewFlow(QObject):
         if rid and self.work is not None and rid in self.work.blocks:
             reasons = review_reasons(self.work.blocks[rid].region)
             if reasons:
-                self.window.statusBar().showMessage(f"{rid}: " + ", ".join(reasons), 6000)
+                self.host.status(f"{rid}: " + ", ".join(reasons), 6000)
 
     def mark_reviewed(self) -> None:
         rid = self.selected_id()
-        w = self.window
-        if rid and w.session.set_reviewed(rid):
-            w.page_view.set_region_state(rid, reviewed=True)
-            w.review.refresh_blocks({rid})
+        h = self.host
+        if rid and h.session.set_reviewed(rid):
+            h.page_view.set_region_state(rid, reviewed=True)
+            h.review.refresh_blocks({rid})
             self.refresh_list()
-            w._touch()
-            w.statusBar().showMessage(f"{rid} reviewed", 2000)
+            h.touch()
+            h.status(f"{rid} reviewed", 2000)
         self.next_region()
 
 

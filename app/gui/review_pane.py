@@ -96,7 +96,7 @@ class ReviewPane(QWidget):
             end = self.editor.document().characterCount() - 1
             cursor.setPosition(min(end, self.editor.block_start(rid) + max(0, offset)))
             self.editor.setTextCursor(cursor)
-        self.editor._cursor_moved()  # restore the block highlight; signals are blocked, so no echo
+        self.editor.sync_current_block()  # restore the block highlight; signals are blocked, so no echo
         self.editor.blockSignals(False)
         self.editor.verticalScrollBar().setValue(bar)
 

@@ -1,42 +1,82 @@
 """What the window shows of runs: it asks the run controller (app.core.review.runs, which owns the run state, the
 queue and the traces) to start or stop a run, and shows what follows: progress, the document list's status
-("reading…", "15 blocks", "cancelled (3 of 15 re-read)", "failed: …"), the banner and status bar, and the
-conflicts with the person's edits once the run has ended.
+("reading…", "15 blocks", "cancelled (3 of 15 re-read)", "failed: …"), the banner and status bar. The window hears
+`started` and `ended` and does its own part (following the live decode, the conflicts with the person's edits,
+saving the journal).
 
-What must never live here: run state (the controller's), decoding, file formats.
+It is given what it shows (`RunView`), never the window. What must never live here: run state (the
+controller's), decoding, file formats.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from PySide6.QtCore import QObject, Signal
+
 from app.core.engines import fallback_engine
 from app.core.review.document import DocumentWork
-from app.core.review.runs import RunRefused
+from app.core.review.runs import RunController, RunEnded, RunRefused
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+
+    from app.gui.banner import Banner
+    from app.gui.engine_bar import EngineBar
+    from app.gui.progress_panel import ProgressPanel
+    from app.gui.settings import Settings
+    from app.gui.side_panel import DocumentList
+    from app.gui.worker import DecodeClient
 
 
-class RunPresenter:
-    def __init__(self, window) -> None:
-        self.window = window
+@dataclass(frozen=True)
+class RunView:
+    """The widgets runs are shown on, and the three things of the window a run needs to ask."""
+
+    banner: Banner
+    progress: ProgressPanel
+    documents: DocumentList
+    run_label: QLabel
+    status_bar: QStatusBar
+    engine_bar: EngineBar
+    settings: Settings
+    flush_edits: Callable[[], None]  # the editor's pending typing goes into the session before a run reads it
+    row_of: Callable[[str], int]  # the document list's row of a document path
+    current: Callable[[], DocumentWork | None]  # the document on screen
+    dialog_parent: QWidget
+
+
+class RunPresenter(QObject):
+    started = Signal(int)  # a run began (its id)
+    ended = Signal(object)  # a run ended and was shown (its RunEnded)
+
+    def __init__(self, runs: RunController, decoder: DecodeClient, view: RunView,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.runs, self.decoder, self.view = runs, decoder, view
         self.last_error = None  # the run's fatal ErrorRaised, for the banner's actions at its end
         self.told_auto_classic = False
-        window.decoder.events.connect(self._live_events)
+        decoder.events.connect(self._live_events)
+        decoder.run_finished.connect(self.finished)
 
     def _live_events(self, events: list) -> None:
         """"Automatic" that settles for classic OCR says so (once), with a way to point it at model weights."""
         from app.core.events import RunStarted
 
-        w = self.window
+        v = self.view
         for event in events:
             if isinstance(event, RunStarted) and event.engine == fallback_engine().name \
-                    and w.engine_bar.engine_name == "auto" \
+                    and v.engine_bar.engine_name == "auto" \
                     and not self.told_auto_classic:
                 self.told_auto_classic = True
-                w.banner.show_message(f"Automatic is using {fallback_engine().title}: no GravityOCR or built-in "
+                v.banner.show_message(f"Automatic is using {fallback_engine().title}: no GravityOCR or built-in "
                                       "model weights were found. `python -m app models` says where they are looked for.",
                                       actions=[("Choose folder…", self.choose_model_folder)])
 
     def show_error(self, event) -> None:
         """A fatal error: the banner says it, with what the person can do about it."""
         self.last_error = event
-        self.window.banner.show_message(event.message, actions=self.error_actions(event))
+        self.view.banner.show_message(event.message, actions=self.error_actions(event))
 
     def error_actions(self, event) -> list:
         """An engine that cannot load (missing weights): choose its folder, or read with classic OCR now."""
@@ -47,78 +87,73 @@ class RunPresenter:
     def choose_model_folder(self) -> None:
         from PySide6.QtWidgets import QFileDialog
 
-        w = self.window
-        folder = QFileDialog.getExistingDirectory(w, "Model folder", w.settings.get("model_path"))
+        v = self.view
+        folder = QFileDialog.getExistingDirectory(v.dialog_parent, "Model folder", v.settings.get("model_path"))
         if folder:
-            w.engine_bar.set_model_path(folder)
-            w.banner.hide()
-            self.start(w.work)
+            v.engine_bar.set_model_path(folder)
+            v.banner.hide()
+            self.start(v.current())
 
     def use_classic(self) -> None:
-        w = self.window
-        w.engine_bar.set_engine(fallback_engine().name)
-        w.banner.hide()
-        self.start(w.work)
+        v = self.view
+        v.engine_bar.set_engine(fallback_engine().name)
+        v.banner.hide()
+        self.start(v.current())
 
     def start(self, work: DocumentWork | None, pages: list[int] | None = None,
               region_ids: list[str] | None = None) -> int:
         """Read `work` (or some of its pages or regions) with the engine bar's choice; returns the run id (0:
         nothing to read)."""
-        w = self.window
+        v = self.view
         if work is None:
             return 0
-        w.editor.flush_edits()
+        v.flush_edits()
         record_to = None
-        if w.settings.get("record_traces"):
+        if v.settings.get("record_traces"):
             from app.core.paths import user_data_dir
 
             record_to = user_data_dir() / "traces"
-        options = w.engine_bar.pipeline_options()
+        options = v.engine_bar.pipeline_options()
         try:
             if region_ids:
-                run_id = w.runs.rerun_region(work, region_ids[0], options)
+                run_id = self.runs.rerun_region(work, region_ids[0], options)
             else:
-                run_id = w.runs.start(work, options, pages, record_to=record_to)
+                run_id = self.runs.start(work, options, pages, record_to=record_to)
         except RunRefused as refused:  # the person's layout is kept: said, with a way on
-            w.banner.show_message(str(refused), actions=[(f"Use {fallback_engine().name}", self.use_classic)])
+            v.banner.show_message(str(refused), actions=[(f"Use {fallback_engine().name}", self.use_classic)])
             return 0
         if run_id:
-            w.follow_live = True
             self.last_error = None
-            w.banner.hide()
-            w.progress.start()
-            w.documents.set_status(w.index_of(work.path), "reading…")
-            w.update_actions()
+            v.banner.hide()
+            v.progress.start()
+            v.documents.set_status(v.row_of(work.path), "reading…")
+            self.started.emit(run_id)
         return run_id
 
     def cancel(self, discard: bool = False) -> None:
-        if self.window.runs.cancel(discard):
-            self.window.progress.cancelling()
+        if self.runs.cancel(discard):
+            self.view.progress.cancelling()
 
     def next_in_queue(self) -> None:
-        work = self.window.runs.next_document()
+        work = self.runs.next_document()
         if work is not None:
             self.start(work)
 
     def finished(self, run_id: int, error: str) -> None:
         """The worker says the run ended (after its last event)."""
-        w = self.window
-        w.progress.stop()
-        ended = w.runs.finished(error)
-        engine = w.run_label.text().split(" · ")[0]
-        if engine and w.decoder.device:
-            w.run_label.setText(f"{engine} · {w.decoder.device}")
+        v = self.view
+        v.progress.stop()
+        ended: RunEnded = self.runs.finished(error)
+        engine = v.run_label.text().split(" · ")[0]
+        if engine and self.decoder.device:
+            v.run_label.setText(f"{engine} · {self.decoder.device}")
         if ended.work is not None:
-            w.documents.set_status(w.index_of(ended.work.path), ended.status)
+            v.documents.set_status(v.row_of(ended.work.path), ended.status)
         if ended.failed:
-            w.banner.show_message(ended.message, actions=self.error_actions(self.last_error))
+            v.banner.show_message(ended.message, actions=self.error_actions(self.last_error))
         if ended.message:
-            w.statusBar().showMessage(ended.message, 8000)
+            v.status_bar.showMessage(ended.message, 8000)
         if ended.trace is not None:
-            w.statusBar().showMessage(f"Trace written to {ended.trace}", 8000)
-        if w.review.resolve_conflicts(ended.conflicts, w.prompter):
-            w.show_regions()
-        w.update_actions()
-        w.redraw()
-        w.save_journal(wait=False)  # never an fsync stall on the GUI thread
+            v.status_bar.showMessage(f"Trace written to {ended.trace}", 8000)
+        self.ended.emit(ended)
         self.next_in_queue()

@@ -1,52 +1,62 @@
 """The window's interactive dialogs (file choosers, preferences, about). Only people reach these: tests and
-scripts call the window methods they end in (`open_files`, `open_trace`, `export_current`)."""
+scripts call the window methods they end in (`open_files`, `open_trace`, `export_current`), which are what the
+dialogs are given, with their parent, the settings and the banner: never the window."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.core.document import DOCUMENT_SUFFIXES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.review.document import DocumentWork
+    from app.gui.banner import Banner
+    from app.gui.settings import Settings
 
 DOCUMENT_FILTER = "Documents (" + " ".join(f"*{s}" for s in sorted(DOCUMENT_SUFFIXES)) + ")"
 
 
 class WindowDialogs:
-    def __init__(self, window) -> None:
-        self.window = window
+    def __init__(self, parent: QWidget, settings: Settings, banner: Banner, *,
+                 current: Callable[[], DocumentWork | None], open_files: Callable[[list[str]], object],
+                 open_trace: Callable[[str], object], export: Callable[..., object], device: Callable[[], str]) -> None:
+        self.parent, self.settings, self.banner = parent, settings, banner
+        self.current, self.open_files, self.open_trace, self.export, self.device = (current, open_files, open_trace,
+                                                                                    export, device)
 
     def ask_open(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self.window, "Open documents", "", DOCUMENT_FILTER)
+        paths, _ = QFileDialog.getOpenFileNames(self.parent, "Open documents", "", DOCUMENT_FILTER)
         if paths:
-            self.window.open_files(paths)
+            self.open_files(paths)
 
     def ask_open_trace(self) -> None:
-        w = self.window
-        path, _ = QFileDialog.getOpenFileName(w, "Open trace", "", "Traces (*.jsonl *.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self.parent, "Open trace", "", "Traces (*.jsonl *.json);;All files (*)")
         if path:
             try:
-                w.open_trace(path)
+                self.open_trace(path)
             except Exception as exc:  # noqa: BLE001 - a bad file is reported, not fatal
-                w.banner.show_message(str(exc))
+                self.banner.show_message(str(exc))
 
     def ask_export(self) -> None:
-        w = self.window
-        if w.work is None:
+        work = self.current()
+        if work is None:
             return
-        folder = Path(w.settings.get("export_dir") or Path(w.work.path).parent)
-        start = folder / (Path(w.work.path).stem + ".md")
-        path, _ = QFileDialog.getSaveFileName(w, "Export (writes .md, .json, .html and a searchable .pdf)", str(start),
-                                              "Markdown (*.md)")
+        folder = Path(self.settings.get("export_dir") or Path(work.path).parent)
+        start = folder / (Path(work.path).stem + ".md")
+        path, _ = QFileDialog.getSaveFileName(self.parent, "Export (writes .md, .json, .html and a searchable .pdf)",
+                                              str(start), "Markdown (*.md)")
         if path:
-            w.export_current(path, wait=False)  # the window stays live; the status bar or banner says how it went
+            self.export(path, wait=False)  # the window stays live; the status bar or banner says how it went
 
     def show_preferences(self) -> None:
         from app.gui.preferences import PreferencesDialog
 
-        PreferencesDialog(self.window.settings, self.window).exec()
+        PreferencesDialog(self.settings, self.parent).exec()
 
     def show_about(self) -> None:
         from app.gui.actions import shortcut_table
         from app.gui.about import show_about
 
-        show_about(self.window, self.window.decoder.device, shortcut_table())
+        show_about(self.parent, self.device(), shortcut_table())

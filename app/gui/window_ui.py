@@ -23,13 +23,14 @@ from app.gui.page_view import PageView
 from app.gui.progress_panel import ProgressPanel
 from app.gui.review_pane import ReviewPane
 from app.gui.side_panel import DocumentList, ThumbnailStrip, make_side_panel
-from app.gui.trace_control import TraceControl
+from app.gui.trace_control import TraceControl, TraceHost
 from app.gui.window_dialogs import WindowDialogs
 
 
 def setup_ui(window) -> None:
     """Create the window's parts as its attributes (documents, thumbnails, page_view, review, editor, banner,
-    engine_bar, actions, progress, run_label, views, views_dock, traces, dialogs)."""
+    engine_bar, actions, progress, run_label, views, views_dock, traces, dialogs), and the helpers that work on
+    them (flow, find_bar, run_presenter, …), each given the parts it needs."""
     window.documents = DocumentList()
     window.thumbnails = ThumbnailStrip()
     window.page_view = PageView()
@@ -56,27 +57,51 @@ def setup_ui(window) -> None:
     layout.addWidget(window.splitter, 1)
     window.setCentralWidget(central)
     window.engine_bar = EngineBar(window.settings)
-    window.traces = TraceControl(window)
-    window.dialogs = WindowDialogs(window)
-    from app.gui.review_flow import ReviewFlow, scope_review_keys
+    status = window.statusBar().showMessage
+    window.progress = ProgressPanel()
+    from app.gui.views import DecodingViews
+
+    window.views = DecodingViews()
+    window.traces = TraceControl(TraceHost(
+        session=window.session, runs=window.runs, views=window.views, progress=window.progress, review=window.review,
+        settings=window.settings, handle_event=window.handle_event, cancel_run=window.cancel_run,
+        show_document=window.show_document, refresh_documents=window.refresh_documents,
+        show_regions=window.show_regions, status=status))
+    window.dialogs = WindowDialogs(window, window.settings, window.banner, current=lambda: window.work,
+                                   open_files=window.open_files, open_trace=window.open_trace,
+                                   export=window.export_current, device=lambda: window.decoder.device)
+    from app.gui.review_flow import ReviewFlow, ReviewHost, scope_review_keys
 
     from app.gui.find_bar import FindBar
 
-    window.flow = ReviewFlow(window)
-    window.find_bar = FindBar(window)
+    window.flow = ReviewFlow(ReviewHost(
+        session=window.session, page_view=window.page_view, review=window.review, documents=window.documents,
+        runs=window.runs, reveal=window.reveal, show_regions=window.show_regions, select_region=window.select_region,
+        rerun_region=window.rerun_region, touch=window.autosave.touch, status=status), window)
+    window.find_bar = FindBar(window.editor, window.page_view, window.reveal, window)
     window.review.layout().insertWidget(1, window.find_bar)  # between the block bar and the editor
     window.actions = build_actions(window, window.engine_bar)
     scope_review_keys(window.actions, window.page_view, window.flow)
+    window.flow.drawing_changed.connect(window.actions.draw_region.setChecked)
+    from app.gui.export import Exporter, ExportView
+
+    window.exporter = Exporter(ExportView(  # exports written off the GUI thread
+        current=lambda: window.work, flush_edits=window.editor.flush_edits, passwords=window.runs.passwords,
+        status_bar=window.statusBar(), banner=window.banner, settings=window.settings,
+        export_action=window.actions.export, update_actions=window.update_actions), window)
     window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
     window.actions.record.setChecked(window.settings.get("record_traces"))
-    window.progress = ProgressPanel()
     window.run_label = QLabel()
     window.run_label.setObjectName("phase")
     window.statusBar().addPermanentWidget(window.progress)
     window.statusBar().addPermanentWidget(window.run_label)
-    from app.gui.views import DecodingViews
+    from app.gui.run_presenter import RunPresenter, RunView
 
-    window.views = DecodingViews()
+    window.run_presenter = RunPresenter(window.runs, window.decoder, RunView(
+        banner=window.banner, progress=window.progress, documents=window.documents, run_label=window.run_label,
+        status_bar=window.statusBar(), engine_bar=window.engine_bar, settings=window.settings,
+        flush_edits=window.editor.flush_edits, row_of=window.index_of, current=lambda: window.work,
+        dialog_parent=window), window)
     window.views.round_selected.connect(window.show_text_span)
     window.views.window_span_changed.connect(window.show_window_span)
     window.views_dock = QDockWidget("Decoding", window)
@@ -86,10 +111,11 @@ def setup_ui(window) -> None:
     window.actions.menus["&View"].addAction(window.views_dock.toggleViewAction())
     from app.gui.document_queue_view import install_document_queue_view
 
-    window.document_queue = install_document_queue_view(window)
+    window.document_queue = install_document_queue_view(window, window.runs, window.actions.menus["&View"])
+    window.queue_dock = window.document_queue.dock
     from app.gui.dock_policy import DecodingDockPolicy
 
-    window.dock_policy = DecodingDockPolicy(window)
+    window.dock_policy = DecodingDockPolicy(window.views_dock, window.actions.toolbar, window.decoder, window)
     window.statusBar().showMessage("Ready")
 
 

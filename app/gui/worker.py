@@ -35,7 +35,7 @@ class _Worker(QObject):
 
     @Slot(object, object)
     def run(self, request: "RunRequest", cancel) -> None:
-        emit = self._client._emitter(request.run_id)
+        emit = self._client.emitter(request.run_id)
         error = ""
         try:
             if self._runner is None:
@@ -90,7 +90,10 @@ class DecodeClient(QObject):
 
     # --- from the worker thread ---------------------------------------------------------------------------------
 
-    def _emitter(self, run_id: int):
+    def emitter(self, run_id: int):
+        """The `emit` run `run_id`'s pipeline calls on the worker thread: queued with the run id (the drain drops
+        the events of a run cancelled with discard, or replaced), one wake-up per pending drain."""
+
         def emit(event: ev.Event) -> None:
             recorder = self.recorder
             if recorder is not None:

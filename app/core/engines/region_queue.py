@@ -25,6 +25,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from app.core.engines.scheduler import CANCEL_POLL_S, Job, Outcome
@@ -223,15 +224,30 @@ class RegionQueue:
             self._wake.set()
 
 
+@dataclass(frozen=True)
+class Seat:
+    """A document's place in the region queue of a run over several inputs: the queue, and its rank there (earlier
+    ranks' regions go first)."""
+
+    shared: SharedRegions
+    rank: int
+
+    def handed_in(self, engine, layout) -> None:
+        """The document has handed in its last regions: the run may start the next one."""
+        if self.shared.on_tail is not None:
+            self.shared.on_tail(self.rank, engine, layout)
+
+
 class SharedRegions:
-    """The queue the documents of a run over several inputs share, opened on the loop at the first document's engine. `pipe.region_queue =
-    (shared, rank)` seats a Pipeline in it; `on_tail(rank, pipe)` is called once a document has handed in its last
-    regions (the run starts the next document there)."""
+    """The queue the documents of a run over several inputs share, opened on the loop at the first document's engine.
+    A `Seat(shared, rank)` given to a Pipeline seats it there; `on_tail(rank, engine, layout)` is called once a
+    document has handed in its last regions (the run starts the next document there, on the same engine and
+    layout)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.baton = Baton()
-        self.on_tail: Callable[[int, Any], None] | None = None
+        self.on_tail: Callable[[int, Any, Any], None] | None = None
         self._queue: RegionQueue | None = None
         self._lock = threading.Lock()
 

@@ -1,9 +1,9 @@
 """Batched reading of a page's regions: a local engine that offers `decode_batch` (GLM-OCR / GravityOCR:
 several regions in one forward per step, the tokens of reading each alone) reads a page's regions in groups.
 
-    size = batch_size(pipe)                  # options.batch: 0 = the engine's batch_size, 1 = one at a time, N = ≤ N
+    size = batch_size(engine, options.batch)  # options.batch: 0 = the engine's batch_size, 1 = one at a time, N = ≤ N
     if size > 1:
-        read_in_batches(pipe, page_index, regions)
+        read_in_batches(pipe.reading(), size, page_index, regions)
 
 Groups follow reading order (a page's regions to read, `Pipeline.regions_to_read`) and may mix tasks (decode_batch
 takes each crop's own task and token budget). Each region is cropped and recorded exactly as one read alone
@@ -15,40 +15,40 @@ RegionStarted and one RegionFinished (the engine's), its rounds interleaved with
 A group is at most the engine's `batch_size` (8), so one `decode_batch` call is one batched decode.
 
 What must never live here: model code (app.core.engines), the run's lifecycle events (app.core.pipeline.run),
-servers' concurrency (app.core.engines.scheduler).
+servers' concurrency (app.core.engines.scheduler). It is given a ReadContext (app.core.pipeline.reading), never the
+Pipeline.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from app.core.cancel import Cancelled
-from app.core.events import ErrorRaised, PhaseChanged, RegionFinished
+from app.core.events import PhaseChanged, RegionFinished
+from app.core.pipeline.reading import ReadContext, record_failure
 from app.core.regions import Region, record_result
 
 
-def batch_size(pipe) -> int:
-    """How many regions of a page the Pipeline's engine reads together: 1 unless the engine offers `decode_batch`;
-    then `options.batch` (0: the engine's own `batch_size`), at most the engine's batch_size."""
-    engine = pipe.load_engine()
+def batch_size(engine, asked: int | None) -> int:
+    """How many regions of a page `engine` reads together: 1 unless it offers `decode_batch`; then `asked` (the
+    option `batch`; 0: the engine's own `batch_size`), at most the engine's batch_size."""
     if not callable(getattr(engine, "decode_batch", None)):
         return 1
     most = max(1, int(getattr(engine, "batch_size", 1) or 1))
-    asked = int(pipe.options.batch or 0)
+    asked = int(asked or 0)
     return most if asked <= 0 else min(asked, most)
 
 
-def read_in_batches(pipe, index: int, regions: Sequence[Region]) -> None:
-    """Read `regions` (page `index`, in reading order) in groups of `batch_size(pipe)`, one `decode_batch` each."""
-    size = batch_size(pipe)
+def read_in_batches(ctx: ReadContext, size: int, index: int, regions: Sequence[Region]) -> None:
+    """Read `regions` (page `index`, in reading order) in groups of `size`, one `decode_batch` each."""
     for start in range(0, len(regions), size):
-        pipe.cancel.check()
+        ctx.cancel.check()
         group = list(regions[start:start + size])
-        pipe.emit(PhaseChanged("decoding", detail=f"page {index + 1}, {len(group)} regions together",
-                               current=start + len(group), total=len(regions)))
-        read_group(pipe, group)
+        ctx.emit(PhaseChanged("decoding", detail=f"page {index + 1}, {len(group)} regions together",
+                              current=start + len(group), total=len(regions)))
+        read_group(ctx, group)
 
 
-def read_group(pipe, group: Sequence[Region]) -> None:
+def read_group(ctx: ReadContext, group: Sequence[Region]) -> None:
     """One `decode_batch` over the group's crops; every region recorded as `Pipeline._decode_one` records it."""
     from app.core.engines.glm_engine import RegionCrop
     from app.core.pipeline.searchable_pdf import crop_note
@@ -56,12 +56,12 @@ def read_group(pipe, group: Sequence[Region]) -> None:
     crops, chosen, notes = [], [], {}
     for r in group:
         try:
-            dpi = pipe.ocr_dpi(r.page)
-            crops.append(RegionCrop(pipe.document.crop(r.page, r.box_pt, dpi), r.task, r.id, r.page))
+            dpi = ctx.ocr_dpi(r.page)
+            crops.append(RegionCrop(ctx.crop(r.page, r.box_pt, dpi), r.task, r.id, r.page))
             notes[r.id] = crop_note(r.box_pt, dpi)  # as a read alone records it (line boxes → page points)
             chosen.append(r)
         except Exception as exc:  # noqa: BLE001 - one region's crop must not end the document
-            record_failure(pipe, r, exc)
+            record_failure(ctx, r, exc)
     if not crops:
         return
     finished: dict[str, RegionFinished] = {}
@@ -71,34 +71,25 @@ def read_group(pipe, group: Sequence[Region]) -> None:
             if isinstance(event.stats, dict) and event.region_id in notes:
                 event.stats.setdefault("crop", notes[event.region_id])
             finished[event.region_id] = event
-        pipe.emit(event)
+        ctx.emit(event)
 
     try:
-        results = pipe.load_engine().decode_batch(crops, emit=emit, cancel=pipe.cancel)
+        results = ctx.engine.decode_batch(crops, emit=emit, cancel=ctx.cancel)
     except Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - one failing group must not end the document
         for r in chosen:  # a region the engine finished before it raised keeps what it said; the rest failed
             done = finished.get(r.id)
             if done is None:
-                record_failure(pipe, r, exc)
+                record_failure(ctx, r, exc)
             else:
-                record_result(r, done.text, done.stats, cancelled=done.cancelled, engine=pipe.engine_name,
+                record_result(r, done.text, done.stats, cancelled=done.cancelled, engine=ctx.engine_name,
                               logprobs=done.logprobs)
         return
     for r, result in zip(chosen, results):
         result.stats.setdefault("crop", notes[r.id])
-        record_result(r, result.text, result.stats, cancelled=result.cancelled, engine=pipe.engine_name,
+        record_result(r, result.text, result.stats, cancelled=result.cancelled, engine=ctx.engine_name,
                       logprobs=result.logprobs)
     if any(result.cancelled for result in results):
         raise Cancelled()
 
-
-def record_failure(pipe, region: Region, exc: BaseException) -> None:
-    """A read that raised: say why (ErrorRaised), flag the region `error` and finish it (the engine did not)."""
-    name = pipe.document.name if pipe.document is not None else ""
-    msg = f"{name}: region {region.id} could not be read ({type(exc).__name__}: {exc})"
-    pipe.emit(ErrorRaised(msg, where="decoding", region_id=region.id, fatal=False))
-    stats: dict[str, Any] = {"error": str(exc)}
-    record_result(region, "", stats, cancelled=False, engine=pipe.engine_name)
-    pipe.emit(RegionFinished(region.id, "", stats))

@@ -17,13 +17,13 @@ What must never live here: Qt, model code, the page run of region engines (app.c
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from app.core.document import Document
 from app.core.cancel import Cancelled
-from app.core.events import LayoutDone, PageFinished, PhaseChanged
+from app.core.events import Event, LayoutDone, PageFinished, PhaseChanged
 from app.core.pipeline.options import PipelineError
-from app.core.pipeline.output import PageOutput
+from app.core.pipeline.output import DocumentOutput, PageOutput
 from app.core.regions import TASKS, Region, region_id, route
 from app.core.wording import count
 
@@ -46,10 +46,14 @@ class LazyPages(Sequence):
 class BlockIntake:
     """Turns the engine's blocks into the pipeline's regions and announces each page's layout when it changed."""
 
-    def __init__(self, pipe, indices: Sequence[int]) -> None:  # pipe: the running app.core.pipeline.run.Pipeline
-        self.pipe = pipe
+    def __init__(self, indices: Sequence[int], output: DocumentOutput, *, engine_name: str, engine_dpi: float,
+                 native_dpi: Callable[[int], float | None], page_dpi: Callable[[int], float],
+                 keep_pictures: Callable[[Sequence[Region]], None], emit: Callable[[Event], None]) -> None:
+        """`native_dpi(page)`: a scanned page's own DPI (None: vector); `page_dpi(page)`: the display DPI of the
+        regions' pixel boxes; `keep_pictures(regions)` saves their picture crops."""
         self.indices = list(indices)
-        self.engine_dpi = float(pipe.engine.input_dpi)
+        self.output, self.engine_name, self.engine_dpi = output, engine_name, float(engine_dpi)
+        self.native_dpi, self.page_dpi, self.save_pictures, self.emit = native_dpi, page_dpi, keep_pictures, emit
         self.sent: dict[int, list[dict[str, Any]]] = {}  # page → the regions of the last LayoutDone emitted
         self._pictures: dict[tuple, str | None] = {}  # (id, box_pt) → saved crop (None: saving failed)
 
@@ -59,21 +63,21 @@ class BlockIntake:
 
     def __call__(self, position: int, regions: list[Region]) -> None:
         page = self.page_of(position)
-        self.publish(self.pipe.output.page(page), [self.convert(r, page, k) for k, r in enumerate(regions)])
+        self.publish(self.output.page(page), [self.convert(r, page, k) for k, r in enumerate(regions)])
 
     def convert(self, r: Region, page: int, order: int) -> Region:
         """An engine region on document page `page` → the pipeline's region (display DPI, pipeline id)."""
-        native = self.pipe.document.native_dpi(page)
+        native = self.native_dpi(page)
         src_dpi = float(r.dpi) if r.dpi and r.dpi != 72.0 else (native or self.engine_dpi)
-        dst_dpi = self.pipe.page_dpi(page)
+        dst_dpi = self.page_dpi(page)
         box_pt = tuple(round(v * 72.0 / src_dpi, 2) for v in r.box)
-        extra = {**r.extra, "native_label": r.extra.get("native_label", r.label), "engine": self.pipe.engine_name,
+        extra = {**r.extra, "native_label": r.extra.get("native_label", r.label), "engine": self.engine_name,
                  "stats": {}, "engine_region_id": r.id}
         return Region(
             id=region_id(page, order), page=page, box=tuple(v * dst_dpi / 72.0 for v in box_pt),  # type: ignore[arg-type]
             label=r.label, task=r.task if r.task in TASKS else route(r.label), order=order,
             box_pt=box_pt, dpi=dst_dpi, score=r.score, text=r.text,  # type: ignore[arg-type]
-            source=self.pipe.engine_name, flags=list(r.flags), extra=extra,
+            source=self.engine_name, flags=list(r.flags), extra=extra,
         )
 
     def keep_pictures(self, regions: Sequence[Region]) -> None:
@@ -83,7 +87,7 @@ class BlockIntake:
                 continue
             key = (r.id, tuple(r.box_pt))
             if key not in self._pictures:
-                self.pipe.keep_pictures([r])
+                self.save_pictures([r])
                 self._pictures[key] = r.extra.get("picture_path")
             elif self._pictures[key]:
                 r.extra["picture_path"] = self._pictures[key]
@@ -95,7 +99,7 @@ class BlockIntake:
         dicts = [r.to_dict() for r in regions]
         if self.sent.get(page.index) != dicts:
             self.sent[page.index] = dicts
-            self.pipe.emit(LayoutDone(page.index, dicts, page.layout, **page.frame()))
+            self.emit(LayoutDone(page.index, dicts, page.layout, **page.frame()))
 
 
 def run_document_engine(pipe, indices: list[int]) -> None:
@@ -105,7 +109,9 @@ def run_document_engine(pipe, indices: list[int]) -> None:
     for i in indices:
         out.pages.append(pipe.new_page(i, pipe.page_dpi(i), pipe.engine_name))
     pipe.emit(PhaseChanged("decoding", detail=count(len(indices), "page"), current=0, total=len(indices)))
-    intake = BlockIntake(pipe, indices)
+    intake = BlockIntake(indices, out, engine_name=pipe.engine_name, engine_dpi=pipe.engine.input_dpi,
+                         native_dpi=doc.native_dpi, page_dpi=pipe.page_dpi, keep_pictures=pipe.keep_pictures,
+                         emit=pipe.emit)
     try:
         result = pipe.engine.decode_document(LazyPages(doc, indices, intake.engine_dpi), emit=pipe.emit,
                                              cancel=pipe.cancel, on_blocks=intake)

@@ -2,29 +2,43 @@
 queued as soon as the page is laid out, the outcomes are applied to the document in reading order, and each page is
 finished once it and every earlier page are complete.
 
-What must never live here: HTTP (the engine modules), Qt, the lifecycle events (app.core.pipeline.run).
+It is given what it reads with (a ReadContext, app.core.pipeline.reading), the document's pages (`Pages`) and,
+in a batch, its `Seat`: never the Pipeline. What must never live here: HTTP (the engine modules), Qt, the lifecycle
+events (app.core.pipeline.run).
 """
 from __future__ import annotations
 
 import queue
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
 
 from app.core.cancel import Cancelled
-from app.core.engines.region_queue import RegionQueue, Sink
+from app.core.engines.region_queue import RegionQueue, Seat, Sink
 from app.core.engines.scheduler import Job, Outcome
-from app.core.events import ErrorRaised, PhaseChanged, RegionFinished
-from app.core.regions import record_result
+from app.core.events import PhaseChanged
+from app.core.pipeline.output import DocumentOutput, PageOutput
+from app.core.pipeline.reading import ReadContext, record_failure
+from app.core.regions import Region, record_result
+
+
+@dataclass(frozen=True)
+class Pages:
+    """The document's pages as the reader sees them (a Pipeline's, but not the Pipeline)."""
+
+    output: DocumentOutput  # laid-out pages are appended to it; the queue's statistics go in its stats
+    lay_out: Callable[..., PageOutput]  # lay_out(index, current=, total=): lay out one page
+    to_read: Callable[[PageOutput, Sequence[str] | set[str]], list[Region]]  # its regions the engine must read
+    finish: Callable[[PageOutput, float], object]  # finish(page, t0): all its regions are read
 
 
 class DocumentReader:
     """One document's regions on a queue: pages handed in as they are laid out, outcomes applied in order."""
 
-    def __init__(self, pipe, regions: RegionQueue, rank: int = 0) -> None:
-        self.pipe, self.regions, self.rank = pipe, regions, rank
-        self.sink = Sink(rank, pipe.cancel)
+    def __init__(self, ctx: ReadContext, pages: Pages, regions: RegionQueue, rank: int = 0) -> None:
+        self.ctx, self.book, self.regions, self.rank = ctx, pages, regions, rank
+        self.sink = Sink(rank, ctx.cancel)
         self.expected: list[Job] = []
         self.position: dict[int, int] = {}
         self.done: dict[int, Outcome] = {}
@@ -40,11 +54,11 @@ class DocumentReader:
 
     def add_page(self, index: int, keep: Sequence[str] | set[str] = ()) -> None:
         """Render the crops of a laid-out page's regions and queue them (a page with none is finished in turn)."""
-        pipe = self.pipe
+        ctx = self.ctx
         jobs = []
-        for r in pipe.regions_to_read(pipe.output.page(index), keep):
-            pipe.cancel.check()
-            jobs.append(Job((self.rank, index, r.order), r, pipe.document.crop(r.page, r.box_pt, pipe.ocr_dpi(r.page))))
+        for r in self.book.to_read(self.book.output.page(index), keep):
+            ctx.cancel.check()
+            jobs.append(Job((self.rank, index, r.order), r, ctx.crop_region(r)))
         self.pages.append(index)
         self.left[index] = len(jobs)
         self.started[index] = time.perf_counter()
@@ -52,9 +66,9 @@ class DocumentReader:
             self.position[id(job)] = len(self.expected)
             self.expected.append(job)
         if jobs:
-            pipe.emit(PhaseChanged("decoding", detail=f"page {index + 1}: {len(jobs)} regions, up to "
-                                   f"{pipe.engine.concurrency} at once", current=self.applied,
-                                   total=len(self.expected)))
+            ctx.emit(PhaseChanged("decoding", detail=f"page {index + 1}: {len(jobs)} regions, up to "
+                                  f"{ctx.engine.concurrency} at once", current=self.applied,
+                                  total=len(self.expected)))
             self.regions.submit(self.sink, jobs)
         self._finish_ready()
 
@@ -88,11 +102,11 @@ class DocumentReader:
 
     def _take(self, item) -> None:
         if not isinstance(item, Outcome):
-            self.pipe.emit(item)
+            self.ctx.emit(item)
             return
         self.received += 1
         self.done[self.position[id(item.job)]] = item
-        while self.applied in self.done and not self.pipe.cancel.cancelled:
+        while self.applied in self.done and not self.ctx.cancel.cancelled:
             self._apply(self.done.pop(self.applied))
 
     def _apply(self, outcome: Outcome) -> None:
@@ -100,9 +114,9 @@ class DocumentReader:
         self.applied += 1
         if not outcome.dispatched:
             return
-        apply_outcome(self.pipe, outcome)
-        self.pipe.emit(PhaseChanged("decoding", detail=f"page {region.page + 1}", current=self.applied,
-                                    total=len(self.expected)))
+        apply_outcome(self.ctx, outcome)
+        self.ctx.emit(PhaseChanged("decoding", detail=f"page {region.page + 1}", current=self.applied,
+                                   total=len(self.expected)))
         if not outcome.cancelled:
             self.left[region.page] -= 1
             self._finish_ready()
@@ -113,7 +127,7 @@ class DocumentReader:
                 continue
             if self.left[i]:
                 return
-            self.pipe.finish_page(self.pipe.output.page(i), self.started[i])
+            self.book.finish(self.book.output.page(i), self.started[i])
             self.finished.add(i)
 
     def wait_below(self, limit: int) -> None:
@@ -127,25 +141,23 @@ class DocumentReader:
             while self.outstanding:
                 self.pump(block=True)
         finally:
-            stats = self.pipe.output.stats
+            stats = self.book.output.stats
             before = stats.get("engine_stats") or {}
             stats["engine_stats"] = {"max_in_flight": max(self.sink.max_in_flight, int(before.get("max_in_flight") or 0)),
-                                     "servers": self.pipe.engine.server_stats()}
+                                     "servers": self.ctx.engine.server_stats()}
             if self.regions.baton is not None:  # in a batch: requests in flight beside another document's
                 stats["engine_stats"]["shared_in_flight"] = self.sink.shared_in_flight
-        if self.pipe.cancel.cancelled:
+        if self.ctx.cancel.cancelled:
             for k in sorted(self.done):
                 self._apply(self.done.pop(k))
             raise Cancelled()
 
 
 @contextmanager
-def reader(pipe) -> Iterator[DocumentReader]:
-    """The pipeline's reader: on its batch's shared queue when it has a seat, else on a queue of its own."""
-    seat = getattr(pipe, "region_queue", None)
+def reader(ctx: ReadContext, pages: Pages, seat: Seat | None) -> Iterator[DocumentReader]:
+    """A document's reader: on its batch's shared queue when it has a seat, else on a queue of its own."""
     if seat is not None:
-        shared, rank = seat
-        doc = DocumentReader(pipe, shared.queue(pipe.engine), rank)
+        doc = DocumentReader(ctx, pages, seat.shared.queue(ctx.engine), seat.rank)
         try:
             yield doc
         finally:
@@ -154,63 +166,58 @@ def reader(pipe) -> Iterator[DocumentReader]:
     from app.core.aio import background_loop
 
     with background_loop() as loop:
-        own = RegionQueue(pipe.engine).open(loop)
+        own = RegionQueue(ctx.engine).open(loop)
         try:
-            yield DocumentReader(pipe, own)
+            yield DocumentReader(ctx, pages, own)
         finally:
             own.close()
 
 
-def read_pages(pipe, indices: Sequence[int]) -> None:
-    """Lay out pages `indices` of a Pipeline and read them: each page's regions are queued as soon as it is laid
-    out, and the next page is laid out while they are read (the layout waits only while enough of the document's
-    regions wait to keep every lane busy twice over), so a long document shows text and a batch's checkpoint gains
-    pages long before its last page is laid out; Cancel loses at most the regions in flight."""
-    with reader(pipe) as doc:
+def read_pages(ctx: ReadContext, pages: Pages, indices: Sequence[int], seat: Seat | None = None,
+               layout=None) -> None:
+    """Lay out pages `indices` and read them: each page's regions are queued as soon as it is laid out, and the
+    next page is laid out while they are read (the layout waits only while enough of the document's regions wait to
+    keep every lane busy twice over), so a long document shows text and a batch's checkpoint gains pages long
+    before its last page is laid out; Cancel loses at most the regions in flight. In a batch (`seat`), the next
+    document may start once this one's last regions are handed in (on the same engine and `layout`)."""
+    with reader(ctx, pages, seat) as doc:
         try:
             for n, i in enumerate(indices):
-                pipe.cancel.check()
+                ctx.cancel.check()
                 doc.pump()
-                doc.wait_below(2 * pipe.engine.concurrency)
-                pipe.cancel.check()
-                pipe.output.pages.append(pipe.layout_page(i, current=n + 1, total=len(indices)))
+                doc.wait_below(2 * ctx.engine.concurrency)
+                ctx.cancel.check()
+                pages.output.pages.append(pages.lay_out(i, current=n + 1, total=len(indices)))
                 doc.add_page(i)
         except Cancelled:
             pass  # finish() applies what came back and raises Cancelled
-        seat = getattr(pipe, "region_queue", None)
-        if seat is not None and seat[0].on_tail is not None and not pipe.cancel.cancelled:
-            seat[0].on_tail(seat[1], pipe)
+        if seat is not None and not ctx.cancel.cancelled:
+            seat.handed_in(ctx.engine, layout)
         doc.finish()
 
 
-def decode_concurrently(pipe, pages: Sequence[int], keep: Sequence[str] | set[str] = ()) -> None:
-    """Read the regions of laid-out pages `pages` of a Pipeline with its engine's concurrency; each page is finished
-    (`pipe.finish_page`) once all its regions are applied, in page order."""
-    with reader(pipe) as doc:
+def decode_concurrently(ctx: ReadContext, pages: Pages, indices: Sequence[int], keep: Sequence[str] | set[str] = (),
+                        seat: Seat | None = None) -> None:
+    """Read the regions of laid-out pages `indices` with the engine's concurrency; each page is finished
+    (`pages.finish`) once all its regions are applied, in page order."""
+    with reader(ctx, pages, seat) as doc:
         try:
-            for i in sorted(pages):
+            for i in sorted(indices):
                 doc.add_page(i, keep)
         except Cancelled:
             pass
         doc.finish()
 
 
-def apply_outcome(pipe, outcome: Outcome) -> None:
+def apply_outcome(ctx: ReadContext, outcome: Outcome) -> None:
     """Record one read on its region (the text, its stats and flags) and say what went wrong, if anything."""
-    region, engine = outcome.job.region, pipe.engine_name
-    name = pipe.document.name if pipe.document is not None else ""
+    region = outcome.job.region
     if outcome.cancelled:
-        record_result(region, region.text, {}, cancelled=True, engine=engine)
+        record_result(region, region.text, {}, cancelled=True, engine=ctx.engine_name)
         return
-    if outcome.error is not None:
-        exc = outcome.error
-        reason = f"{type(exc).__name__}: {exc}"
-        pipe.emit(ErrorRaised(f"{name}: region {region.id} could not be read ({reason})", where="decoding",
-                              region_id=region.id, fatal=False))
-        stats: dict[str, Any] = {"error": str(exc)}
-        record_result(region, "", stats, cancelled=False, engine=engine)
-        pipe.emit(RegionFinished(region.id, "", stats))  # the engine raised: it did not finish the region
+    if outcome.error is not None:  # the engine raised: it did not finish the region
+        record_failure(ctx, region, outcome.error)
         return
     result = outcome.result
-    record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=engine,
+    record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=ctx.engine_name,
                   logprobs=result.logprobs)

@@ -46,13 +46,14 @@ from app.core.events import (
     RunStarted,
     TextLayerCompared,
 )
-from app.core.pipeline.batching import batch_size, read_in_batches, record_failure
+from app.core.pipeline.batching import batch_size, read_in_batches
 from app.core.pipeline.options import SCAN_LAYOUT_BUDGET_FACTOR, PipelineError, PipelineOptions, parse_pages, scanned
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
 from app.core.pipeline.quality import mark_page_script
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
-from app.core.pipeline.page_reader import decode_concurrently, read_pages
+from app.core.pipeline.page_reader import Pages, decode_concurrently, read_pages
+from app.core.pipeline.reading import ReadContext, record_failure
 from app.core.pipeline.searchable_pdf import crop_note, noting_crop
 from app.core.pipeline.text_source import TEXT_LAYER, TextSource, text_source
 from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
@@ -66,7 +67,7 @@ class Pipeline:
     regions can be read again; `close()` releases the document (the engine belongs to whoever handed it in)."""
 
     def __init__(self, options: PipelineOptions | None = None, emit: Emit = no_emit, cancel: CancelToken | None = None,
-                 *, engine=None, layout=None) -> None:
+                 *, engine=None, layout=None, seat=None) -> None:
         self.options = options or PipelineOptions()
         self.emit = emit
         self.cancel = cancel or CancelToken()
@@ -79,7 +80,7 @@ class Pipeline:
         self._words_cache: dict[int, list] = {}
         self.fixed_layouts: dict[int, list[Region]] = {}  # pages a person laid out: read their regions, no layout
         self.text_source = TextSource(self)  # the text layer or the layout's OCR instead of the engine, per region
-        self.region_queue = None  # (SharedRegions, rank): a seat in a batch's region queue (engines.region_queue)
+        self.seat = seat  # a Seat in a batch's shared region queue (app.core.engines.region_queue), or None
 
     # -- setup -------------------------------------------------------------------------------------------------
     def open(self, path) -> Document:
@@ -142,6 +143,13 @@ class Pipeline:
     def page_dpi(self, index: int) -> float:
         native = self.document.native_dpi(index)
         return float(native) if native else float(self.options.dpi)
+
+    def reading(self) -> ReadContext:  # what the region-reading helpers are given (app.core.pipeline.reading)
+        return ReadContext(self.engine, self.engine_name, self.document.name, self.emit, self.cancel, self.ocr_dpi,
+                           self.document.crop)
+
+    def _pages(self) -> Pages:
+        return Pages(self.output, self.layout_page, self.regions_to_read, self.finish_page)
 
     def ocr_dpi(self, index: int) -> float:
         native = self.document.native_dpi(index)
@@ -227,7 +235,7 @@ class Pipeline:
             run_document_engine(self, indices)
             return
         if self.engine.concurrency > 1:  # servers: the region scheduler reads pages as they are laid out
-            read_pages(self, indices)
+            read_pages(self.reading(), self._pages(), indices, self.seat, self.layout)
             return
         for n, i in enumerate(indices):
             self.cancel.check()
@@ -362,12 +370,12 @@ class Pipeline:
         page = self.output.page(index)
         keep = set(keep)
         if self.load_engine().concurrency > 1:
-            decode_concurrently(self, [index], keep)
+            decode_concurrently(self.reading(), self._pages(), [index], keep, self.seat)
             return page
         todo = self.regions_to_read(page, keep)
         t0 = time.perf_counter()
-        if batch_size(self) > 1:  # a local engine reading several regions in one forward (app.core.pipeline.batching)
-            read_in_batches(self, index, todo)
+        if (size := batch_size(self.engine, self.options.batch)) > 1:  # several regions in one forward (batching)
+            read_in_batches(self.reading(), size, index, todo)
             return self.finish_page(page, t0)
         for k, r in enumerate(todo):
             self.cancel.check()
@@ -413,7 +421,7 @@ class Pipeline:
         except Cancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - one failing region must not end the document
-            record_failure(self, region, exc)
+            record_failure(self.reading(), region, exc)
             return
         record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=self.engine_name,
                       logprobs=result.logprobs)
@@ -454,8 +462,7 @@ class Pipeline:
     def keep_pictures(self, regions: Sequence[Region]) -> None:
         """With `options.picture_dir` (the window's working folder): save picture crops there at layout time."""
         if self.options.picture_dir:
-            keep_crops(self.document, regions, self.options.picture_dir, self.ocr_dpi,
-                                   self._picture_failed)
+            keep_crops(self.document, regions, self.options.picture_dir, self.ocr_dpi, self._picture_failed)
 
     def save_pictures(self, output: DocumentOutput, out_dir: Path, image_dir: str) -> dict[str, str]:
         """Render picture regions as PNG crops under out_dir/image_dir; returns id → relative path."""
