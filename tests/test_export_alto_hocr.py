@@ -1,0 +1,156 @@
+"""ALTO and hOCR: valid against the official ALTO 4.4 and 2.1 schemas (every file written here is validated), true
+to the page (line and word boxes where the words are; measured ones unmarked, estimated ones marked), and an hOCR
+that OCRmyPDF's hOCR-to-PDF transform turns into a PDF whose words lie in their boxes."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from export_kit import assert_valid_alto, convert, scanned_page, view
+
+ALTO = "{http://www.loc.gov/standards/alto/ns-v4#}"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The sample (text layer), a scan read through the layout's OCR, and the scan read whole by the classic engine
+    (RapidOCR's own word boxes): each written as ALTO 4 and hOCR, and again as ALTO 2.1."""
+    from app.core.paths import sample_document
+
+    tmp = tmp_path_factory.mktemp("xml")
+    scan = scanned_page(tmp)
+    out = {}
+    for name, path, layout in (("sample", sample_document(), "auto"), ("scan", scan, "auto"),
+                               ("scan-page", scan, "page")):
+        output, files = convert(path, tmp / name, layout, ("json", "alto", "hocr"))
+        _, files2 = convert(path, tmp / f"{name}-2", layout, ("alto",), alto_version=2) if name != "scan-page" else (
+            None, {})
+        out[name] = (output, files, files2.get("alto"))
+    return out
+
+
+def _strings(tree, ns=ALTO):
+    return [s.get("CONTENT") for s in tree.iter(f"{ns}String")]
+
+
+def test_every_alto_is_valid_against_the_official_4_and_2_1_schemas(runs):
+    for name, (output, files, alto2) in runs.items():
+        tree = assert_valid_alto(files["alto"], 4)
+        if alto2 is not None:
+            tree2 = assert_valid_alto(alto2, 2)
+            assert _strings(tree2, "{http://www.loc.gov/standards/alto/ns-v2#}") == _strings(tree)
+        page = output.pages[0]
+        p = tree.find(f".//{ALTO}Page")
+        assert (int(p.get("WIDTH")), int(p.get("HEIGHT"))) == (page.width_px, page.height_px)
+        assert tree.findtext(f".//{ALTO}fileName") == output.path.rsplit("/", 1)[-1]
+        assert tree.findtext(f".//{ALTO}MeasurementUnit") == "pixel"
+
+
+def test_alto_keeps_reading_order_and_the_blocks_words(runs):
+    output, files, _ = runs["sample"]
+    tree = assert_valid_alto(files["alto"], 4)
+    doc = json.loads(files["json"].read_text())
+    blocks = [b for p in doc["pages"] for b in p["blocks"] if b["task"] in ("text", "formula", "table") and b["text"]]
+    ids = [tb.get("ID") for tb in tree.iter(f"{ALTO}TextBlock")]
+    assert ids == [b["id"] for b in blocks]
+    for b in blocks:
+        tb = tree.find(f".//{ALTO}TextBlock[@ID='{b['id']}']")
+        words = [s.get("CONTENT") for s in tb.iter(f"{ALTO}String")]
+        if b["task"] == "text":
+            assert words == re.sub(r"^#+ ", "", b["markdown"]).split(), b["id"]
+    tables = [cb for cb in tree.iter(f"{ALTO}ComposedBlock") if cb.get("TYPE") == "table"]
+    pictures = [cb for cb in tree.iter(f"{ALTO}ComposedBlock") if cb.get("TYPE") == "illustration"]
+    assert tables and pictures and all(cb.find(f"{ALTO}Illustration") is not None for cb in pictures)
+    assert tree.find(f".//{ALTO}LayoutTag[@LABEL='doc_title']") is not None
+
+
+def test_measured_boxes_are_unmarked_and_lie_on_the_words(runs):
+    """Text-layer blocks: lines and words measured (no estimate tag); the classic engine reading a crop: RapidOCR's
+    word boxes, measured, with their confidence (WC); the layout's OCR lines: lines measured, words estimated."""
+    _, files, _ = runs["sample"]
+    tree = assert_valid_alto(files["alto"], 4)
+    text_strings = [s for tb in tree.iter(f"{ALTO}TextBlock") if "text" in tb.get("TAGREFS")
+                    for s in tb.iter(f"{ALTO}String")]
+    assert text_strings and not [s for s in text_strings if s.get("TAGREFS")]
+
+    _, files, _ = runs["scan-page"]
+    tree = assert_valid_alto(files["alto"], 4)
+    strings = list(tree.iter(f"{ALTO}String"))
+    measured = [s for s in strings if not s.get("TAGREFS")]
+    assert len(measured) >= 0.9 * len(strings) and all(s.get("WC") for s in measured)
+    assert all(0 <= float(s.get("WC")) <= 1 for s in measured)
+    assert not [ln for ln in tree.iter(f"{ALTO}TextLine") if ln.get("TAGREFS")]
+
+    _, files, _ = runs["scan"]
+    tree = assert_valid_alto(files["alto"], 4)
+    lines = list(tree.iter(f"{ALTO}TextLine"))
+    assert lines and not [ln for ln in lines if ln.get("TAGREFS")]  # the layout's OCR found them
+
+
+def _hocr_words(path):
+    from lxml import etree
+
+    ns = {"h": "http://www.w3.org/1999/xhtml"}
+    tree = etree.parse(str(path))
+    page = tree.find(".//h:div[@class='ocr_page']", ns)
+    dpi = float(re.search(r"scan_res (\d+)", page.get("title")).group(1))
+    words = []
+    for w in page.iterfind(".//h:span[@class='ocrx_word']", ns):
+        box = [int(v) for v in re.search(r"bbox (\d+) (\d+) (\d+) (\d+)", w.get("title")).groups()]
+        words.append((w.text, [v * 72.0 / dpi for v in box]))
+    return words
+
+
+@pytest.mark.parametrize("name", ["scan", "scan-page", "sample"])
+def test_ocrmypdf_turns_the_hocr_into_a_pdf_with_each_word_in_its_box(runs, name, tmp_path):
+    import pymupdf
+
+    pytest.importorskip("ocrmypdf.hocrtransform")
+    _, files, _ = runs[name]
+    pdf = tmp_path / "hocr.pdf"
+    done = subprocess.run([sys.executable, "-m", "ocrmypdf.hocrtransform", str(files["hocr"]), str(pdf)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    words = _hocr_words(files["hocr"])
+    with pymupdf.open(pdf) as doc:
+        found = doc[0].get_text("words")  # the transform reads the first page
+    inside = 0
+    for text, (x0, y0, x1, y1) in words:
+        r = pymupdf.Rect(x0, y0, x1, y1) + (-1, -1, 1, 1)
+        inside += any(f[4] == text and r.contains(pymupdf.Point((f[0] + f[2]) / 2, (f[1] + f[3]) / 2)) for f in found)
+    assert len(words) > 20 and inside >= 0.95 * len(words), (inside, len(words))
+
+
+def test_hocr_says_what_it_holds(runs):
+    text = runs["sample"][1]["hocr"].read_text()
+    assert 'name="ocr-system"' in text and 'name="ocr-capabilities"' in text
+    assert text.count('class="ocr_page"') == 2 and "ocr_carea" in text and "ocr_line" in text
+    assert "x_wconf" in runs["scan-page"][1]["hocr"].read_text()
+
+
+def test_control_characters_and_an_empty_document_give_valid_files():
+    from app.core.formats.alto import render_alto
+    from app.core.formats.hocr import render_hocr
+    from lxml import etree
+
+    doc = view([("text", "text", (20.0, 20.0, 280.0, 60.0), "Bell\x07 and\x00 null\x1b[0m here\ufffe"),
+                ("table", "table", (20.0, 80.0, 280.0, 150.0), "<table><tr><td>a\x0b</td><td>1</td></tr>"
+                                                                "<tr><td>only</td></tr></table>")])
+    for version in (4, 2):
+        tree = assert_valid_alto(render_alto(doc, version), version)
+        ns = tree.nsmap[None]
+        assert _strings(tree, f"{{{ns}}}") == ["Bell", "and", "null[0m", "here", "a", "1", "only"]
+    hocr = etree.fromstring(render_hocr(doc))
+    assert "".join(hocr.itertext()).count("Bell") == 1
+
+    empty = view([])
+    for version in (4, 2):
+        tree = assert_valid_alto(render_alto(empty, version), version)
+        assert not _strings(tree, f"{{{tree.nsmap[None]}}}")
+    assert etree.fromstring(render_hocr(empty)).find(".//{http://www.w3.org/1999/xhtml}div") is not None
+    with pytest.raises(ValueError, match="choose 4 or 2"):
+        render_alto(empty, 3)
