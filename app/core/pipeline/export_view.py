@@ -9,8 +9,6 @@ What must never live here: the formats themselves (app.core.formats), file writi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from app.core.formats.geometry import block_geometry
 from app.core.formats.model import ExportBlock, ExportDocument, ExportPage
 from app.core.pipeline.assembly import assemble_blocks
@@ -18,15 +16,11 @@ from app.core.pipeline.quality import region_confidence
 from app.core.pipeline.searchable_pdf import block_lines
 from app.core.pipeline.text_source import TEXT_LAYER, text_source
 
-if TYPE_CHECKING:
-    from app.core.pipeline.output import DocumentOutput
-
 EXPORTED_TASKS = ("text", "table", "formula", "picture")
 
 
-def export_document(output: "DocumentOutput", out_dir: Path | None = None,
-                    password: str | None = None) -> ExportDocument:
-    """The writers' view of `output`; picture paths (relative to `out_dir` in `output.pictures`) made absolute."""
+def export_document(output, out_dir: Path | None = None, password: str | None = None) -> ExportDocument:
+    """The writers' view of `output` (app.core.pipeline.output.DocumentOutput, which imports this module); picture paths (relative to `out_dir` in `output.pictures`) made absolute."""
     source = _open(output.path, password) if any(
         text_source(r) == TEXT_LAYER for r in output.regions()) else None
     try:
@@ -87,7 +81,7 @@ class Renderers:
     """The app.core.formats writers of one output set, sharing one view of the output (made when the first of them
     runs, after the picture crops are saved): `table()` → format → a function giving its bytes."""
 
-    def __init__(self, output: "DocumentOutput", out_dir: Path, password: str | None, alto_version: int = 4) -> None:
+    def __init__(self, output, out_dir: Path, password: str | None, alto_version: int = 4) -> None:
         self.output, self.out_dir, self.password, self.alto_version = output, out_dir, password, alto_version
         self._view: ExportDocument | None = None
 
