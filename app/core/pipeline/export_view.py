@@ -20,7 +20,8 @@ EXPORTED_TASKS = ("text", "table", "formula", "picture")
 
 
 def export_document(output, out_dir: Path | None = None, password: str | None = None) -> ExportDocument:
-    """The writers' view of `output` (app.core.pipeline.output.DocumentOutput, which imports this module); picture paths (relative to `out_dir` in `output.pictures`) made absolute."""
+    """The writers' view of `output` (app.core.pipeline.output.DocumentOutput, which imports this module); picture
+    paths (relative to `out_dir` in `output.pictures`) made absolute."""
     source = _open(output.path, password) if any(
         text_source(r) == TEXT_LAYER for r in output.regions()) else None
     try:
