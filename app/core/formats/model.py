@@ -15,6 +15,8 @@ from pathlib import Path
 
 from app.core.formats.geometry import Line
 
+_TAG = re.compile(r"\\tag\{([^{}]*)\}\s*$")
+
 # XML 1.0 holds no C0 control character but tab, newline and carriage return, no lone surrogate, no U+FFFE/U+FFFF
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -35,8 +37,12 @@ class ExportBlock:
     lines: list[str] = field(default_factory=list)  # plain text, one per line (a table: one per row)
     geometry: list[Line] = field(default_factory=list)
     picture: str | None = None  # the crop's file (absolute), for a picture block whose crop was saved
+    picture_ref: str | None = None  # the same file as the Markdown links it (relative to the output folder)
     confidence: float | None = None  # the block's mean token probability, where the engine reports one
     engine: str = ""
+    latex: str = ""  # a formula's LaTeX (its number apart, in `tag`)
+    tag: str = ""
+    mathml: str | None = None  # the formula as MathML (None: the converter could not read it)
 
     @property
     def heading_level(self) -> int:
@@ -158,6 +164,30 @@ def table_grid(html: str) -> tuple[list[Cell], int, int]:
 
 
 _NUMBER = re.compile(r"^[+\-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
+
+
+def split_tag(latex: str) -> tuple[str, str]:
+    """A formula's LaTeX without its trailing `\\tag{N}`, and N ("" when untagged)."""
+    m = _TAG.search(latex)
+    return (latex[:m.start()].rstrip(), m.group(1).strip()) if m else (latex.strip(), "")
+
+
+def deterministic_zip(data: bytes) -> bytes:
+    """An OOXML package (a zip) rewritten with every member dated 1980-01-01 and stored in name order within its
+    original sequence ([Content_Types].xml first): the same document gives the same bytes (the window's export and
+    `convert` alike)."""
+    import io
+    import zipfile
+
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            fixed.external_attr = 0o600 << 16
+            dst.writestr(fixed, src.read(info.filename))
+    return out.getvalue()
 
 
 def cell_number(text: str) -> int | float | None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from app.core.formats.geometry import block_geometry
-from app.core.formats.model import ExportBlock, ExportDocument, ExportPage
-from app.core.pipeline.assembly import assemble_blocks
+from app.core.formats.model import ExportBlock, ExportDocument, ExportPage, split_tag
+from app.core.pipeline.assembly import assemble_blocks, formula_body
+from app.core.pipeline.mathml import latex_to_mathml
 from app.core.pipeline.quality import region_confidence
 from app.core.pipeline.searchable_pdf import block_lines
 from app.core.pipeline.text_source import TEXT_LAYER, text_source
@@ -41,10 +42,15 @@ def export_document(output, out_dir: Path | None = None, password: str | None = 
                 lines = block_lines(markdown, r.task) if r.task != "picture" else []
                 words = _words_in(layer, r.box_pt) if layer and text_source(r) == TEXT_LAYER else None
                 conf = region_confidence(r)
-                ep.blocks.append(ExportBlock(
+                block = ExportBlock(
                     r.id, r.label, r.task, r.order, tuple(r.box_pt), markdown, lines, block_geometry(r, lines, words),
                     str(Path(out_dir or ".") / picture) if picture else None, conf["mean"] if conf else None,
-                    r.extra.get("engine", "")))
+                    r.extra.get("engine", ""))
+                block.picture_ref = picture
+                if r.task == "formula":
+                    block.latex, block.tag = split_tag(formula_body(markdown))
+                    block.mathml = latex_to_mathml(block.latex, display=True)
+                ep.blocks.append(block)
             doc.pages.append(ep)
         return doc
     finally:
