@@ -35,7 +35,8 @@ class WindowDialogs:
             return
         folder = Path(w.settings.get("export_dir") or Path(w.work.path).parent)
         start = folder / (Path(w.work.path).stem + ".md")
-        path, _ = QFileDialog.getSaveFileName(w, "Export (writes .md, .json, .html and a searchable .pdf)", str(start),
+        formats = w.settings.get("export_formats").replace(",", ", ")
+        path, _ = QFileDialog.getSaveFileName(w, f"Export (writes {formats}: Preferences → Files)", str(start),
                                               "Markdown (*.md)")
         if path:
             w.export_current(path, wait=False)  # the window stays live; the status bar or banner says how it went

@@ -16,6 +16,7 @@ DEFAULT_OCR_DPI = 200.0
 # docling (DoclingDocument JSON): app.core.formats
 FORMATS = ("md", "json", "html", "pdf", "docx", "xlsx", "alto", "hocr", "docling")
 DEFAULT_FORMATS = ("md", "json")
+EXPORT_FORMATS = ("md", "json", "html", "pdf")  # what the window's Export writes unless Preferences → Files say
 ALTO_VERSIONS = (4, 2)  # ALTO 4.4 (the default) or 2.1
 TEXT_LAYER_MODES = ("prefer", "compare", "ignore")  # a PDF's own text layer: taken where good | measured | unused
 AUTO_BATCH = 0  # PipelineOptions.batch: the engine's own batch size (convert's default; the app reads one at a time)
