@@ -127,7 +127,7 @@ def test_an_engine_error_flags_its_batch_and_the_rest_is_read(engine, report_pdf
 
 
 def test_cancel_in_the_middle_of_a_batch_ends_the_run_cancelled(engine, report_pdf):
-    from app.core.engines import CancelToken
+    from app.core.cancel import CancelToken
     from app.core.pipeline import Pipeline, PipelineOptions
 
     cancel, events = CancelToken(), []

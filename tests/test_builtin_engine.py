@@ -1,7 +1,6 @@
 """The `builtin` engine: a clear refusal without a model; with the SHIPPED model (models/builtin, fp32 on CPU, nothing
 mocked) it reads rendered lines exactly, self-speculative decoding gives the AR output token for token while
-accepting drafts, and one region's lines show as one region's events. The earlier vision-tower checkpoints (the
-overfit run) still open through the legacy path."""
+accepting drafts, and one region's lines show as one region's events."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,7 +39,7 @@ def test_without_a_model_it_says_how_to_train_one(no_bundled_models):
         open_engine("builtin")
     msg = str(info.value)
     assert "No built-in model is installed" in msg
-    assert "python -m app train" in msg and "The built-in model" in msg
+    assert "python -m app train" in msg and "docs/built-in-model.md" in msg
 
 
 def test_a_missing_explicit_folder_is_reported(tmp_path):
@@ -69,7 +68,7 @@ def shipped(one_torch_thread):
 
 @needs_shipped
 def test_the_shipped_model_is_the_default_builtin_and_small():
-    from app.core.training.reader import is_reader_checkpoint
+    from app.core.engines.builtin.reader import is_reader_checkpoint
 
     assert is_reader_checkpoint(SHIPPED)
     assert (SHIPPED / "model.safetensors").stat().st_size <= 30 * 2 ** 20
@@ -123,31 +122,6 @@ def test_a_table_region_becomes_an_html_table(shipped):
         draw.text((600, 20 + 60 * r), b, font=font, fill="black")
     result = shipped["selfspec"].decode_region(img, "table", region_id="t")
     assert result.text == "<table><tr><td>Item</td><td>Price</td></tr><tr><td>Paper</td><td>4.20</td></tr></table>"
-
-
-def test_legacy_vision_checkpoint_reads_a_region_line_by_line():
-    pytest.importorskip("torch")
-    from app.core.events import RegionFinished, RegionStarted, RoundVerified
-    from app.core.training.overfit import OVERFIT_TEXTS, overfit_checkpoint, region_image
-
-    folder, _ = overfit_checkpoint()
-    engine = open_engine("builtin", model_path=folder, device="cpu")
-    events = []
-    result = engine.decode_region(region_image(), "text", region_id="p1-r01", emit=events.append)
-    assert result.text == "\n".join(OVERFIT_TEXTS)
-    assert result.stats["lines"] == len(OVERFIT_TEXTS) and len(result.stats["line_boxes"]) == len(OVERFIT_TEXTS)
-    assert result.stats["tpf"] > 1.0 and result.stats["mode"] == "selfspec"
-    assert [type(e) for e in events].count(RegionStarted) == 1
-    assert isinstance(events[-1], RegionFinished) and events[-1].text == result.text
-    rounds = [e for e in events if isinstance(e, RoundVerified)]
-    assert rounds and all(e.region_id == "p1-r01" for e in rounds)
-    assert [e.round_index for e in rounds] == list(range(len(rounds)))  # one region: numbering runs across lines
-    assert "".join(e.text for e in rounds) == result.text
-
-    ar = open_engine("builtin", model_path=folder, device="cpu", mode="ar")
-    plain = ar.decode_region(region_image(), "text", region_id="r")
-    assert plain.text == result.text and len(result.logprobs) == len(result.tokens)
-    assert result.logprobs == pytest.approx(plain.logprobs, abs=1e-4)
 
 
 def _boxes(lines: list[str], size: int = 28) -> list[tuple[float, float, float, float]]:
@@ -251,7 +225,7 @@ def test_a_latin_line_with_an_equals_sign_reads_no_cjk_character(shipped):
     of the same page its CJK classes are masked, as in the classic engine, and "=" is read."""
     from PIL import Image, ImageDraw, ImageFont
 
-    from app.core.engines.script_mask import count_scripts
+    from app.core.rapid.script_mask import count_scripts
 
     engine = shipped["selfspec"]
     font = ImageFont.truetype(DEJAVU, 14)
@@ -283,3 +257,39 @@ def test_a_region_cut_at_its_token_budget_is_truncated_not_done(shipped):
     record_result(block, spec.text, spec.stats, cancelled=False, engine="builtin", logprobs=spec.logprobs)
     assert region_status(block) == "truncated" and region_outcome(block) == "truncated"
     assert "truncated" in review_reasons(block)
+
+
+def cjk_line(text: str, tmp_path, size: int = 32):
+    """A white line of `text` in PyMuPDF's built-in CJK font (Droid Sans Fallback), drawn with Pillow."""
+    import pymupdf
+    from PIL import Image, ImageDraw, ImageFont
+
+    path = tmp_path / "cjk.ttf"
+    path.write_bytes(bytes(pymupdf.Font("china-s").buffer))
+    font = ImageFont.truetype(str(path), size)
+    img = Image.new("RGB", (int(font.getlength(text)) + 40, int(size * 2)), "white")
+    ImageDraw.Draw(img).text((20, size // 2), text, font=font, fill="black")
+    return img
+
+
+@needs_shipped
+def test_a_chinese_line_is_read_never_as_mu(shipped, tmp_path):
+    """Every character the recogniser can write comes out as itself: the decoder writes it, or (a character outside
+    the decoder's vocabulary) the engine takes the recogniser's reading of that line and says so in the stats."""
+    from rapidfuzz.distance import Levenshtein
+
+    text = "北京市人民政府发布了新的交通管理办法"
+    result = shipped["selfspec"].decode_region(cjk_line(text, tmp_path), "text", region_id="zh", page=41)
+    assert "µ" not in result.text
+    assert Levenshtein.distance(result.text, text) / len(text) <= 0.05, result.text
+    (line,) = result.stats["line_stats"]
+    if line.get("fallback"):
+        assert line["fallback"] == "recogniser" and result.stats["fallback_lines"] == 1 and line["rounds"] == 0
+        assert len(result.logprobs) == len(result.tokens) and all(lp <= 0 for lp in result.logprobs)
+    else:
+        assert result.stats["fallback_lines"] == 0 and result.stats["rounds"] > 0
+    latin = shipped["selfspec"].decode_region(region(["Order No. 48213, due 2025-01-31"]), "text", region_id="la",
+                                              page=42)
+    ar = shipped["ar"].decode_region(region(["Order No. 48213, due 2025-01-31"]), "text", region_id="la", page=42)
+    assert latin.text == "Order No. 48213, due 2025-01-31" and latin.tokens == ar.tokens
+    assert latin.stats["fallback_lines"] == 0 and latin.stats["rounds"] > 0 and latin.stats["disagreements"] == 0

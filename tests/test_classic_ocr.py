@@ -5,7 +5,8 @@ from __future__ import annotations
 from PIL import Image, ImageDraw, ImageFont
 
 from app.core.engines.classic import group_lines, lines_to_table, lines_to_text
-from app.core.engines import CancelToken, open_engine
+from app.core.engines import open_engine
+from app.core.cancel import CancelToken
 from doc_inputs import text_image
 
 

@@ -5,7 +5,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from app.core.engines import CancelToken, EngineUnavailable, open_engine  # noqa: E402
+from app.core.engines import EngineUnavailable, open_engine  # noqa: E402
+from app.core.cancel import CancelToken
 from app.core.events import (  # noqa: E402
     RegionFinished, RegionStarted, RoundVerified, TokensCommitted, event_from_json,
 )

@@ -54,7 +54,7 @@ def test_3_a_layout_past_its_budget_falls_back_to_the_whole_page_with_a_warning(
 
 def test_3_cancel_stops_a_layout_within_a_second(graph):
     from app.core import events as ev
-    from app.core.engines import CancelToken
+    from app.core.cancel import CancelToken
     from app.core.layout.budget import shared_process
     from app.core.pipeline import Pipeline, PipelineOptions
 
@@ -103,7 +103,7 @@ def test_3_ctrl_c_during_a_layout_ends_convert_within_a_second(graph, tmp_path):
 def test_3_an_interrupt_native_code_turns_into_another_error_still_cancels_the_run(sample):
     """PyMuPDF turns a KeyboardInterrupt raised inside its write callback into a "Director error": once the run's
     token is set, that error is a cancel, not a failed layout read as a whole page and a finished run."""
-    from app.core.engines import CancelToken
+    from app.core.cancel import CancelToken
     from app.core.layout import PageLayout
     from app.core.pipeline import Pipeline, PipelineOptions
 
@@ -125,7 +125,7 @@ def test_3_an_interrupt_native_code_turns_into_another_error_still_cancels_the_r
 
 def test_3_ctrl_c_during_the_layout_sets_the_token_and_a_second_one_raises():
     from app.commands.convert import _Interrupts
-    from app.core.engines import CancelToken
+    from app.core.cancel import CancelToken
 
     _Interrupts.cancel, _Interrupts.armed, _Interrupts.phase = CancelToken(), True, "layout"
     try:

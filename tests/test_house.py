@@ -1,5 +1,5 @@
-"""The shape of the house: no two modules of app/ import each other (directly or round a loop), no module grows
-past 500 lines, and facts that used to be copied live in one place."""
+"""The shape of the house: imports go down the floors only, no two modules of app/ import each other (directly or
+round a loop), no module grows past 500 lines, and facts that used to be copied live in one place."""
 from __future__ import annotations
 
 import ast
@@ -37,6 +37,55 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
             continue
         found.update(t for t in targets if t in modules and t != name)
     return found
+
+
+# The floors, top to bottom (docs/architecture.md, "Floors"). A module may import its own package and anything on a
+# lower floor; packages that share a floor (layout, engines) never import each other. Every module of app/ not named
+# here is a leaf: it may import only other leaves.
+FLOORS = (
+    ("app.__main__", "app.cli", "app.commands", "app.bench"),
+    ("app.gui",),
+    ("app.core.review",),
+    ("app.core.training",),
+    ("app.core.pipeline",),
+    ("app.core.layout", "app.core.engines"),
+    ("app.core.decoding",),
+)
+TOP = FLOORS[0]  # the faces: one package in effect (the CLI dispatches to commands, commands run benches)
+
+
+def floor_of(module: str) -> tuple[int, str]:
+    for level, packages in enumerate(FLOORS):
+        for package in packages:
+            if module == package or module.startswith(package + "."):
+                return level, ("faces" if packages is TOP else package)
+    return len(FLOORS), "leaf"
+
+
+def climbing_imports(graph: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for name, targets in graph.items():
+        level, package = floor_of(name)
+        for target in targets:
+            t_level, t_package = floor_of(target)
+            if t_level < level or (t_level == level and t_package != package and package != "leaf"):
+                bad.append(f"{name} -> {target}")
+    return sorted(bad)
+
+
+def test_imports_go_down_the_floors_only():
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    assert not climbing_imports(graph), "imports that climb a floor:\n" + "\n".join(climbing_imports(graph))
+
+
+def test_the_floor_check_catches_a_climbing_import():
+    graph = {"app.core.decoding.selfspec": {"app.core.engines.base"}, "app.core.layout.budget": {"app.core.engines"},
+             "app.core.events": {"app.core.regions"}, "app.core.engines.glmocr": {"app.core.decoding.selfspec"},
+             "app.core.regions": {"app.core.pipeline.output"}}
+    assert climbing_imports(graph) == ["app.core.decoding.selfspec -> app.core.engines.base",
+                                       "app.core.layout.budget -> app.core.engines",
+                                       "app.core.regions -> app.core.pipeline.output"]
 
 
 def test_no_import_cycles_in_app():

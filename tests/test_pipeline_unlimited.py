@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from app.core import events as ev
-from app.core.engines import CancelToken
+from app.core.cancel import CancelToken
 from app.core.pipeline import Pipeline, PipelineError, PipelineOptions
 from app.core.engines.unlimited_output import clean_raw
 

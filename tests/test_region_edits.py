@@ -121,7 +121,7 @@ def test_a_fresh_pipeline_reads_the_persons_regions_instead_of_laying_the_page_o
     from app.core.pipeline.options import PipelineOptions
     from app.core.review.runner import PipelineRunner, RunRequest
     from app.core.sample_documents import make_sample_pdf
-    from app.core.engines import CancelToken
+    from app.core.cancel import CancelToken
 
     pdf = make_sample_pdf(tmp_path / "one.pdf", pages=1)
     mine = Region(id="p1-u01", page=0, box=(120, 200, 1000, 260), label="text", task="text", order=0,

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.engines import Cancelled, CancelToken, EngineUnavailable, open_engine
+from app.core.engines import EngineUnavailable, open_engine
+from app.core.cancel import CancelToken, Cancelled
 from app.core.tiny.glmocr import sample_images
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,7 @@ def server(checkpoint, tmp_path_factory):
 
 
 def _jobs(count: int, pages: int = 3):
-    from app.core.pipeline.scheduler import Job
+    from app.core.engines.scheduler import Job
     from app.core.regions import Region
 
     images = sample_images(count, seed=3)
@@ -59,7 +60,7 @@ def _jobs(count: int, pages: int = 3):
 
 def _schedule(engine, jobs, emit=lambda e: None, cancel=None):
     from app.core.aio import run_async
-    from app.core.pipeline.scheduler import RegionScheduler
+    from app.core.engines.scheduler import RegionScheduler
 
     applied = []
     scheduler = RegionScheduler(engine, emit, cancel or CancelToken())

@@ -14,7 +14,7 @@ from app.core.engines.base import RegionResult
 from app.core.engines.remote import PROFILES, _Reply
 from app.core.engines.remote_pages import PageAnswer, PageReader
 from app.core.pipeline.quality import region_status
-from app.core.pipeline.scheduler import Job, Outcome
+from app.core.engines.scheduler import Job, Outcome
 from app.core.regions import Region
 
 ANSWER = ("<|det|>title [52, 40, 610, 92]<|/det|>Field Notes\n"

@@ -7,7 +7,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from app.bench import documents_corpus as corpus
-from app.core.engines.script_mask import ScriptMask, count_scripts
+from app.core.rapid.script_mask import ScriptMask, count_scripts
 from app.core.tables import from_rows
 
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"

@@ -28,13 +28,13 @@ def _line(text: str, size: int = 32):
 
 @pytest.fixture(scope="module")
 def recogniser():
-    from app.core.training.recogniser import Recogniser
+    from app.core.rapid.recogniser import Recogniser
 
     return Recogniser(threads=1)
 
 
 def test_recogniser_reads_a_rendered_line(recogniser):
-    from app.core.training.recogniser import Reading
+    from app.core.rapid.recogniser import Reading
 
     text = "Invoice 2024-11-30: $1,234.50"
     (reading,) = recogniser.read([_line(text)])
@@ -45,8 +45,8 @@ def test_recogniser_reads_a_rendered_line(recogniser):
 
 
 def test_prefix_codec_rows():
-    from app.core.training.reader import PrefixCodec, build_reader
-    from app.core.training.recogniser import Reading
+    from app.core.engines.builtin.reader import PrefixCodec, build_reader
+    from app.core.rapid.recogniser import Reading
 
     model, tok = build_reader("test")
     codec = PrefixCodec(tok)
@@ -66,9 +66,9 @@ def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torc
 
     from app.core.decoding.autoregressive import forward_logits, text_positions
     from app.core.training.objective import clean_logits, complementary_masks, response_targets
-    from app.core.training.reader import PrefixCodec, build_reader, prefill
+    from app.core.engines.builtin.reader import PrefixCodec, build_reader, prefill
     from app.core.training.reader_train import ReaderConfig, ReaderTrainer
-    from app.core.training.recogniser import Reading
+    from app.core.rapid.recogniser import Reading
 
     model, tok = build_reader("test", seed=3)
     model.eval()
@@ -87,9 +87,9 @@ def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torc
 
     def clean(rows, targets, mask1):
         from app.core.training.objective import joint_forward_embeds
-        from app.core.training.reader import prefix_embeddings
+        from app.core.engines.builtin.reader import prefix_embeddings
 
-        from app.core.training.reader import RESPONSE_START, prefix_positions
+        from app.core.engines.builtin.reader import RESPONSE_START, prefix_positions
 
         b, P = rows.shape[:2]
         valid = torch.cat([rows[..., 0] >= 0, torch.ones(b, 1, dtype=torch.bool)], dim=1)

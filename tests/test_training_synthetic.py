@@ -8,7 +8,7 @@ import numpy as np
 from app.core.training.synthetic import (
     LENGTH_CLASSES, PIL_DEFAULT, find_fonts, fonts_list, random_text, render_batch, render_line,
 )
-from app.core.training.vocab import CHARSET, build_char_tokenizer
+from app.core.engines.builtin.vocab import CHARSET, build_char_tokenizer
 
 
 def test_texts_fit_their_length_class_and_the_vocabulary():

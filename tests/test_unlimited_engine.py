@@ -10,7 +10,7 @@ import torch
 from PIL import Image
 
 from app.core import events as ev
-from app.core.engines import CancelToken
+from app.core.cancel import CancelToken
 
 torch.set_num_threads(1)
 

@@ -19,10 +19,10 @@ import time
 
 def _layout(engine, copies: int):
     """Regions (with their crops) of the sample document, `copies` times over, as scheduler jobs."""
-    from app.core.engines import CancelToken
+    from app.core.cancel import CancelToken
     from app.core.paths import sample_document
     from app.core.pipeline import DocumentOutput, Pipeline, PipelineOptions
-    from app.core.pipeline.scheduler import Job
+    from app.core.engines.scheduler import Job
     from app.core.regions import DECODED_TASKS
 
     pipe = Pipeline(PipelineOptions(compare_text_layer=False), cancel=CancelToken(), engine=engine)
@@ -43,8 +43,8 @@ def _layout(engine, copies: int):
 
 def _read(engine, jobs, lanes: int) -> dict:
     from app.core.aio import run_async
-    from app.core.engines import CancelToken
-    from app.core.pipeline.scheduler import RegionScheduler
+    from app.core.cancel import CancelToken
+    from app.core.engines.scheduler import RegionScheduler
 
     engine.concurrency = lanes
     before = [s.requests for s in engine.servers]

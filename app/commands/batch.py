@@ -278,7 +278,7 @@ class Overlap:
     def __init__(self, count: int, loop, cancel) -> None:
         import threading
 
-        from app.core.pipeline.region_queue import SharedRegions
+        from app.core.engines.region_queue import SharedRegions
 
         self.count, self.cancel = count, cancel
         self.shared = SharedRegions(loop)

@@ -260,7 +260,7 @@ def _overlapped(items, one) -> tuple[list[int | None], bool]:
     started) and whether Ctrl+C ended the run."""
     from app.commands.batch import Overlap
     from app.core.aio import background_loop
-    from app.core.engines import CancelToken
+    from app.core.cancel import CancelToken
 
     cancel = _Interrupts.cancel = CancelToken()
     _Interrupts.overlap = True
@@ -344,7 +344,7 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
     import os
 
     from app.commands.batch import Checkpoint, checkpoint_settings, count_regions
-    from app.core.engines import CancelToken
+    from app.core.cancel import CancelToken
     from app.core.events import ErrorRaised, PageFinished, PhaseChanged
     from app.core.pipeline import Pipeline, PipelineError
     from app.core.pipeline.output import check_output

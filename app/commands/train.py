@@ -1,9 +1,7 @@
-"""`scriptorium train`: train the built-in line reader on CPU (README, "The built-in model").
+"""`scriptorium train`: train the built-in line reader on CPU (docs/built-in-model.md).
 
     python -m app train --out models/builtin                  # the recipe: features + 60 min training, <= 2 h on 2 cores
     python -m app train --out models/builtin --resume         # continue an interrupted run (same --work folder)
-    python -m app train --recipe vision --device cuda ...     # the earlier GlmOcr-vision-tower recipe (GPU only)
-    python -m app train --overfit --out /tmp/overfit          # 30-s CPU proof of the vision recipe: 4 lines, B = 4
 
 The reader is a small GlmOcr text decoder over RapidOCR's pretrained PP-OCRv6 recogniser (its greedy CTC characters
 and confidences as a discrete prefix), trained with GravityOCR's joint AR + block-diffusion objective. Features are
@@ -23,37 +21,26 @@ from app.commands.arguments import positive
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None,
                    help="checkpoint folder (default: <user data>/models/builtin, where the builtin engine looks)")
-    p.add_argument("--recipe", default="reader", choices=("reader", "vision"),
-                   help="reader: the built-in model over the PP-OCR recogniser (CPU, default); vision: the earlier "
-                        "GlmOcr vision-tower recipe (needs a GPU)")
     p.add_argument("--work", default="runs/builtin",
-                   help="reader: folder for the feature cache, the resume state and the latest checkpoint")
-    p.add_argument("--lines", type=positive(int), default=20000, help="reader: training lines to render and read")
+                   help="folder for the feature cache, the resume state and the latest checkpoint")
+    p.add_argument("--lines", type=positive(int), default=20000, help="training lines to render and read")
     p.add_argument("--heldout-lines", type=positive(int), default=400,
-                   help="reader: held-out lines (fonts and texts never trained on) for the model card")
-    p.add_argument("--device", default="auto", help="vision: auto | cuda | cuda:N | cpu (default: auto)")
+                   help="held-out lines (fonts and texts never trained on) for the model card")
     p.add_argument("--minutes", type=positive(float), default=None,
-                   help="training minutes (reader: default 60, features and evaluation excluded; vision: default 10, "
-                        "the whole run)")
+                   help="training minutes (default 60; features and evaluation excluded)")
     p.add_argument("--steps", type=positive(int), default=None, help="stop after this many steps (default: time only)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run")
     p.add_argument("--batch-size", type=positive(int), default=None,
-                   help="lines per step (reader: 32; vision: 256 on CUDA, 16 on CPU)")
-    p.add_argument("--lr", type=positive(float), default=None, help="peak learning rate (reader 1e-3, vision 5e-4)")
+                   help="lines per step (default 32)")
+    p.add_argument("--lr", type=positive(float), default=None, help="peak learning rate (default 1e-3)")
     p.add_argument("--preset", default="small", choices=("small", "test"), help="model size")
     p.add_argument("--block-size", type=positive(int), default=16, help="diffusion block size B (default 16)")
     p.add_argument("--workers", type=int, default=None,
-                   help="processes rendering lines (reader: 2; vision: cores - 2 on CUDA)")
+                   help="processes rendering lines (default 2)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=positive(int), default=None,
-                   help="torch / ONNX Runtime CPU threads (reader default 2)")
-    p.add_argument("--eval-lines", type=int, default=256, help="vision: held-out clean lines for the final CER")
+                   help="torch / ONNX Runtime CPU threads (default 2)")
     p.add_argument("--no-final-eval", action="store_true", help="skip the CPU engine measurements at the end")
-    p.add_argument("--save-dtype", default="fp32", choices=("fp32", "bf16"))
-    p.add_argument("--no-install-fonts", action="store_true",
-                   help="do not apt-get install missing font packages (DejaVu, Liberation, URW base35, Latin Modern)")
-    p.add_argument("--overfit", action="store_true",
-                   help="a quick CPU proof on 4 lines instead of the recipe (default --out: a temporary folder)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,50 +48,8 @@ def run(args: argparse.Namespace) -> int:
 
     from app.core.paths import user_models_dir
 
-    if args.overfit:  # never into the user's builtin folder: this model reads only its 4 lines
-        import tempfile
-
-        from app.core.training.overfit import train_overfit
-
-        out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="scriptorium-overfit-"))
-
-        report = train_overfit(out, steps=args.steps or 150, seed=args.seed, log=print)
-        print(f"overfit: CER {report['cer']:.4f} on {report['eval_lines']} lines; checkpoint in {out}")
-        return 0 if report["cer"] == 0 else 1
     out = Path(args.out) if args.out else user_models_dir() / "builtin"
-    if args.recipe == "reader":
-        return run_reader(args, out)
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
-    from app.core.training.synthetic import ensure_fonts, missing_font_families
-    from app.core.training.trainer import TrainConfig, train
-
-    if args.no_install_fonts:
-        missing = missing_font_families()
-        if missing:
-            print(f"fonts missing: {', '.join(missing)} (training with the fonts present)")
-    else:
-        ensure_fonts(log=print)
-    from app.core.training.synthetic import find_fonts
-
-    print("fonts: " + ", ".join(f"{family} ({len(paths)})" for family, paths in find_fonts().items()))
-    cfg = TrainConfig(
-        out=str(out), device=args.device, minutes=args.minutes or 10.0, steps=args.steps, batch_size=args.batch_size,
-        lr=args.lr or 5e-4, preset=args.preset, block_size=args.block_size, workers=args.workers, seed=args.seed,
-        resume=args.resume, eval_lines=args.eval_lines, final_eval=not args.no_final_eval,
-        save_dtype=args.save_dtype,
-    )
-    from app.core.loader import ModelError
-
-    # a device that is not there, a state that does not match the options: a person's mistake (exit 2)
-    report, code = _guarded(lambda: train(cfg, log=print), (ModelError, ValueError))
-    if report is None:
-        return code
-    print(f"done: {report.get('steps')} steps, {report.get('lines_seen')} lines, held-out CER {report.get('cer')}, "
-          f"model card: {out / 'MODEL_CARD.md'}")
-    return 0
+    return run_reader(args, out)
 
 
 def run_reader(args: argparse.Namespace, out) -> int:

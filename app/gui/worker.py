@@ -110,7 +110,7 @@ class DecodeClient(QObject):
     # --- GUI thread -----------------------------------------------------------------------------------------------
 
     def submit(self, request: "RunRequest") -> int:
-        from app.core.engines import CancelToken
+        from app.core.cancel import CancelToken
 
         self.cancel()
         self._run_id += 1

@@ -1,4 +1,4 @@
-"""What every OCR engine is to the pipeline: the two Protocols, their results, and cancellation.
+"""What every OCR engine is to the pipeline: the two Protocols and their results.
 
 Two shapes of engine exist:
 - region engines read one crop for one task (GravityOCR self-spec, GLM-OCR AR, classic RapidOCR, built-in);
@@ -16,9 +16,10 @@ What must never live here: model code, Qt, the registry (app.core.engines).
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
+
+from app.core.cancel import CancelToken
 
 if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractAsyncContextManager
@@ -41,30 +42,8 @@ def no_blocks(_page: int, _regions: list["Region"]) -> None:
     """The block callback for callers that only want the final result."""
 
 
-class Cancelled(Exception):
-    """Raised inside an engine when its CancelToken is set; engines turn it into a partial result."""
-
-
 class EngineUnavailable(RuntimeError):
     """The engine cannot run here; the message says why and what to install or download."""
-
-
-class CancelToken:
-    """Set from any thread; checked by the worker between two forwards."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-    def check(self) -> None:
-        if self._event.is_set():
-            raise Cancelled()
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The remote engine: regions read by OpenAI-compatible OCR servers (SGLang, vLLM, `transformers serve`).
 
 One request per region: `POST /v1/chat/completions` with the crop as a base64 PNG data URL and the model family's
-prompt (`reference/remote.md`), temperature 0, the task's token budget, streamed so the text reaches the views as
+prompt (docs/servers.md), temperature 0, the task's token budget, streamed so the text reaches the views as
 it is written. `finish_reason == "length"` marks the region truncated (its stats say so; never done). Requests go to
 the least busy of the servers; a 429, a 5xx or a broken connection is retried with exponential backoff (tenacity),
 on another server when there is one; other failures and exhausted retries raise, and the scheduler flags the region.
@@ -16,7 +16,7 @@ The unlimited profile reads whole pages, one request each, and parses the `<|det
 Concurrency: `concurrency` requests per server (the region scheduler keeps that many in flight). The async method
 `decode_region_async` is what the scheduler runs; `decode_region` runs it on the host loop (app.core.aio).
 
-What must never live here: Qt, the region scheduler (app.core.pipeline.scheduler), page assembly.
+What must never live here: Qt, the region scheduler (app.core.engines.scheduler), page assembly.
 """
 from __future__ import annotations
 
@@ -31,13 +31,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.core.engines import remote_stats
-from app.core.engines.base import (
-    CancelToken,
-    Emit,
-    EngineUnavailable,
-    RegionResult,
-    no_emit,
-)
+from app.core.engines.base import Emit, EngineUnavailable, RegionResult, no_emit
+from app.core.cancel import CancelToken
 from app.core.engines.glmocr import clean_text
 from app.core.events import ErrorRaised, RegionFinished, RegionStarted, TokensCommitted
 from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS

@@ -1,7 +1,7 @@
 """Unlimited-OCR on servers: the remote engine's whole-page profile (`--remote-profile unlimited`).
 
 Every page is one request — the page image and `document parsing.`, text first, as baidu/Unlimited-OCR's infer.py
-asks — sent through the region queue (app.core.pipeline.region_queue) with the engine's concurrency, earliest page
+asks — sent through the region queue (app.core.engines.region_queue) with the engine's concurrency, earliest page
 first; pages are rendered only as requests free up. Each answer streams `<|det|>label [x1, y1, x2, y2]<|/det|>text`
 blocks with boxes normalised to 0..999; they are parsed as they arrive with the local engine's parser
 (app.core.engines.unlimited_output: IncrementalParser, to_regions) into regions with boxes, labels and tasks, and
@@ -24,7 +24,8 @@ from dataclasses import replace
 from typing import Any
 
 from app.core import events as ev
-from app.core.engines.base import BlocksCallback, CancelToken, DocumentResult, Emit
+from app.core.engines.base import BlocksCallback, DocumentResult, Emit
+from app.core.cancel import CancelToken
 from app.core.engines.unlimited_output import IncrementalParser, to_regions
 
 STREAM_ID = "doc-p{}"  # the request stream of document page N (1-based), as the window's events carry it
@@ -52,7 +53,7 @@ class PageReader:
 
     def take(self, item) -> bool:
         """One item from the queue (an event or a page's outcome); True for an outcome."""
-        from app.core.pipeline.scheduler import Outcome
+        from app.core.engines.scheduler import Outcome
 
         if isinstance(item, Outcome):
             page = self.pages[item.job.region.id]
@@ -100,8 +101,8 @@ def decode_document(engine, pages: Sequence[Any], *, emit: Emit, cancel: CancelT
     """Read `pages` (PIL images; the pipeline's lazy sequence carries their document indices and DPI), one request
     per page; returns their regions in page order (`page` indexes `pages`), the answers and the run's stats."""
     from app.core.aio import background_loop
-    from app.core.pipeline.region_queue import RegionQueue, Sink
-    from app.core.pipeline.scheduler import Job
+    from app.core.engines.region_queue import RegionQueue, Sink
+    from app.core.engines.scheduler import Job
     from app.core.regions import Region
 
     t0 = time.perf_counter()

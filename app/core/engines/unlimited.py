@@ -1,4 +1,5 @@
-"""The Unlimited-OCR document engine: whole pages, or a whole PDF, in ONE R-SWA generation (DESIGN §4).
+"""The Unlimited-OCR document engine: whole pages, or a whole PDF, in ONE R-SWA generation (docs/architecture.md, The
+R-SWA window).
 
 One page → gundam mode (1024 global view + 640 tiles), prompt `<image>document parsing.`, n-gram window 128.
 Several pages → base mode (one 1024 view per page, one `<image>` each), prompt `<image>…<image>Multi page parsing.`,
@@ -32,7 +33,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from app.core import events as ev
-from app.core.engines.base import BlocksCallback, CancelToken, DocumentResult, Emit, no_blocks, no_emit
+from app.core.engines.base import BlocksCallback, DocumentResult, Emit, no_blocks, no_emit
+from app.core.cancel import CancelToken
 from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK, IncrementalParser, to_regions
 from app.core.wording import count
 

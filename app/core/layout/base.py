@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
     from app.core.document import Document
-    from app.core.engines import CancelToken
+    from app.core.cancel import CancelToken
 
 
 class LayoutError(RuntimeError):

@@ -151,7 +151,7 @@ def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child proc
 
 
 def _mask_layout_ocr():  # pragma: no cover - runs in the child process
-    """Latin pages read as Latin by the layout's OCR hook too (app.core.engines.script_mask): its RapidOCR
+    """Latin pages read as Latin by the layout's OCR hook too (app.core.rapid.script_mask): its RapidOCR
     instance gets the CJK mask. None when pymupdf4llm uses another OCR backend."""
     try:
         from pymupdf4llm.ocr.detect_rapidocr import detect_rapidocr_backend
@@ -160,7 +160,7 @@ def _mask_layout_ocr():  # pragma: no cover - runs in the child process
             return None
         from pymupdf4llm.ocr import rapidocr_391_backend
 
-        from app.core.engines.script_mask import ScriptMask, install
+        from app.core.rapid.script_mask import ScriptMask, install
 
         return install(rapidocr_391_backend.init_engine(), ScriptMask())
     except Exception:  # noqa: BLE001 - no RapidOCR: the layout reads born-digital pages only
@@ -184,7 +184,7 @@ class LayoutProcess:
         self.starts = 0
 
     def _wait(self, deadline: float | None, cancel, what: str) -> Any:
-        from app.core.engines import Cancelled
+        from app.core.cancel import Cancelled
 
         proc = self._proc
         while True:

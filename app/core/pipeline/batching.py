@@ -15,13 +15,13 @@ RegionStarted and one RegionFinished (the engine's), its rounds interleaved with
 A group is at most the engine's `batch_size` (8), so one `decode_batch` call is one batched decode.
 
 What must never live here: model code (app.core.engines), the run's lifecycle events (app.core.pipeline.run),
-servers' concurrency (app.core.pipeline.scheduler).
+servers' concurrency (app.core.engines.scheduler).
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from app.core.engines import Cancelled
+from app.core.cancel import Cancelled
 from app.core.events import ErrorRaised, PhaseChanged, RegionFinished
 from app.core.regions import Region, record_result
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from app.core.document import Document
-from app.core.engines import Cancelled
+from app.core.cancel import Cancelled
 from app.core.events import LayoutDone, PageFinished, PhaseChanged
 from app.core.pipeline.options import PipelineError
 from app.core.pipeline.output import PageOutput

@@ -1,4 +1,5 @@
-"""The run (DESIGN §5): document → pages → layout → regions → crops → decode, and re-runs of pages or regions.
+"""The run (docs/architecture.md, The page pipeline): document → pages → layout → regions → crops → decode, and re-runs
+of pages or regions.
 
 Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this code.
 
@@ -31,14 +32,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from app.core.document import Document, DocumentError, open_document
-from app.core.engines import (
-    Cancelled,
-    CancelToken,
-    Emit,
-    EngineUnavailable,
-    no_emit,
-    resolve_engine_name,
-)
+from app.core.engines import Emit, EngineUnavailable, no_emit, resolve_engine_name
+from app.core.cancel import CancelToken, Cancelled
 from app.core.events import (
     DocumentOpened,
     ErrorRaised,
@@ -54,9 +49,10 @@ from app.core.events import (
 from app.core.pipeline.batching import batch_size, read_in_batches, record_failure
 from app.core.pipeline.options import PipelineError, PipelineOptions, parse_pages
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
+from app.core.pipeline.quality import mark_page_script
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
-from app.core.pipeline.region_queue import decode_concurrently, read_pages
+from app.core.pipeline.page_reader import decode_concurrently, read_pages
 from app.core.pipeline.searchable_pdf import crop_note, noting_crop
 from app.core.pipeline.text_source import TEXT_LAYER, TextSource, text_source
 from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
@@ -83,7 +79,7 @@ class Pipeline:
         self._words_cache: dict[int, list] = {}
         self.fixed_layouts: dict[int, list[Region]] = {}  # pages a person laid out: read their regions, no layout
         self.text_source = TextSource(self)  # the text layer or the layout's OCR instead of the engine, per region
-        self.region_queue = None  # (SharedRegions, rank): a seat in a batch's region queue (pipeline.region_queue)
+        self.region_queue = None  # (SharedRegions, rank): a seat in a batch's region queue (engines.region_queue)
 
     # -- setup -------------------------------------------------------------------------------------------------
     def open(self, path) -> Document:
@@ -385,6 +381,7 @@ class Pipeline:
     def finish_page(self, page: PageOutput, t0: float) -> PageOutput:
         """A page's regions are all read: compare it with its text layer and announce it."""
         page.decoded = True
+        mark_page_script(page.regions)
         self.compare_page(page)
         page.ms += (time.perf_counter() - t0) * 1000
         self.emit(PageFinished(page.index, len(page.regions), round(page.ms, 1)))

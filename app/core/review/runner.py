@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from app.core.engines import CancelToken, Emit, resolve_engine_name
+from app.core.engines import Emit, resolve_engine_name
+from app.core.cancel import CancelToken
 from app.core.pipeline import DocumentOutput, Pipeline, PipelineError, PipelineOptions
 from app.core.regions import Region
 

@@ -1,11 +1,10 @@
-"""Training the built-in line reader: GravityOCR's joint AR + block-diffusion objective on a tiny GlmOcr.
+"""Training the built-in line reader (app.core.engines.builtin) with GravityOCR's joint AR + block-diffusion objective.
 
-- `vocab`     the character-level tokenizer (plus the GLM-OCR special tokens and `<|mask|>`);
-- `model`     tiny `GlmOcrForConditionalGeneration` configs, checkpoint writing (what `load_model("builtin")` reads);
-- `objective` the joint forward (clean stream + two complementary corrupted streams), its masks and losses;
-- `synthetic` the synthetic printed-line generator (texts, fonts, rendering, degradations, parallel workers);
-- `batches`   images → the processor's patch layout, batch assembly;
-- `trainer`   the resumable training loop, held-out evaluation and the model card.
+- `linedata`     training and held-out lines: texts, fonts, rendering, degradations, the recogniser's readings (cached);
+- `synthetic`    the texts and fonts lines are made from;
+- `objective`    the joint forward (clean stream + two complementary corrupted streams), its masks and losses;
+- `reader_train` the resumable training loop; `reader_card` the model card; `heldout_pdf` held-out printed pages.
 
-What must never live here: decoding for the app (app.core.decoding) or anything Qt.
+Training imports the engine's runtime (its model, prefix codec and vocabulary) so that what is trained is what the
+app decodes; the engine never imports training.
 """

@@ -33,7 +33,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from app.core.training.vocab import ASCII_CHARS, CHARSET, EXTRA_CHARS
+from app.core.engines.builtin.vocab import CHARSET, EXTRA_CHARS
 
 SHARD = 1000
 HELD_OUT_FONTS = ("pymupdf:cour", "pymupdf:coit", "pymupdf:cobo", "pymupdf:cobi", "pymupdf:tibi",
@@ -266,7 +266,6 @@ def shard_path(folder: Path, index: int) -> Path:
 def make_shard(folder: Path, index: int, seed: int, fonts: list[str], threads: int = 1, held_out: bool = False,
                size: int = SHARD) -> Path:
     """Render `size` lines (seeded by `seed` and `index`), read them with the recogniser, write the shard."""
-    from app.core.training.recogniser import Recogniser
 
     path = shard_path(folder, index)
     if path.exists():
@@ -290,7 +289,7 @@ def make_shard(folder: Path, index: int, seed: int, fonts: list[str], threads: i
 
 @lru_cache(maxsize=2)
 def _recogniser(threads: int):
-    from app.core.training.recogniser import Recogniser
+    from app.core.rapid.recogniser import Recogniser
 
     return Recogniser(threads=threads)
 

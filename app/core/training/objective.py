@@ -30,21 +30,6 @@ from functools import lru_cache
 from typing import Any
 
 
-@dataclass
-class Prefix:
-    """The image + prompt part of a batch (identical structure in every row of a batch)."""
-
-    input_ids: Any  # (b, P) long
-    mm_token_type_ids: Any  # (b, P) int
-    pixel_values: Any  # (patches, patch_dim)
-    image_grid_thw: Any  # (b, 3)
-    # Optional precomputed positions (the trainer caches them per image width, so a GPU step never waits on the
-    # host): (3, b, P) text M-RoPE positions, (patches of ONE image, 2) vision rotary positions (uniform batch).
-    positions: Any = None
-    vision_positions: Any = None
-    image_span: tuple[int, int] | None = None  # [start, end) of the image tokens in every row (uniform batch)
-
-
 def response_targets(texts_ids: list[list[int]], eos_id: int, block_size: int, *, length: int | None = None):
     """Targets padded with EOS: row i is text_i + B EOS (+ more EOS up to a common length L, a multiple of B).
     Returns (targets (b, L) long, n (b,) long = text lengths)."""
@@ -112,80 +97,6 @@ def joint_positions(prefix_pos, length: int, start=None):
     return torch.cat([prefix_pos, resp, resp, resp], dim=2)
 
 
-def batched_image_features(model, pixel_values, image_grid_thw, vision_positions=None):
-    """The vision tower for a batch of SAME-SIZE images in one batched attention call per block. The stock forward
-    runs one attention call per image (without flash attention), which dominates a GPU step with hundreds of line
-    images; this computes the same function (a test compares them)."""
-    import torch
-    import torch.nn.functional as F
-    from transformers.models.glm_ocr.modeling_glm_ocr import apply_rotary_pos_emb_vision
-    from transformers.vision_utils import get_vision_position_ids
-
-    visual = model.model.visual
-    b = image_grid_thw.shape[0]
-    n = int(image_grid_thw[0].prod())
-    pos = vision_positions
-    if pos is None:
-        pos = get_vision_position_ids(image_grid_thw[:1], visual.spatial_merge_size)
-    h = visual.patch_embed(pixel_values.to(visual.dtype))
-    cos, sin = visual.rotary_pos_emb(h, pos)
-    D = h.shape[-1]
-    h = h.view(b, n, D)
-    for blk in visual.blocks:
-        att = blk.attn
-        x = blk.norm1(h)
-        q, k, v = att.qkv(x).reshape(b, n, 3, att.num_heads, att.head_dim).permute(2, 0, 1, 3, 4).unbind(0)
-        q, k = apply_rotary_pos_emb_vision(att.q_norm(q), att.k_norm(k), cos, sin)
-        o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale=att.scaling)
-        h = h + att.proj(o.transpose(1, 2).reshape(b, n, D))
-        h = h + blk.mlp(blk.norm2(h))
-    h = visual.post_layernorm(h).reshape(-1, D)
-    m = visual.spatial_merge_size
-    h = h.view(-1, m, m, D).permute(0, 3, 1, 2)
-    h = visual.downsample(h).view(-1, visual.config.out_hidden_size)
-    return visual.merger(h)
-
-
-def image_features(model, prefix: Prefix, *, batched: bool = True):
-    """(sum of image tokens, H) features for the prefix's images, batched when all images have the same size."""
-    import torch
-
-    grids = prefix.image_grid_thw
-    if batched and prefix.vision_positions is not None:  # the caller vouches for a uniform batch
-        return batched_image_features(model, prefix.pixel_values, grids, prefix.vision_positions)
-    if batched and bool((grids == grids[:1]).all()):
-        return batched_image_features(model, prefix.pixel_values, grids)
-    feats = model.model.get_image_features(prefix.pixel_values, grids).pooler_output
-    return torch.cat(list(feats), dim=0)
-
-
-def embed_prefix(model, prefix: Prefix, *, batched: bool = True):
-    """Token embeddings of the prefix with the image features scattered in; also returns the image features."""
-    import torch
-
-    embeds = model.get_input_embeddings()(prefix.input_ids)
-    feats = image_features(model, prefix, batched=batched).to(embeds.dtype)
-    if prefix.image_span is not None:  # contiguous image tokens at a known place: no data-dependent scatter
-        a, z = prefix.image_span
-        b = embeds.shape[0]
-        return torch.cat([embeds[:, :a], feats.view(b, z - a, -1), embeds[:, z:]], dim=1), feats
-    where = (prefix.input_ids == model.config.image_token_id).unsqueeze(-1)
-    return embeds.masked_scatter(where, feats), feats
-
-
-def prefix_positions(model, prefix: Prefix):
-    """(3, b, P) M-RoPE positions of the prefix; computed once when every row has the same prompt and image grid
-    (get_rope_index loops over the batch in Python)."""
-    ids, grids = prefix.input_ids, prefix.image_grid_thw
-    b = ids.shape[0]
-    if b > 1 and bool((ids == ids[:1]).all()) and bool((grids == grids[:1]).all()):
-        pos, _ = model.model.get_rope_index(ids[:1], mm_token_type_ids=prefix.mm_token_type_ids[:1],
-                                            image_grid_thw=grids[:1])
-        return pos.expand(-1, b, -1)
-    pos, _ = model.model.get_rope_index(ids, mm_token_type_ids=prefix.mm_token_type_ids, image_grid_thw=grids)
-    return pos
-
-
 @dataclass
 class JointOutput:
     hidden: Any  # (b, P + 3L, H) final-norm hidden states
@@ -194,19 +105,9 @@ class JointOutput:
     image_features: Any  # (sum image tokens, H)
 
 
-def joint_forward(model, prefix: Prefix, targets, mask1, *, mask_id: int, block_size: int) -> JointOutput:
-    """One forward over [prefix | clean | corrupted 1 | corrupted 2] with the joint attention mask."""
-    import torch
-
-    prefix_embeds, feats = embed_prefix(model, prefix)
-    pos = prefix.positions if prefix.positions is not None else prefix_positions(model, prefix)
-    return joint_forward_embeds(model, prefix_embeds, pos, targets, mask1, mask_id=mask_id, block_size=block_size,
-                                image_features=feats)
-
-
 def joint_forward_embeds(model, prefix_embeds, prefix_pos, targets, mask1, *, mask_id: int, block_size: int,
                          prefix_valid=None, image_features=None, response_start=None) -> JointOutput:
-    """`joint_forward` from ready prefix embeddings (b, P, H) and their positions (3, b, P). `prefix_valid` (b, P)
+    """One forward over [prefix | clean | corrupted 1 | corrupted 2] with the joint attention mask, from ready prefix embeddings (b, P, H) and their positions (3, b, P). `prefix_valid` (b, P)
     bool marks real prefix tokens: rows of different prefix lengths are left-padded, padding is attended by no row
     (a padding row sees only itself) and should carry position 0, so each row's response starts at its own N.
     `response_start` sets N (see `joint_positions`)."""

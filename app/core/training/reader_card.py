@@ -20,8 +20,8 @@ def verdict(report: dict[str, Any]) -> str:
 def model_card(report: dict[str, Any], cfg: Any, params: int) -> str:
     """The card for a run of `cfg` (a reader_train.ReaderConfig)."""
     from app.core.training.linedata import HELD_OUT_FONTS
-    from app.core.training.reader import PRESETS
-    from app.core.training.recogniser import LICENSE_NOTE
+    from app.core.engines.builtin.reader import PRESETS
+    from app.core.rapid.recogniser import LICENSE_NOTE
 
     ev = report.get("eval") or {}
     rows = "\n".join(f"| {k} | {v['chars']} | {v['cer']:.2%} | {v['rec_cer']:.2%} |"

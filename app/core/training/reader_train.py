@@ -75,7 +75,7 @@ class Data:
 
     def __init__(self, codec, paths, max_text: int = 110) -> None:
         from app.core.training.linedata import load_shards
-        from app.core.training.recogniser import Reading
+        from app.core.rapid.recogniser import Reading
 
         self.codec = codec
         self.items: list[tuple[np.ndarray, list[int], str, str]] = []
@@ -134,7 +134,7 @@ class ReaderTrainer:
     def __init__(self, cfg: ReaderConfig, log: Callable[[str], None] = print) -> None:
         import torch
 
-        from app.core.training.reader import PrefixCodec, build_reader, count_parameters
+        from app.core.engines.builtin.reader import PrefixCodec, build_reader, count_parameters
 
         self.cfg, self.log = cfg, log
         torch.set_num_threads(max(1, cfg.threads))
@@ -256,7 +256,7 @@ class ReaderTrainer:
         import torch
 
         from app.core.training.objective import joint_forward_embeds, joint_loss
-        from app.core.training.reader import RESPONSE_START, prefix_embeddings, prefix_positions
+        from app.core.engines.builtin.reader import RESPONSE_START, prefix_embeddings, prefix_positions
 
         b, P = rows.shape[:2]
         valid = torch.cat([rows[..., 0] >= 0, torch.ones(b, 1, dtype=torch.bool)], dim=1)  # + SEP
@@ -363,7 +363,7 @@ class ReaderTrainer:
 
     def evaluate(self, rows: list[dict], *, selfspec_check: bool) -> dict[str, Any]:
         """The app's decoders on held-out lines (self-spec always; AR too when `selfspec_check`), one thread."""
-        from app.core.training.reader import one_thread
+        from app.core.engines.builtin.reader import one_thread
 
         self.model.eval()
         with one_thread():
@@ -376,8 +376,8 @@ class ReaderTrainer:
 
         from app.core.decoding.autoregressive import ar_decode
         from app.core.decoding.selfspec import selfspec_decode
-        from app.core.training.reader import decode_text, prefill
-        from app.core.training.recogniser import Reading
+        from app.core.engines.builtin.reader import decode_text, prefill
+        from app.core.rapid.recogniser import Reading
 
         stops = list(self.model.generation_config.eos_token_id)
         errs = rec_errs = chars = exact = 0
@@ -437,7 +437,7 @@ class ReaderTrainer:
     # --- checkpoint ----------------------------------------------------------------------------------------------
 
     def save_checkpoint(self, report: dict[str, Any] | None) -> Path:
-        from app.core.training.reader import save_reader
+        from app.core.engines.builtin.reader import save_reader
 
         target = self.out if report is not None else self.work / "latest"
         card = model_card(report, self.cfg, self.params) if report is not None else None

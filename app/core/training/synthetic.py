@@ -23,8 +23,8 @@ from typing import Iterator
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from app.core.training.model import LINE_HEIGHT
-from app.core.training.vocab import ASCII_CHARS, EXTRA_CHARS
+LINE_HEIGHT = 32  # px: the height lines are rendered at
+from app.core.engines.builtin.vocab import ASCII_CHARS, EXTRA_CHARS
 
 COLUMN = 16  # px of line image per image-token column (patch 8 × merge 2)
 FONT_PACKAGES = ("fonts-dejavu-core", "fonts-liberation", "fonts-urw-base35", "fonts-lmodern")

@@ -1,5 +1,5 @@
 """The built-in reader: a small `GlmOcrForConditionalGeneration` whose text decoder reads RapidOCR's recogniser
-output as a discrete prefix and writes the line's text (DESIGN §2, "built-in line reader").
+output as a discrete prefix and writes the line's text (docs/built-in-model.md).
 
 Sequence of one line: `[prefix tokens][SEP] text [EOS]`. Prefix token i stands for the recogniser's i-th collapsed
 CTC character and is embedded as the SUM of four rows of the model's own embedding table:
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from app.core.checkpoints.glmocr import EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section
-from app.core.training.recogniser import Reading, alt_bin, conf_bin
-from app.core.training.vocab import (
+from app.core.rapid.recogniser import Reading, alt_bin, conf_bin
+from app.core.engines.builtin.vocab import (
     ALT_BIN_TOKENS, ALT_UNK_TOKEN, CONF_TOKENS, SEP_TOKEN, UNK_TOKEN, alt_token, build_reader_tokenizer,
 )
 
@@ -186,7 +186,7 @@ def save_reader(model, tokenizer, out_dir: str | Path, *, block_size: int, extra
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
-    from app.core.training.recogniser import REC_MODEL
+    from app.core.rapid.recogniser import REC_MODEL
 
     bd = {"bd_size": int(block_size), "mask_id": int(tokenizer.convert_tokens_to_ids(MASK_TOKEN)),
           "ar_loss_weight": 1.0, "mask_schedule": "uniform", "kind": KIND, "recogniser": REC_MODEL,

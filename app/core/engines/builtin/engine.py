@@ -2,7 +2,7 @@
 
 A region image is cut into text lines by RapidOCR's PP-OCRv6 detector (the line boxes the classic engine finds;
 multi-column and skewed text included), each line crop is read by the PP-OCRv6 recogniser (ONNX), and the built-in
-decoder (a small GlmOcr text decoder, app.core.training.reader) turns the recogniser's reading into the line's text
+decoder (a small GlmOcr text decoder, app.core.engines.builtin.reader) turns the recogniser's reading into the line's text
 with the app's own decoders: self-speculative by default (`mode="ar"` for the greedy AR baseline). Lines decode one
 after another; their events carry the region's id and continue its numbering (round / step indices and output
 lengths continue across lines), so the rounds view shows one region, framed by one RegionStarted and one
@@ -12,23 +12,22 @@ rows' pieces (the classic engine's layout, read by the built-in model); a formul
 
 `decode_lines` reads line boxes another step already found (the layout's OCR on a scanned page: one detection pass
 per page) through the same recogniser and decoder. On a Latin page the recogniser's CJK classes are masked
-(app.core.engines.script_mask, as in the classic engine). A line or region cut at its token budget says so:
+(app.core.rapid.script_mask, as in the classic engine). A line or region cut at its token budget says so:
 `stopped: "max_new_tokens"` and `truncated` in the stats (app.core.pipeline.quality), never "done".
 
-The checkpoint is looked for in the user's model folder (<data>/models/builtin) and in the bundled models/builtin/.
-A checkpoint of the earlier vision-tower recipe (`train --recipe vision`) still opens, with the projection-profile
-line finder (LegacyBuiltinEngine below).
+The checkpoint is looked for in the user's model folder (<data>/models/builtin) and in the bundled models/builtin/
+(the package's `open_engine`).
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import TYPE_CHECKING, Any, Sequence
 
-from app.core.engines.base import CancelToken, EngineUnavailable, Emit, RegionResult, no_emit
-from app.core.engines.glmocr import Numbering
-from app.core.engines.script_mask import ScriptMask
+from app.core.engines.base import Emit, RegionResult, no_emit
+from app.core.cancel import CancelToken
+from app.core.rapid.script_mask import ScriptMask
+from app.core.textcheck import MIN_LINE_COVERAGE, line_coverage
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,8 +84,8 @@ class ReaderEngine:
                  max_new_tokens: int | None = None) -> None:
         import torch
 
-        from app.core.training.reader import PrefixCodec, load_reader
-        from app.core.training.recogniser import Recogniser
+        from app.core.engines.builtin.reader import PrefixCodec, load_reader
+        from app.core.rapid.recogniser import Recogniser
 
         self.name = name
         self.mode = mode
@@ -173,11 +172,32 @@ class ReaderEngine:
     def text_of(self, ids: Sequence[int]) -> str:
         return "".join(self._texts.get(int(i), "") for i in ids if int(i) not in self.stop_ids)
 
+    def can_write(self, reading) -> bool:
+        """Whether the decoder can write every character of the recogniser's reading (its vocabulary holds them)."""
+        return all(ch in self.codec.char for ch in reading.chars)
+
+    def fallback_line(self, reading, *, region_id: str, emit: Emit, offsets: dict, sep: str):
+        """The recogniser's own reading of a line the decoder cannot write (a character outside its vocabulary):
+        its text, its confidences as the line's probabilities, no rounds. Returns (stats, tokens, logprobs, text)."""
+        import math
+
+        text = reading.text
+        ids = [int(self.codec.char.get(ch, self.codec.unk)) for ch in reading.chars]
+        lps = [math.log(max(1e-6, min(1.0, float(p)))) for p in reading.conf]
+        if text:
+            emit(TokensCommitted(region_id, offsets["step"], ids, (sep + text) if sep else text, 0.0, 0,
+                                 token_texts=list(reading.chars)))
+        missing = sorted({ch for ch in reading.chars if ch not in self.codec.char})
+        st = {"mode": "recogniser", "fallback": "recogniser", "recogniser": text, "text": text, "stopped": "done",
+              "tokens": len(ids), "output_tokens": len(ids), "rounds": 0, "forwards": 0,
+              "outside_vocab": "".join(missing[:32])}
+        return st, ids, lps, text
+
     def read_line(self, reading, *, region_id: str, emit: Emit, offsets: dict, sep: str, budget: int,
                   cancel: CancelToken | None = None):
         """Decode one line from the recogniser's reading; events carry the region's running indices."""
         from app.core.decoding.autoregressive import ar_decode
-        from app.core.training.reader import prefill
+        from app.core.engines.builtin.reader import prefill
 
         prefix = prefill(self.model, self.codec, reading)
         pending = {"sep": sep}
@@ -212,7 +232,7 @@ class ReaderEngine:
     def decode_region(self, image: "Image.Image", task: str, *, region_id: str, emit: Emit = no_emit,
                       cancel: CancelToken | None = None, page: int = 0, max_new_tokens: int | None = None,
                       **_ignored: Any) -> RegionResult:
-        from app.core.training.reader import one_thread
+        from app.core.engines.builtin.reader import one_thread
 
         with one_thread():
             return self._decode_region(image, task, None, region_id=region_id, emit=emit, cancel=cancel, page=page,
@@ -223,7 +243,7 @@ class ReaderEngine:
                      max_new_tokens: int | None = None) -> RegionResult:
         """decode_region on the given line boxes (region pixels) instead of detecting them: the same recogniser,
         decoder, events and stats (`lines_from: "given"`, no detection time)."""
-        from app.core.training.reader import one_thread
+        from app.core.engines.builtin.reader import one_thread
 
         with one_thread():
             return self._decode_region(image, task, lines, region_id=region_id, emit=emit, cancel=cancel, page=page,
@@ -263,12 +283,25 @@ class ReaderEngine:
                     cut = True
                     break
                 t_line = time.perf_counter()
+                if not self.can_write(reading):
+                    st, line_tokens, line_lps, text = self.fallback_line(reading, region_id=region_id, emit=emit,
+                                                                         offsets=offsets, sep=sep)
+                    st.update(box=list(box), row=r, line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
+                    per_line.append(st)
+                    texts[-1].append(text)
+                    tokens += line_tokens
+                    logprobs += line_lps
+                    offsets["step"] += len(line_tokens)
+                    offsets["tokens"] += len(line_tokens)
+                    continue
                 decoded, text = self.read_line(reading, region_id=region_id, emit=emit, offsets=offsets, sep=sep,
                                                budget=min(left, MAX_LINE_TOKENS, 2 * len(reading.chars) + 32),
                                                cancel=cancel)
                 st = decoded.stats.to_dict()
                 st.update(box=list(box), row=r, recogniser=reading.text, text=text, stopped=decoded.stopped,
                           line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
+                if text != reading.text and decoded.stopped != "max_new_tokens":
+                    st["disagrees"] = True  # the decoder overruled the recogniser: the review flow can find it
                 per_line.append(st)
                 texts[-1].append(text)
                 tokens += list(decoded.tokens)
@@ -289,7 +322,13 @@ class ReaderEngine:
             text = f"<table>{body}</table>" if body else ""
         else:
             text = " ".join(t for row in texts for t in row if t)
-        stats = merge_stats(per_line, self.block_size)
+        stats = merge_stats([s for s in per_line if not s.get("fallback")], self.block_size)
+        stats.update(fallback_lines=sum(1 for s in per_line if s.get("fallback")),
+                     disagreements=sum(1 for s in per_line if s.get("disagrees")))
+        # a line whose text covers little of its box was mostly not read (a script the recogniser lacks)
+        coverage = [min(1.0, line_coverage(tuple(s["box"]), s.get("text", ""))) for s in per_line]
+        stats.update(line_scores=[round(c, 4) for c in coverage],
+                     unreadable_lines=sum(1 for c in coverage if c < MIN_LINE_COVERAGE))
         stats.update(engine=self.name, lines=len(per_line), rows=len(rows), line_boxes=[s["box"] for s in per_line],
                      line_stats=per_line, lines_from="detector" if lines is None else "given",
                      lines_unread=0 if cancelled else len(flat) - len(per_line), detect_ms=round(det_ms, 2),
@@ -308,8 +347,8 @@ class ReaderEngine:
 
 TRAIN_HINT = (
     "The app ships one in models/builtin/; to make your own, run `python -m app train --out models/builtin` "
-    "(CPU, under 2 hours on 2 cores) or copy a trained checkpoint folder to {user_dir}; see the README section "
-    "\"The built-in model\" (Training the built-in model). Meanwhile use the `classic` engine (RapidOCR) or a "
+    "(CPU, under 2 hours on 2 cores) or copy a trained checkpoint folder to {user_dir}; see docs/built-in-model.md, "
+    "Training. Meanwhile use the `classic` engine (RapidOCR) or a "
     "GravityOCR / GLM-OCR checkpoint."
 )
 
@@ -319,77 +358,6 @@ def no_model_message() -> str:
 
     return (f"No built-in model is installed (looked in {user_models_dir() / 'builtin'} and {models_dir() / 'builtin'}). "
             + TRAIN_HINT.format(user_dir=user_models_dir() / "builtin"))
-
-
-class LegacyBuiltinEngine:
-    """A vision-tower checkpoint (`train --recipe vision`): projection-profile lines, GLM-OCR decoders."""
-
-    kind = "region"
-    concurrency = 1
-    input_dpi = 200.0
-
-    def __init__(self, inner, *, name: str = "builtin", line_height: int = 32) -> None:
-        self.inner = inner
-        self.name = name
-        self.line_height = line_height
-        self.block_size = inner.block_size
-        self.mode = inner.mode
-        self.model_path = inner.model_path
-        self.device = inner.device
-
-    def read_lines(self, image: "Image.Image"):
-        from app.core.engines.line_finder import split_lines
-
-        return split_lines(image, height=self.line_height)
-
-    def decode_region(self, image: "Image.Image", task: str, *, region_id: str, emit: Emit = no_emit,
-                      cancel: CancelToken | None = None, page: int = 0, max_new_tokens: int | None = None,
-                      **_ignored: Any) -> RegionResult:
-        t0 = time.perf_counter()
-        lines = self.read_lines(image)
-        budget = int(max_new_tokens or 512)
-        emit(RegionStarted(region_id, page, task, self.name, 0, budget))
-        texts: list[str] = []
-        tokens: list[int] = []
-        logprobs: list[float] = []
-        per_line: list[dict[str, Any]] = []
-        offsets = {"round": 0, "step": 0, "tokens": 0}
-        cancelled = False
-        for i, (box, line) in enumerate(lines):
-            if cancel is not None and cancel.cancelled:
-                cancelled = True
-                break
-            # the line's rounds continue the region's numbering; a newline joins it to the previous line
-            numbering = Numbering(offsets["round"], offsets["step"], offsets["tokens"], "\n" if i else "")
-            decoded = self.inner.decode_inputs(self.inner.build_inputs(line, "text"), region_id=region_id, emit=emit,
-                                               cancel=cancel, budget=max(8, budget - len(tokens)), numbering=numbering)
-            texts.append(self.inner.text_of(decoded.tokens))
-            tokens += list(decoded.tokens)
-            logprobs += decoded.logprobs
-            st = decoded.stats.to_dict()
-            st.update(box=list(box), stopped=decoded.stopped)
-            per_line.append(st)
-            offsets["round"] += int(st.get("rounds", 0))
-            offsets["step"] += int(st.get("output_tokens", len(decoded.tokens)))
-            offsets["tokens"] += len(decoded.tokens)
-            if decoded.stopped == "cancelled":
-                cancelled = True
-                break
-        text = "\n".join(t for t in texts if t)
-        stats = merge_stats(per_line, self.block_size)
-        cut = not cancelled and any(s["stopped"] == "max_new_tokens" for s in per_line)
-        stats.update(engine=self.name, lines=len(lines), line_boxes=[s["box"] for s in per_line], stopped=(
-            "cancelled" if cancelled else "max_new_tokens" if cut else "done"),
-            request_ms=(time.perf_counter() - t0) * 1e3, device=self.device)
-        if cut:
-            stats["truncated"] = True
-        if task != "text":
-            stats["note"] = f"the built-in model reads printed text lines; the {task} region was read as text"
-        emit(RegionFinished(region_id, text, stats, cancelled, tokens, logprobs))
-        return RegionResult(region_id, text, tokens, stats, cancelled, logprobs=logprobs)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def merge_stats(per_line: list[dict[str, Any]], block_size: int) -> dict[str, Any]:
@@ -406,46 +374,3 @@ def merge_stats(per_line: list[dict[str, Any]], block_size: int) -> dict[str, An
     raw["block_size"] = block_size
     raw["regions"] = 1
     return summarize(raw)
-
-
-def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | None = None, mode: str = "selfspec",
-                manifest: str = "builtin", engine: str = "builtin", loaded=None, **options: Any):
-    """Open the built-in line reader. Raises EngineUnavailable (with how to train a model) when none is installed."""
-    from app.core.loader import ModelError, ModelNotFound, get_manifest, load_model, resolve_model_dir
-    from app.core.training.reader import is_reader_checkpoint
-
-    if loaded is None:
-        try:
-            folder = resolve_model_dir(get_manifest(manifest or "builtin"), model_path)
-        except ModelNotFound as exc:
-            if model_path is not None:
-                raise EngineUnavailable(f"{exc} {TRAIN_HINT.format(user_dir='<data>/models/builtin')}") from exc
-            raise EngineUnavailable(no_model_message()) from exc
-        except ModelError as exc:
-            raise EngineUnavailable(str(exc)) from exc
-        if is_reader_checkpoint(folder):
-            try:
-                return ReaderEngine(folder, name=engine or "builtin", mode=mode, device=device, block_size=block_size,
-                                    threads=options.get("threads"), max_new_tokens=options.get("max_new_tokens"))
-            except (OSError, ValueError, KeyError) as exc:
-                raise EngineUnavailable(f"the built-in model in {folder} could not be loaded: {exc}") from exc
-        try:  # a checkpoint of the earlier vision-tower recipe
-            loaded = load_model(manifest or "builtin", folder, device=device, dtype=dtype)
-        except ModelError as exc:
-            raise EngineUnavailable(str(exc)) from exc
-    line_height = 32
-    bd = loaded.path / "block_diffusion.json"
-    if bd.is_file():
-        line_height = int(json.loads(bd.read_text(encoding="utf-8")).get("line_height", 32))
-    from app.core.engines import glmocr as glmocr_engine
-
-    opener = glmocr_engine.open_ar if mode == "ar" else glmocr_engine.open_selfspec
-    inner = opener(loaded=loaded, manifest=manifest or "builtin", engine=f"{engine}-line", block_size=block_size,
-                   **options)
-    return LegacyBuiltinEngine(inner, name=engine or "builtin", line_height=line_height)
-
-
-def open_ar(**options: Any):
-    """The built-in model with greedy AR decoding (the baseline the rounds are measured against)."""
-    options["mode"] = "ar"
-    return open_engine(**options)

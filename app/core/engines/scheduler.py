@@ -10,23 +10,24 @@ what is worth retrying) is flagged `error` with the reason, and the rest go on; 
 flagged `truncated` (the engine reports it as a warning), never done.
 
 RegionScheduler reads a fixed set of jobs (benches, tests); a document's pages, and a batch's documents, go through
-the region queue (app.core.pipeline.region_queue), which hands pages in as they are laid out and keeps the servers
-busy across pages and documents. Both apply a result with `apply_outcome`. The asyncio side runs where
-app.core.aio says (the app's event loop, else `asyncio.run`); the caller's thread renders the crops before dispatch,
-so the document stays with its owner.
+the region queue (app.core.engines.region_queue; a document's pages through app.core.pipeline.page_reader), which
+hands pages in as they are laid out and keeps the servers busy across pages and documents. The pipeline applies each
+outcome to its document (app.core.pipeline.page_reader.apply_outcome). The asyncio side runs where app.core.aio says
+(the app's event loop, else `asyncio.run`); the caller's thread renders the crops before dispatch, so the document
+stays with its owner.
 
-What must never live here: HTTP or model code (the engines), Qt, the lifecycle events (app.core.pipeline.run).
+What must never live here: HTTP or model code (the engine modules), documents and the pipeline, Qt.
 """
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from app.core.engines.base import Cancelled, CancelToken, Emit, RegionResult
-from app.core.events import ErrorRaised, RegionFinished
-from app.core.regions import Region, record_result
+from app.core.engines.base import Emit, RegionResult
+from app.core.cancel import CancelToken, Cancelled
+from app.core.regions import Region
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -115,24 +116,3 @@ class RegionScheduler:
             await asyncio.sleep(CANCEL_POLL_S)
         for lane in lanes:
             lane.cancel()
-
-
-def apply_outcome(pipe, outcome: Outcome) -> None:
-    """Record one read on its region (the text, its stats and flags) and say what went wrong, if anything."""
-    region, engine = outcome.job.region, pipe.engine_name
-    name = pipe.document.name if pipe.document is not None else ""
-    if outcome.cancelled:
-        record_result(region, region.text, {}, cancelled=True, engine=engine)
-        return
-    if outcome.error is not None:
-        exc = outcome.error
-        reason = f"{type(exc).__name__}: {exc}"
-        pipe.emit(ErrorRaised(f"{name}: region {region.id} could not be read ({reason})", where="decoding",
-                              region_id=region.id, fatal=False))
-        stats: dict[str, Any] = {"error": str(exc)}
-        record_result(region, "", stats, cancelled=False, engine=engine)
-        pipe.emit(RegionFinished(region.id, "", stats))  # the engine raised: it did not finish the region
-        return
-    result = outcome.result
-    record_result(region, result.text, result.stats, cancelled=result.cancelled, engine=engine,
-                  logprobs=result.logprobs)

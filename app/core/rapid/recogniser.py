@@ -10,7 +10,7 @@ as the text it writes, so it only has to learn to copy, correct and draft, not t
 Preprocessing follows RapidOCR's `TextRecognizer.resize_norm_img`: BGR, height 48, width ceil(48·w/h), a canvas of
 width 48·max(320/48, w/h) (the widest line of the batch) zero-padded, pixels (x/255 − 0.5)/0.5.
 
-With `mask` (an app.core.engines.script_mask.ScriptMask, as the built-in engine passes) the recogniser's CJK classes
+With `mask` (an app.core.rapid.script_mask.ScriptMask, as the built-in engine passes) the recogniser's CJK classes
 are masked in the posteriors once the page reads as Latin, exactly as in the classic engine; training features are
 read unmasked.
 
