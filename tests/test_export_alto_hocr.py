@@ -48,6 +48,11 @@ def test_every_alto_is_valid_against_the_official_4_and_2_1_schemas(runs):
         assert (int(p.get("WIDTH")), int(p.get("HEIGHT"))) == (page.width_px, page.height_px)
         assert tree.findtext(f".//{ALTO}fileName") == output.path.rsplit("/", 1)[-1]
         assert tree.findtext(f".//{ALTO}MeasurementUnit") == "pixel"
+        if output.path.endswith(".png"):  # an image: its own pixels (eScriptorium pairs the file with the image)
+            from PIL import Image
+
+            with Image.open(output.path) as im:
+                assert (int(p.get("WIDTH")), int(p.get("HEIGHT"))) == im.size
 
 
 def test_alto_keeps_reading_order_and_the_blocks_words(runs):
