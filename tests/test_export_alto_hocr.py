@@ -159,3 +159,45 @@ def test_control_characters_and_an_empty_document_give_valid_files():
     assert etree.fromstring(render_hocr(empty)).find(".//{http://www.w3.org/1999/xhtml}div") is not None
     with pytest.raises(ValueError, match="choose 4 or 2"):
         render_alto(empty, 3)
+
+
+def test_an_engine_that_reports_only_text_gets_the_lines_found_on_the_page(tmp_path):
+    """GravityOCR, GLM-OCR, Unlimited-OCR and the remote engines give a region's text only: the line finder places its
+    lines on the printed ones (measured boxes), the words are spread over them (estimated, and marked so); the
+    searchable PDF puts the text on the same lines."""
+    import pymupdf
+
+    from app.core.pipeline.output import DocumentOutput, PageOutput, write_document
+    from app.core.regions import Region
+
+    src = pymupdf.open()
+    page = src.new_page(width=420, height=300)
+    printed = ("Reading machines see lines", "of printed text on paper", "and write them out")
+    for k, text in enumerate(printed):
+        page.insert_text((40, 70 + 34 * k), text, fontsize=15)
+    scan = pymupdf.open()
+    scan.new_page(width=420, height=300).insert_image(pymupdf.Rect(0, 0, 420, 300), pixmap=page.get_pixmap(dpi=150))
+    scan.save(tmp_path / "vlm.pdf")
+    region = Region(id="p1-r01", page=0, box=(25.0, 40.0, 360.0, 150.0), label="text", task="text", order=0,
+                    box_pt=(25.0, 40.0, 360.0, 150.0), text=" ".join(printed),
+                    extra={"stats": {"engine": "glm"}, "engine": "glm"})
+    out = DocumentOutput(str(tmp_path / "vlm.pdf"), "glm", "fixed", 1,
+                         pages=[PageOutput(0, 420, 300, 72.0, 420, 300, regions=[region], layout="fixed")])
+    files = write_document(out, tmp_path / "out", "vlm", lambda *a: {}, ("alto", "pdf"))
+    tree = assert_valid_alto(files["alto"], 4)
+    lines = list(tree.iter(f"{ALTO}TextLine"))
+    assert len(lines) == 3 and not [ln for ln in lines if ln.get("TAGREFS")]  # found on the page: measured
+    for k, ln in enumerate(lines):  # each over its printed line (baseline 70 + 34k, 15 pt type)
+        top, bottom = float(ln.get("VPOS")), float(ln.get("VPOS")) + float(ln.get("HEIGHT"))
+        assert top - 2 <= 70 + 34 * k <= bottom + 2 and bottom - top < 25, (k, top, bottom)
+        words = [s.get("CONTENT") for s in ln.iter(f"{ALTO}String")]
+        assert abs(len(words) - len(printed[k].split())) <= 1  # shares by the lines' widths: a word off at most
+    assert [s.get("CONTENT") for s in tree.iter(f"{ALTO}String")] == " ".join(printed).split()
+    assert all(s.get("TAGREFS") == "GEOMETRY_ESTIMATED" for s in tree.iter(f"{ALTO}String"))
+    with pymupdf.open(files["pdf"]) as doc:
+        placed = [ln for b in doc[0].get_text("dict")["blocks"] for ln in b.get("lines", [])
+                  if "".join(s["text"] for s in ln["spans"]).strip()]
+    assert len(placed) == 3
+    for ln, alto_line in zip(sorted(placed, key=lambda ln: ln["bbox"][1]), lines):
+        mid = (ln["bbox"][1] + ln["bbox"][3]) / 2
+        assert float(alto_line.get("VPOS")) - 1 <= mid <= float(alto_line.get("VPOS")) + float(alto_line.get("HEIGHT")) + 1

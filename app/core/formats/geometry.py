@@ -8,6 +8,8 @@ Where the lines come from, best first:
   engine and the classic one; the classic engine also records each line's word boxes, `line_stats[i]["words"]`);
 - the classic layout's OCR lines reused as the block's reading (`extra["ocr_lines"]`, points);
 - the PDF's text layer for a block taken from it (its words, given by the caller);
+- for an engine that reports only a region's text, the lines a line finder sees in the region's crop (given by the
+  caller: app.core.pipeline.found_lines), the words spread over them (estimated);
 - otherwise one band of the region per line of the block's text (estimated).
 A person's edit keeps the measured line boxes but spreads its words over them (their word boxes then estimated).
 
@@ -101,7 +103,7 @@ def assign_lines(lines: list[str], line_boxes: Sequence[tuple[Sequence[float], s
         counts = [len(r) for r in read]
     else:
         weights = [len(" ".join(r)) if r is not None else (b[2] - b[0]) for r, (b, _) in zip(read, line_boxes)]
-        counts = shares(len(words), weights)
+        counts = char_shares(words, weights)
     out, k = [], 0
     for n in counts:
         out.append(" ".join(words[k:k + n]))
@@ -118,6 +120,25 @@ def shares(n: int, weights: Sequence[float]) -> list[int]:
         cuts.append(round(n * acc / total))
     cuts[-1] = n
     return [b - a for a, b in zip([0, *cuts[:-1]], cuts)]
+
+
+def char_shares(words: Sequence[str], weights: Sequence[float]) -> list[int]:
+    """How many of `words` (in order) go to each line, the lines taking shares of the characters in proportion to
+    `weights` (what each line read, or its width): a word goes to the line its middle character falls in."""
+    total = sum(max(0.0, float(w)) for w in weights) or 1.0
+    chars = sum(len(w) for w in words) + max(0, len(words) - 1)
+    ends, acc = [], 0.0
+    for w in weights:
+        acc += max(0.0, float(w))
+        ends.append(chars * acc / total)
+    counts, pos, line = [0] * len(weights), 0, 0
+    for w in words:
+        middle = pos + len(w) / 2
+        while line < len(ends) - 1 and middle > ends[line]:
+            line += 1
+        counts[line] += 1
+        pos += len(w) + 1
+    return counts
 
 
 def spread_words(box: Box, text: str) -> list[Word]:
@@ -162,15 +183,16 @@ def layer_lines(words) -> list[tuple[Box, str, list[Word]]]:
     return out
 
 
-def block_geometry(region: Region, lines: list[str], layer_words=None) -> list[Line]:
+def block_geometry(region: Region, lines: list[str], layer_words=None,
+                   found: Sequence[tuple[Box, str | None]] = ()) -> list[Line]:
     """The block's text (`lines`: its plain-text lines as exported) placed on the page: measured lines where the
-    engine, the layout's OCR or the text layer (`layer_words`, for a block taken from the layer) found them, with
-    their measured words where the words placed are the ones read there; estimated otherwise (module docstring)."""
+    engine, the layout's OCR, the text layer (`layer_words`, for a block taken from the layer) or a line finder
+    (`found`: boxes seen on the page, for an engine that reports only text) found them, with their measured words
+    where the words placed are the ones read there; estimated otherwise (module docstring)."""
     if not lines or region.box_pt[2] - region.box_pt[0] <= 1 or region.box_pt[3] - region.box_pt[1] <= 1:
         return []
-    found = _measured_lines(region)
-    if not found and layer_words:
-        found = layer_lines(layer_words)
+    seen = [(tuple(b), t, []) for b, t in found] if len(found) >= len(lines) else []  # fewer: the finder merged some
+    found = _measured_lines(region) or (layer_lines(layer_words) if layer_words else []) or seen
     if not found or not _all_inside(region.box_pt, [b for b, _, _ in found]):
         return bands(region.box_pt, lines)
     texts = assign_lines(lines, [(b, t) for b, t, _ in found])

@@ -1,8 +1,8 @@
 """A `DocumentOutput` as the format writers see it (app.core.formats.model.ExportDocument): each page's blocks in
 reading order with the Markdown the export writes for them (a person's edit included), their plain lines (as the
 searchable PDF holds them) and their lines and words placed by the one geometry model (app.core.formats.geometry;
-a block taken from the PDF's text layer gets the layer's own lines and words, read from the source when it is at
-hand). Skipped regions are left out; a picture whose crop was not saved keeps its place without a file.
+a block taken from the PDF's text layer gets the layer's own lines and words, and a block whose engine reports only
+text the lines found in its crop (app.core.pipeline.found_lines), both read from the source when it is at hand). Skipped regions are left out; a picture whose crop was not saved keeps its place without a file.
 
 What must never live here: the formats themselves (app.core.formats), file writing (app.core.pipeline.output).
 """
@@ -12,6 +12,7 @@ from pathlib import Path
 from app.core.formats.geometry import block_geometry
 from app.core.formats.model import ExportBlock, ExportDocument, ExportPage, split_tag
 from app.core.pipeline.assembly import assemble_blocks, formula_body
+from app.core.pipeline.found_lines import found_lines
 from app.core.pipeline.mathml import latex_to_mathml
 from app.core.pipeline.quality import region_confidence
 from app.core.pipeline.searchable_pdf import block_lines
@@ -23,8 +24,7 @@ EXPORTED_TASKS = ("text", "table", "formula", "picture")
 def export_document(output, out_dir: Path | None = None, password: str | None = None) -> ExportDocument:
     """The writers' view of `output` (app.core.pipeline.output.DocumentOutput, which imports this module); picture
     paths (relative to `out_dir` in `output.pictures`) made absolute."""
-    source = _open(output.path, password) if any(
-        text_source(r) == TEXT_LAYER for r in output.regions()) else None
+    source = _open(output.path, password)
     try:
         title = (source.title if source is not None else "") or Path(output.path).stem
         doc = ExportDocument(output.path, title, output.engine)
@@ -41,9 +41,10 @@ def export_document(output, out_dir: Path | None = None, password: str | None = 
                     continue
                 lines = block_lines(markdown, r.task) if r.task != "picture" else []
                 words = _words_in(layer, r.box_pt) if layer and text_source(r) == TEXT_LAYER else None
+                seen = found_lines(source, r) if not words and lines else []
                 conf = region_confidence(r)
                 block = ExportBlock(
-                    r.id, r.label, r.task, r.order, tuple(r.box_pt), markdown, lines, block_geometry(r, lines, words),
+                    r.id, r.label, r.task, r.order, tuple(r.box_pt), markdown, lines, block_geometry(r, lines, words, seen),
                     str(Path(out_dir or ".") / picture) if picture else None, conf["mean"] if conf else None,
                     r.extra.get("engine", ""))
                 block.picture_ref = picture

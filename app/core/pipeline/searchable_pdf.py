@@ -5,7 +5,8 @@ engine found the block's lines (the built-in and classic engines' `stats["line_b
 points by the crop's DPI and origin the pipeline records as `stats["crop"]`; the classic layout's own line OCR,
 `extra["ocr_lines"]`, in points), each line's text lies over its own line box: the block's words go to the line
 that read them, or, once a person's edit changed them, flow over the lines in proportion to what each line read.
-Otherwise the box is split into equal bands, one per line of the block's text.
+A text block whose engine reports only its text goes over the lines a line finder sees in its crop
+(app.core.pipeline.found_lines). Otherwise the box is split into equal bands, one per line of the block's text.
 
 Which page goes in: an image-only PDF page is copied as it is (its vectors and images untouched); a page that
 already has a text layer of its own, or is rotated, goes in as its rendering (what the reviewer saw), so a search
@@ -23,6 +24,7 @@ from typing import Iterable, Sequence
 
 from app.core.formats.geometry import Line, assign_lines, bands, block_geometry
 from app.core.formats.geometry import line_boxes_pt, lines_inside  # noqa: F401 - named here too (callers, tests)
+from app.core.pipeline.found_lines import found_lines
 from app.core.regions import Region
 from app.core.textlayer import normalise
 
@@ -129,7 +131,7 @@ def render_pdf(source_path: str, pages: Sequence[tuple[int, Sequence[Region]]], 
                 if region.task not in PLACED_TASKS:
                     continue
                 lines = block_lines(blocks_markdown.get(region.id, ""), region.task)
-                place_lines(page, block_geometry(region, lines))
+                place_lines(page, block_geometry(region, lines, found=found_lines(source, region) if lines else ()))
         pdf.set_metadata({"title": source.title or "", "producer": "Scriptorium", "creator": "Scriptorium"})
         return pdf.tobytes(garbage=3, deflate=True, no_new_id=True)
     except (RuntimeError, ValueError, DocumentError) as exc:  # a damaged page of the source: said, not a traceback
