@@ -201,3 +201,21 @@ def test_an_engine_that_reports_only_text_gets_the_lines_found_on_the_page(tmp_p
     for ln, alto_line in zip(sorted(placed, key=lambda ln: ln["bbox"][1]), lines):
         mid = (ln["bbox"][1] + ln["bbox"][3]) / 2
         assert float(alto_line.get("VPOS")) - 1 <= mid <= float(alto_line.get("VPOS")) + float(alto_line.get("HEIGHT")) + 1
+
+
+def test_a_document_with_no_page_is_refused_as_alto_and_nothing_of_the_set_is_left(tmp_path):
+    from app.core.formats.alto import render_alto
+    from app.core.pipeline.output import DocumentOutput, write_document
+
+    doc = view([])
+    doc.pages = []
+    with pytest.raises(OSError, match="at least one page"):
+        render_alto(doc)
+    out = DocumentOutput(str(tmp_path / "gone.pdf"), "classic", "fixed", 0, pages=[])
+    with pytest.raises(OSError, match=r"cannot write .*none\.alto\.xml: ALTO needs at least one page"):
+        write_document(out, tmp_path / "out", "none", lambda *a: {}, ("md", "alto", "hocr"))
+    assert not list((tmp_path / "out").glob("none*"))
+
+    two = view([("text", "a b", (10.0, 10.0, 100.0, 30.0), "one"), ("text", "a_b", (10.0, 40.0, 100.0, 60.0), "two")])
+    two.pages[0].blocks[0].label, two.pages[0].blocks[1].label = "a b", "a_b"  # labels that sanitise alike
+    assert_valid_alto(render_alto(two), 4)

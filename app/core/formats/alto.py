@@ -33,6 +33,8 @@ def render_alto(doc: ExportDocument, version: int = 4, software_version: str = "
     """The document as ALTO `version` (4 → 4.4, 2 → 2.1), UTF-8 bytes."""
     if version not in NAMESPACES:
         raise ValueError(f"ALTO version {version} is not written; choose 4 or 2")
+    if not doc.pages:  # ALTO's Layout holds at least one Page
+        raise OSError("ALTO needs at least one page, and none was read")
     ns = NAMESPACES[version]
 
     def el(parent, tag: str, **attrs):
@@ -55,21 +57,29 @@ def render_alto(doc: ExportDocument, version: int = 4, software_version: str = "
     if software_version:
         el(sw, "softwareVersion").text = software_version
 
-    labels = sorted({b.label for b in doc.blocks()})
+    tag_ids = _tag_ids(sorted({b.label for b in doc.blocks()}))
     tags = el(root, "Tags")
-    for label in labels:
-        el(tags, "LayoutTag", ID=_tag(label), LABEL=xml_text(label))
+    for label, tag_id in tag_ids.items():
+        el(tags, "LayoutTag", ID=tag_id, LABEL=xml_text(label))
     el(tags, "OtherTag", ID=ESTIMATED, LABEL="estimated geometry",
        DESCRIPTION="box placed by Scriptorium (not measured on the page): a line as a band of its region, "
                    "or a word as its share of its line")
     layout = el(root, "Layout")
     for page in doc.pages:
-        _page(el, layout, page)
+        _page(el, layout, page, tag_ids)
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
-def _tag(label: str) -> str:
-    return "LABEL_" + "".join(c if c.isalnum() or c in "_-." else "_" for c in label)
+def _tag_ids(labels: list[str]) -> dict[str, str]:
+    """Layout label → a unique XML ID naming it ("LABEL_doc_title")."""
+    out: dict[str, str] = {}
+    for label in labels:
+        base = "LABEL_" + "".join(c if c.isascii() and (c.isalnum() or c in "_-.") else "_" for c in label)
+        tag, k = base, 2
+        while tag in out.values():
+            tag, k = f"{base}_{k}", k + 1
+        out[label] = tag
+    return out
 
 
 def _pos(page: ExportPage, box) -> dict[str, int]:
@@ -77,25 +87,25 @@ def _pos(page: ExportPage, box) -> dict[str, int]:
     return {"HPOS": x0, "VPOS": y0, "WIDTH": x1 - x0, "HEIGHT": y1 - y0}
 
 
-def _page(el, layout, page: ExportPage) -> None:
+def _page(el, layout, page: ExportPage, tags: dict[str, str]) -> None:
     n = page.index + 1
     p = el(layout, "Page", ID=f"page_{n}", PHYSICAL_IMG_NR=n, WIDTH=page.width_px, HEIGHT=page.height_px)
     space = el(p, "PrintSpace", HPOS=0, VPOS=0, WIDTH=page.width_px, HEIGHT=page.height_px)
     for block in page.blocks:
         if block.task == "picture":
-            cb = el(space, "ComposedBlock", ID=f"{block.id}_c", TAGREFS=_tag(block.label), TYPE="illustration",
+            cb = el(space, "ComposedBlock", ID=f"{block.id}_c", TAGREFS=tags[block.label], TYPE="illustration",
                     **_pos(page, block.box_pt))
             el(cb, "Illustration", ID=block.id, TYPE=xml_text(block.label), **_pos(page, block.box_pt))
         elif block.task == "table":
-            cb = el(space, "ComposedBlock", ID=f"{block.id}_c", TAGREFS=_tag(block.label), TYPE="table",
+            cb = el(space, "ComposedBlock", ID=f"{block.id}_c", TAGREFS=tags[block.label], TYPE="table",
                     **_pos(page, block.box_pt))
-            _text_block(el, cb, page, block)
+            _text_block(el, cb, page, block, tags[block.label])
         else:
-            _text_block(el, space, page, block)
+            _text_block(el, space, page, block, tags[block.label])
 
 
-def _text_block(el, parent, page: ExportPage, block: ExportBlock) -> None:
-    tb = el(parent, "TextBlock", ID=block.id, TAGREFS=_tag(block.label), **_pos(page, block.box_pt))
+def _text_block(el, parent, page: ExportPage, block: ExportBlock, tag: str) -> None:
+    tb = el(parent, "TextBlock", ID=block.id, TAGREFS=tag, **_pos(page, block.box_pt))
     for k, line in enumerate(block.geometry, 1):
         _text_line(el, tb, page, line, f"{block.id}_l{k}")
 

@@ -99,10 +99,16 @@ class Renderers:
         return self._view
 
     def table(self) -> dict:
-        from app.core.formats import alto, docling_json, hocr, word, workbook
+        return {"alto": lambda: self._formats("alto").render_alto(self.view(), self.alto_version),
+                "hocr": lambda: self._formats("hocr").render_hocr(self.view()),
+                "docx": lambda: self._formats("word").render_docx(self.view()),
+                "xlsx": lambda: self._formats("workbook").render_xlsx(self.view()),
+                "docling": lambda: self._formats("docling_json").render_docling(self.view())}
 
-        return {"alto": lambda: alto.render_alto(self.view(), self.alto_version),
-                "hocr": lambda: hocr.render_hocr(self.view()),
-                "docx": lambda: word.render_docx(self.view()),
-                "xlsx": lambda: workbook.render_xlsx(self.view()),
-                "docling": lambda: docling_json.render_docling(self.view())}
+    @staticmethod
+    def _formats(module: str):
+        """A writer's module of app.core.formats, imported when its format is written (lxml, python-docx, openpyxl
+        and docling-core load only for the formats asked for)."""
+        import importlib
+
+        return importlib.import_module(f"app.core.formats.{module}")
