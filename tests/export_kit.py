@@ -49,7 +49,7 @@ def convert(path: Path, out_dir: Path, layout: str = "auto", formats=ALL, alto_v
     from app.core.pipeline import Pipeline, PipelineOptions
 
     options = PipelineOptions(engine="classic", layout=layout, formats=tuple(formats), alto_version=alto_version,
-                              text_layer="prefer")
+                              text_layer="prefer", layout_timeout=0)  # no budget: a busy machine lays out slowly
     pipe = Pipeline(options, lambda e: None)
     try:
         out = pipe.run(str(path))

@@ -218,3 +218,35 @@ def test_an_empty_document_gives_readable_files_and_the_same_bytes_twice():
     for render in (render_docx, render_xlsx, render_docling):
         assert render(view([("table", "table", (1.0, 1.0, 99.0, 50.0), "<table><tr><td>1</td></tr></table>")])) \
             == render(view([("table", "table", (1.0, 1.0, 99.0, 50.0), "<table><tr><td>1</td></tr></table>")]))
+
+
+def test_a_scanned_page_reads_back_the_same_in_word_excel_and_docling(tmp_path):
+    """The scan (no text layer: the layout's OCR and the classic engine) through the same read-backs."""
+    import mammoth
+    import openpyxl
+    from docling_core.types.doc import DoclingDocument
+    from lxml import html
+
+    from app.core.formats.model import table_grid
+    from app.core.formats.workbook import cell_value
+    from export_kit import scanned_page
+
+    _, files = convert(scanned_page(tmp_path), tmp_path / "out", "auto", ("json", "docx", "xlsx", "docling"))
+    blocks = [b for p in json.loads(files["json"].read_text())["pages"] for b in p["blocks"]]
+    expected = _expected(blocks)
+    assert len([e for e in expected if e[0] == "p"]) >= 4, expected  # the layout found the paragraphs
+    assert _docx_items(files["docx"])[1] == expected
+    with open(files["docx"], "rb") as f:
+        tree = html.fromstring(f"<div>{mammoth.convert_to_html(f).value}</div>")
+    texts = [el.text_content() for el in tree if el.tag != "table" and el.text_content().strip()]
+    assert texts == [e[1] for e in expected if e[0] == "p"]
+    wb = openpyxl.load_workbook(files["xlsx"])
+    for b in (b for b in blocks if b["task"] == "table" and "<table" in b["markdown"]):
+        ws = wb[b["id"].replace("-", " ")]
+        for c in table_grid(b["markdown"])[0]:
+            assert ws.cell(row=c.row + 1, column=c.col + 1).value == cell_value(c.text)[0]
+    md = DoclingDocument.load_from_json(files["docling"]).export_to_markdown().replace("\\_", "_")
+    words = set(re.findall(r"\w+", md))
+    for kind, text in expected:
+        if kind == "p":
+            assert set(re.findall(r"\w+", text)) <= words, text
