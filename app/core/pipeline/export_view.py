@@ -99,16 +99,31 @@ class Renderers:
         return self._view
 
     def table(self) -> dict:
-        return {"alto": lambda: self._formats("alto").render_alto(self.view(), self.alto_version),
-                "hocr": lambda: self._formats("hocr").render_hocr(self.view()),
-                "docx": lambda: self._formats("word").render_docx(self.view()),
-                "xlsx": lambda: self._formats("workbook").render_xlsx(self.view()),
-                "docling": lambda: self._formats("docling_json").render_docling(self.view())}
+        return {"alto": self.alto, "hocr": self.hocr, "docx": self.docx, "xlsx": self.xlsx, "docling": self.docling}
 
-    @staticmethod
-    def _formats(module: str):
-        """A writer's module of app.core.formats, imported when its format is written (lxml, python-docx, openpyxl
-        and docling-core load only for the formats asked for)."""
-        import importlib
+    # each writer imported when its format is written: lxml, python-docx, openpyxl and docling-core load only for
+    # the formats asked for (plain imports, so the bundle's analysis finds them)
+    def alto(self) -> bytes:
+        from app.core.formats.alto import render_alto
 
-        return importlib.import_module(f"app.core.formats.{module}")
+        return render_alto(self.view(), self.alto_version)
+
+    def hocr(self) -> bytes:
+        from app.core.formats.hocr import render_hocr
+
+        return render_hocr(self.view())
+
+    def docx(self) -> bytes:
+        from app.core.formats.word import render_docx
+
+        return render_docx(self.view())
+
+    def xlsx(self) -> bytes:
+        from app.core.formats.workbook import render_xlsx
+
+        return render_xlsx(self.view())
+
+    def docling(self) -> bytes:
+        from app.core.formats.docling_json import render_docling
+
+        return render_docling(self.view())
