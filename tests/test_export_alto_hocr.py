@@ -219,3 +219,14 @@ def test_a_document_with_no_page_is_refused_as_alto_and_nothing_of_the_set_is_le
     two = view([("text", "a b", (10.0, 10.0, 100.0, 30.0), "one"), ("text", "a_b", (10.0, 40.0, 100.0, 60.0), "two")])
     two.pages[0].blocks[0].label, two.pages[0].blocks[1].label = "a b", "a_b"  # labels that sanitise alike
     assert_valid_alto(render_alto(two), 4)
+
+
+def test_convert_takes_alto_version_4_or_2_only(tmp_path, capsys):
+    from app.cli import main
+    from app.core.pipeline.options import parse_formats
+
+    with pytest.raises(SystemExit) as stop:
+        main(["convert", str(tmp_path / "none.pdf"), "-o", str(tmp_path / "out"), "--formats", "alto",
+              "--alto-version", "3"])
+    assert stop.value.code == 2 and "--alto-version" in capsys.readouterr().err
+    assert parse_formats("hocr, ALTO,docling,xlsx,docx") == ("docx", "xlsx", "alto", "hocr", "docling")
