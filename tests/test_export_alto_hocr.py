@@ -230,3 +230,42 @@ def test_convert_takes_alto_version_4_or_2_only(tmp_path, capsys):
               "--alto-version", "3"])
     assert stop.value.code == 2 and "--alto-version" in capsys.readouterr().err
     assert parse_formats("hocr, ALTO,docling,xlsx,docx") == ("docx", "xlsx", "alto", "hocr", "docling")
+
+
+def test_the_builtin_engine_places_each_word_by_the_recognisers_ctc_columns(tmp_path):
+    """The built-in engine reads RapidOCR-detected lines; where its decoder agrees with the recogniser, each word's
+    box comes from the CTC columns its characters were read in: measured, over the printed word."""
+    import pymupdf
+
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.regions import Region
+
+    src = pymupdf.open()
+    page = src.new_page(width=420, height=300)
+    for k, text in enumerate(("Reading machines see lines", "of printed text on paper", "and write them out")):
+        page.insert_text((40, 70 + 34 * k), text, fontsize=15)
+    truth = [(w[4], w[:4]) for w in page.get_text("words")]
+    scan = pymupdf.open()
+    scan.new_page(width=420, height=300).insert_image(pymupdf.Rect(0, 0, 420, 300), pixmap=page.get_pixmap(dpi=150))
+    scan.save(tmp_path / "lines.pdf")
+    block = Region(id="p1-r01", page=0, box=(25.0, 40.0, 360.0, 150.0), label="text", task="text", order=0,
+                   box_pt=(25.0, 40.0, 360.0, 150.0))
+    pipe = Pipeline(PipelineOptions(engine="builtin", text_layer="off", formats=("alto", "hocr")), lambda e: None)
+    pipe.fixed_layouts = {0: [block]}
+    try:
+        pipe.run(str(tmp_path / "lines.pdf"))
+        files = pipe.write(tmp_path / "out")
+    finally:
+        pipe.close()
+    tree = assert_valid_alto(files["alto"], 4)
+    s = 72.0 / float(tree.find(f".//{ALTO}Page").get("WIDTH")) * 420 / 72.0  # ALTO pixels → points
+    measured = [w for w in tree.iter(f"{ALTO}String") if not w.get("TAGREFS")]
+    assert len(measured) >= 0.8 * len(truth), [w.get("CONTENT") for w in tree.iter(f"{ALTO}String")]
+    on_word = 0
+    for w in measured:
+        x0, y0 = float(w.get("HPOS")) * s, float(w.get("VPOS")) * s
+        x1, y1 = x0 + float(w.get("WIDTH")) * s, y0 + float(w.get("HEIGHT")) * s
+        match = [b for t, b in truth if t == w.get("CONTENT")]
+        on_word += any(abs((x0 + x1) / 2 - (b[0] + b[2]) / 2) < 0.5 * (b[2] - b[0]) + 3 and y0 - 2 <= b[3] and
+                       y1 + 2 >= b[1] for b in match)
+    assert on_word >= 0.9 * len(measured), (on_word, len(measured))

@@ -271,7 +271,7 @@ class ReaderEngine:
         k = 0
         for r, row in enumerate(rows):
             texts.append([])
-            for j, (box, _crop) in enumerate(row):
+            for j, (box, crop) in enumerate(row):
                 if cancel is not None and cancel.cancelled:
                     cancelled = True
                     break
@@ -302,6 +302,8 @@ class ReaderEngine:
                           line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
                 if text != reading.text and decoded.stopped != "max_new_tokens":
                     st["disagrees"] = True  # the decoder overruled the recogniser: the review flow can find it
+                elif text == reading.text:  # the words the recogniser placed (app.core.formats.geometry)
+                    st["words"] = reading.word_boxes(box, (crop.shape[1], crop.shape[0]))
                 per_line.append(st)
                 texts[-1].append(text)
                 tokens += list(decoded.tokens)
