@@ -45,7 +45,7 @@ def artifacts_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_glmocr_dir(tmp_path_factory) -> Path:
-    from app.core.tiny.glmocr import build
+    from app.core.tiny.glm_checkpoint import build
 
     return build(tmp_path_factory.mktemp("tiny-glmocr"), seed=0)
 

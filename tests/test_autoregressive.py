@@ -6,14 +6,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from app.core.decoding.autoregressive import ar_decode, prefill, stop_index, text_positions  # noqa: E402
-from app.core.tiny.glmocr import sample_images  # noqa: E402
+from app.core.tiny.glm_checkpoint import sample_images  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture(scope="module")
 def engine(tiny_glmocr_dir):
-    from app.core.engines.glmocr import open_ar
+    from app.core.engines.glm_engine import open_ar
 
     torch.set_num_threads(1)
     return open_ar(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32")

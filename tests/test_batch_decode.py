@@ -6,20 +6,20 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from app.core.tiny.glmocr import sample_images  # noqa: E402
+from app.core.tiny.glm_checkpoint import sample_images  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.usefixtures("one_torch_thread")]
 
 
 @pytest.fixture(scope="module")
 def engine(tiny_glmocr_dir):
-    from app.core.engines.glmocr import open_ar
+    from app.core.engines.glm_engine import open_ar
 
     return open_ar(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32", max_new_tokens=30)
 
 
 def _crops(count, seed):
-    from app.core.engines.glmocr import RegionCrop
+    from app.core.engines.glm_engine import RegionCrop
 
     images = sample_images(count, seed=seed)  # different sizes: different prompt lengths and M-RoPE offsets
     tasks = ["text", "table", "formula"]
@@ -28,7 +28,7 @@ def _crops(count, seed):
 
 @pytest.mark.parametrize("attn", ["sdpa", "eager"])
 def test_batch_equals_one_at_a_time(tiny_glmocr_dir, engine, attn):
-    from app.core.engines.glmocr import open_ar
+    from app.core.engines.glm_engine import open_ar
 
     eng = engine if attn == "sdpa" else open_ar(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32",
                                                 max_new_tokens=30, attn_implementation="eager")
@@ -70,7 +70,7 @@ def test_batch_rows_stop_on_their_own(engine):
 def test_batched_selfspec_equals_one_at_a_time(tiny_glmocr_dir, engine, block):
     """Lockstep rounds, each row accepting its own k: the tokens, log-probabilities and rounds of decoding each
     region alone."""
-    from app.core.engines.glmocr import open_selfspec
+    from app.core.engines.glm_engine import open_selfspec
 
     spec = open_selfspec(loaded=engine.loaded, block_size=block, max_new_tokens=24)
     crops = _crops(4, seed=4)

@@ -27,7 +27,7 @@ def report_pdf(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def engine(tiny_glmocr_dir):
-    from app.core.engines.glmocr import open_selfspec
+    from app.core.engines.glm_engine import open_selfspec
 
     return open_selfspec(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32", max_new_tokens=TOKENS)
 

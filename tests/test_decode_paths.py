@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 from app.core.decoding.autoregressive import ar_decode, prefill  # noqa: E402
 from app.core.decoding.selfspec import selfspec_decode  # noqa: E402
 from app.core.decoding.static_cache import resolve_cache_mode, to_static  # noqa: E402
-from app.core.tiny.glmocr import sample_images  # noqa: E402
+from app.core.tiny.glm_checkpoint import sample_images  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.usefixtures("one_torch_thread")]
 
@@ -19,7 +19,7 @@ NEW = 40
 
 @pytest.fixture(scope="module")
 def engine(tiny_glmocr_dir):
-    from app.core.engines.glmocr import open_ar
+    from app.core.engines.glm_engine import open_ar
 
     return open_ar(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32")
 
@@ -95,7 +95,7 @@ def test_selfspec_logprobs_are_ar_logprobs(engine, inputs):
 
 
 def test_engine_reports_logprobs_and_honours_the_cache_option(tiny_glmocr_dir):
-    from app.core.engines.glmocr import open_ar, open_selfspec
+    from app.core.engines.glm_engine import open_ar, open_selfspec
 
     image = sample_images(1, seed=3)[0]
     ar = open_ar(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32", max_new_tokens=24)
@@ -134,7 +134,7 @@ def test_compiled_static_forward_gives_the_same_tokens(engine, inputs):
 def test_a_round_without_verify_is_one_slot_the_views_can_describe(tiny_glmocr_dir):
     """When a0 alone ends the decode (here: the budget), the round has no verify forward and records a0 as its only
     slot; the stats count one forward for it and the rounds view still describes every round."""
-    from app.core.engines.glmocr import open_selfspec
+    from app.core.engines.glm_engine import open_selfspec
     from app.gui.views.rounds_state import RoundsModel
 
     spec = open_selfspec(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32", block_size=4)

@@ -112,7 +112,7 @@ def test_page_index_out_of_range(sample_pdf):
 
 
 def test_document_benchmark_runs_and_memory_stays_flat(capsys):
-    from app.bench.document import main
+    from app.bench.paging import main
 
     assert main(["--pages", "40", "--dpi", "72"]) == 0
     out = capsys.readouterr().out

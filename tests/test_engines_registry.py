@@ -28,7 +28,7 @@ def _opened(name: str, tiny_glmocr_dir, tiny_unlimited_dir):
 def test_every_engine_is_what_the_protocol_says(name, tiny_glmocr_dir, tiny_unlimited_dir, one_torch_thread):
     engine = _opened(name, tiny_glmocr_dir, tiny_unlimited_dir)
     try:
-        assert engine.name == name and engine.kind == ENGINES[name].kind
+        assert engine.name == name and engine.kind == ENGINES[name].kind_for({})
         assert all(hasattr(engine, m) for m in PROTOCOL_MEMBERS)
         assert isinstance(engine.device, str) and engine.device and engine.input_dpi > 0
         protocol = RegionEngine if engine.kind == "region" else DocumentEngine

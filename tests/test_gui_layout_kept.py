@@ -78,3 +78,23 @@ def test_after_a_crash_the_journal_brings_back_the_persons_regions_and_a_rerun_k
     _wait(qtbot, second)
     assert [(i, box, task) for i, box, task, _, _ in _layout(second.work)] == laid
     assert second.work.blocks["p1-u01"].status == "done" and second.work.blocks[target].status == "done"
+
+
+def test_a_server_under_the_unlimited_profile_is_refused_too(qtbot, laid_out):
+    """The remote engine is a document engine under the Unlimited profile (it reads whole pages): the same refusal,
+    before any server is asked (the address below answers nothing); under a region profile it is not refused."""
+    from app.core.review.runs import layout_refusal
+
+    w = laid_out
+    before = _layout(w.work)
+    w.settings.set("remote_servers", "http://127.0.0.1:9/v1")
+    w.settings.set("remote_profile", "unlimited")
+    w.engine_bar.set_engine("remote")
+    assert w.engine_bar.pipeline_options().engine_options["profile"] == "unlimited"
+    assert w.rerun_page() == 0 and w.run_document() == 0
+    assert not w.decoder.running
+    message = w.banner.text
+    assert "Remote server reads whole pages" in message and "page 1" in message and "kept" in message, message
+    assert _layout(w.work) == before and w.work.pages[0].layout == "person"
+    w.settings.set("remote_profile", "glmocr")
+    assert layout_refusal(w.work, w.engine_bar.pipeline_options(), [0]) == ""

@@ -81,7 +81,7 @@ def test_imports_go_down_the_floors_only():
 
 def test_the_floor_check_catches_a_climbing_import():
     graph = {"app.core.decoding.selfspec": {"app.core.engines.base"}, "app.core.layout.budget": {"app.core.engines"},
-             "app.core.events": {"app.core.regions"}, "app.core.engines.glmocr": {"app.core.decoding.selfspec"},
+             "app.core.events": {"app.core.regions"}, "app.core.engines.glm_engine": {"app.core.decoding.selfspec"},
              "app.core.regions": {"app.core.pipeline.output"}}
     assert climbing_imports(graph) == ["app.core.decoding.selfspec -> app.core.engines.base",
                                        "app.core.layout.budget -> app.core.engines",

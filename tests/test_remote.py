@@ -21,7 +21,7 @@ import pytest
 
 from app.core.engines import EngineUnavailable, open_engine
 from app.core.cancel import CancelToken, Cancelled
-from app.core.tiny.glmocr import sample_images
+from app.core.tiny.glm_checkpoint import sample_images
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-never-written-7f3a9c"
@@ -351,7 +351,7 @@ def test_the_window_reads_queued_documents_on_the_server_and_shows_the_queue(qtb
     paths = [make_small_report(tmp_path / f"{name}.pdf") for name in ("first", "second", "third")]
     w.open_files([str(p) for p in paths], run=False)
     w.runs.enqueue([str(p.resolve()) for p in paths])
-    view = w.queue_view
+    view = w.document_queue
     assert not w.queue_dock.isVisible()  # nothing queued yet: the queue takes no room
     view.refresh()
     assert w.queue_dock.isVisible()  # three documents queued: it shows itself, at the right

@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 
 from app.core.decoding.autoregressive import ar_decode, prefill  # noqa: E402
 from app.core.decoding.selfspec import accept, selfspec_decode, truncate, window_mask  # noqa: E402
-from app.core.tiny.glmocr import build, sample_images  # noqa: E402
+from app.core.tiny.glm_checkpoint import build, sample_images  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 @pytest.fixture(scope="module")
 def engines(tiny_glmocr_dir, tmp_path_factory):
     """Three random models: the session kit (mask = in-vocab row), a resized mask row, and a deeper/wider one."""
-    from app.core.engines.glmocr import open_ar
+    from app.core.engines.glm_engine import open_ar
 
     root = tmp_path_factory.mktemp("selfspec-models")
     dirs = [
@@ -90,7 +90,7 @@ def test_invariant_equals_generate(engines, images, model_index):
 
 def test_invariant_with_eager_attention(tiny_glmocr_dir, images):
     """The eager backend needs an additive float mask (a bool one silently masks nothing)."""
-    from app.core.engines.glmocr import open_ar
+    from app.core.engines.glm_engine import open_ar
 
     engine = open_ar(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32", attn_implementation="eager")
     inputs = engine.build_inputs(images[0], "text")

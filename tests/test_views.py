@@ -38,7 +38,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 @pytest.fixture(scope="module")
 def gravity(tiny_glmocr_dir):
     from app.core.engines import open_engine
-    from app.core.tiny.glmocr import sample_images
+    from app.core.tiny.glm_checkpoint import sample_images
 
     engine = open_engine("gravity", model_path=tiny_glmocr_dir, device="cpu", dtype="fp32")
     return engine, sample_images(2, seed=7)

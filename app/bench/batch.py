@@ -42,9 +42,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def measure(args, model_dir: Path) -> dict[str, Any]:
     from app.bench.selfspec import spread
-    from app.core.engines.glmocr import RegionCrop, open_ar, open_selfspec
+    from app.core.engines.glm_engine import RegionCrop, open_ar, open_selfspec
     from app.core.loader import load_model
-    from app.core.tiny.glmocr import sample_images
+    from app.core.tiny.glm_checkpoint import sample_images
 
     loaded = load_model(args.manifest, model_dir, device=args.device, dtype=args.dtype)
     engine = (open_selfspec(loaded=loaded, block_size=args.block, max_new_tokens=args.new_tokens) if args.block
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.model:
             model_dir = Path(args.model)
         else:
-            from app.core.tiny.glmocr import build
+            from app.core.tiny.glm_checkpoint import build
 
             model_dir = build(Path(tmp) / "tiny-glmocr", seed=0)
         data = measure(args, model_dir)

@@ -37,9 +37,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def cer(ref: str, hyp: str) -> tuple[int, int]:
-    from app.core.training.reader_train import cer as _cer
+    from app.core.textmetrics import errors
 
-    return _cer(ref, hyp)
+    return errors(ref, hyp)
 
 
 def reference_text(page, box_px, scale: float) -> str:

@@ -69,12 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--copies", type=int, default=2, help="times the sample document is read (default 2)")
     p.add_argument("--max-new-tokens", type=int, default=64, help="token budget per region (default 64)")
     args = p.parse_args(argv)
-    if not args.server:
+    options = remote_options(args)
+    if not options["servers"]:
         p.error("give at least one --server URL (an OpenAI-compatible OCR server)")
     from app.core.engines import EngineUnavailable, open_engine
 
     try:
-        engine = open_engine("remote", **remote_options(args), max_new_tokens=args.max_new_tokens)
+        engine = open_engine("remote", **options, max_new_tokens=args.max_new_tokens)
     except EngineUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

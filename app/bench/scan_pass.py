@@ -33,10 +33,9 @@ def pages(folder: Path) -> list[tuple[Path, str]]:
 
 
 def edit(expected: str, got: str) -> float:
-    from rapidfuzz.distance import Levenshtein
+    from app.core.textmetrics import error_rate
 
-    ref, hyp = " ".join(expected.split()), " ".join(got.split())
-    return Levenshtein.distance(ref, hyp) / max(1, len(ref))
+    return error_rate(" ".join(expected.split()), " ".join(got.split()))
 
 
 def measure(pdf: Path, expected: str, engine, reps: int) -> dict:

@@ -97,9 +97,9 @@ def decode_comparison(args, loaded) -> tuple[list[dict[str, Any]], int]:
     """Every decoder over the same crops, events on (a listener keeps every event, as a trace does), interleaved:
     each repetition runs AR, then each self-spec row, so a load spike hits all of them alike. Returns the rows
     (medians, spreads, the per-repetition spec/AR ratio) and the decode's mean context length."""
-    from app.core.engines.glmocr import open_ar, open_selfspec
+    from app.core.engines.glm_engine import open_ar, open_selfspec
     from app.core.decoding.stats import merge
-    from app.core.tiny.glmocr import sample_images
+    from app.core.tiny.glm_checkpoint import sample_images
 
     images = sample_images(args.images, seed=11)
     ar = open_ar(loaded=loaded, max_new_tokens=args.new_tokens)
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.model:
             model_dir = Path(args.model)
         else:
-            from app.core.tiny.glmocr import build
+            from app.core.tiny.glm_checkpoint import build
 
             model_dir = build(Path(tmp) / "tiny-glmocr", seed=0)
         loaded = load_model(args.manifest, model_dir, device=args.device, dtype=args.dtype)

@@ -7,8 +7,9 @@ shows a progress line on a terminal (pages, regions, tokens/s) and prints one su
 checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream
 as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<output stem>".
 A folder is walked recursively and its tree mirrored under OUTDIR; a per-page checkpoint in OUTDIR lets `--resume`
-skip the pages (and inputs) an earlier, interrupted run finished; batches end with a summary table
-(app.commands.batch). `--engine remote --server URL...` reads regions on OCR servers (app.core.engines.remote).
+skip the pages (and inputs) an earlier, interrupted run finished; several inputs end with a summary table
+(app.commands.convert_inputs). `--engine remote --server URL...` reads regions on OCR servers (app.core.engines.remote).
+Each engine's own flags are generated from its spec in the registry (app.commands.engine_flags).
 
 Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
 bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded, or
@@ -29,21 +30,24 @@ from app.core.pipeline.options import (
 )
 from app.core.wording import count
 from app.core.engines import ENGINES  # names only: neither module imports torch
+from app.commands.engine_flags import add_engine_arguments, engine_options, missing
+from app.commands.interrupts import Interrupts as _Interrupts
+from app.commands.interrupts import take_over_interrupts as _take_over_interrupts
+from app.commands.interrupts import warm_imports as _warm_imports
 from app.core.layout import LAYOUTS
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_ENGINE, EXIT_WARNINGS, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
-ENGINE_CHOICES = ("auto", *ENGINES)
 LAYOUT_CHOICES = LAYOUTS
 MAX_DPI = 1200.0  # a page at 1200 DPI is already ~10k px a side
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from app.core.engines.glmocr import BATCH_SIZE  # no torch at import
+    from app.core.engines.glm_engine import BATCH_SIZE  # no torch at import
 
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="PDF or image files (PNG, JPEG, TIFF, WebP, BMP), or folders of them (walked recursively)")
     p.add_argument("-o", "--output", "--out", dest="output", required=True, metavar="OUTDIR", help="output folder")
-    p.add_argument("--engine", default="auto", choices=ENGINE_CHOICES,
+    p.add_argument("--engine", default="auto", choices=("auto", *ENGINES),  # the registry as it is now
                    help="OCR engine (auto: GravityOCR when its weights are found, else built-in, else classic)")
     p.add_argument("--model", default=None, metavar="PATH", help="model folder for the engine")
     p.add_argument("--layout", default="auto", choices=LAYOUT_CHOICES,
@@ -84,31 +88,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"(default {DEFAULT_LAYOUT_TIMEOUT_S:g}; 0: none)")
     p.add_argument("--resume", action="store_true",
                    help="skip the pages and inputs an earlier run into the same OUTDIR finished (its checkpoint)")
-    add_remote_arguments(p)
+    add_engine_arguments(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.add_argument("-v", "--verbose", action="store_true", help="also show third-party warnings and log lines")
 
 
 def add_remote_arguments(p: argparse.ArgumentParser) -> None:
-    """The remote engine's options (also `bench remote`'s)."""
-    from app.core.engines.remote import DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, PROFILES
+    """The remote engine's flags alone (`bench remote`'s), generated from its spec like convert's."""
+    from app.commands.engine_flags import add_engine_arguments
 
-    p.add_argument("--server", action="append", default=[], metavar="URL",
-                   help="OCR server for --engine remote (OpenAI-compatible, e.g. http://host:30000/v1); repeatable")
-    p.add_argument("--remote-model", default="", metavar="NAME", help="the served model's name (default: the first "
-                   "the server lists)")
-    p.add_argument("--remote-profile", default="glmocr", choices=tuple(PROFILES), help="prompts of the model family")
-    p.add_argument("--concurrency", type=positive(int), default=DEFAULT_CONCURRENCY, metavar="N",
-                   help=f"requests in flight per server (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--api-key-env", default=DEFAULT_KEY_VARIABLE, metavar="VAR",
-                   help=f"environment variable holding the servers' API key (default {DEFAULT_KEY_VARIABLE})")
-    p.add_argument("--no-stream", dest="stream", action="store_false",
-                   help="whole answers instead of streamed text (SGLang then reports per-request draft statistics)")
+    add_engine_arguments(p, ["remote"])
 
 
 def remote_options(args: argparse.Namespace) -> dict:
-    return {"servers": list(args.server), "remote_model": args.remote_model, "profile": args.remote_profile,
-            "concurrency": args.concurrency, "api_key_env": args.api_key_env, "stream": args.stream}
+    from app.commands.engine_flags import engine_options
+
+    return engine_options(args, "remote")
 
 
 def _formats(text: str) -> tuple[str, ...]:
@@ -190,21 +185,23 @@ def _run(args: argparse.Namespace) -> int:
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
         formats=args.formats, alto_version=args.alto_version, layout_timeout=args.layout_timeout, batch=args.batch,
     )
-    if args.engine == "remote":
-        if not args.server:
-            print("error: --engine remote needs at least one --server URL", file=sys.stderr)
+    if args.engine in ENGINES:
+        chosen = engine_options(args, args.engine)
+        lacking = missing(ENGINES[args.engine], chosen)
+        if lacking:
+            print(f"error: --engine {args.engine} needs {' and '.join(lacking)}", file=sys.stderr)
             return EXIT_USAGE
-        options.engine_options.update(remote_options(args))
-    from app.commands.batch import (
-        BatchProgress, FileResult, discard_checkpoints, expand_inputs, page_count, print_summary,
+        options.engine_options.update(chosen)
+    from app.commands.convert_inputs import (
+        ConvertProgress, FileResult, discard_checkpoints, expand_inputs, page_count, print_summary,
     )
 
     items, empty = expand_inputs(args.inputs)
     for folder in empty:
         print(f"warning: {folder}: no documents or images in this folder", file=sys.stderr)
-    batch = len(items) > 1 or any(Path(raw).is_dir() for raw in args.inputs)
+    several = len(items) > 1 or any(Path(raw).is_dir() for raw in args.inputs)
     show = not args.quiet and sys.stderr.isatty()
-    progress = BatchProgress(sum(page_count(i.path) for i in items) if show else 0, len(items), show)
+    progress = ConvertProgress(sum(page_count(i.path) for i in items) if show else 0, len(items), show)
     models: dict[str, object] = {"engine": None, "layout": None}  # loaded once, reused for every input
     worst = EXIT_WARNINGS if empty else EXIT_OK
     results: list[FileResult] = [FileResult(str(item.rel), "failed") for item in items]
@@ -227,7 +224,8 @@ def _run(args: argparse.Namespace) -> int:
             result.outcome = "interrupted"
         return code
 
-    if args.engine == "remote" and len(items) > 1 and args.concurrency * len(args.server) > 1:
+    lanes = options.engine_options.get("concurrency", 1) * len(options.engine_options.get("servers", ()))
+    if len(items) > 1 and lanes > 1:  # an engine of servers with more than one request in flight
         codes, interrupted = _overlapped(items, one)  # the next input is laid out while the previous one's last
     else:  # regions are read
         codes, interrupted = [], False
@@ -250,15 +248,15 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         progress.clear()
         started = [r for r, c in zip(results, codes) if c is not None]
-        if batch and started:
+        if several and started:
             print_summary(started)
     return worst
 
 
 def _overlapped(items, one) -> tuple[list[int | None], bool]:
-    """Every input on its own thread, on one region queue (app.commands.batch.Overlap): the exit codes (None: not
+    """Every input on its own thread, on one region queue (app.commands.convert_inputs.Overlap): the exit codes (None: not
     started) and whether Ctrl+C ended the run."""
-    from app.commands.batch import Overlap
+    from app.commands.convert_inputs import Overlap
     from app.core.aio import background_loop
     from app.core.cancel import CancelToken
 
@@ -277,73 +275,18 @@ def _overlapped(items, one) -> tuple[list[int | None], bool]:
         _Interrupts.overlap = False
 
 
-class _Interrupts:
-    """Ctrl+C while a document is being read or written cancels the run (the trace closed, "interrupted", exit 130,
-    nothing half-written); while opening a document or loading a model — nothing is being written, and the time goes
-    into imports and native loaders — the process leaves at once, quietly (app.quiet_exit).
-
-    The run's cancel token is set first, so a KeyboardInterrupt that native code swallows (PyMuPDF turns one raised
-    inside its write callback into a "Director error") still ends the run. During the layout no KeyboardInterrupt
-    is raised at all: the wait on the layout child polls the token, and raising inside PyMuPDF's callbacks is what
-    turned Ctrl+C into a failed layout and a finished run."""
-
-    armed = False
-    phase = ""
-    cancel = None  # the CancelToken of the run in progress
-    ARMED_PHASES = frozenset({"rendering", "layout", "decoding", "encoding", "assembling"})
-    COOPERATIVE_PHASES = frozenset({"layout"})
-
-    overlap = False  # several inputs on threads (app.commands.batch.Overlap): Ctrl+C reaches the waiting main thread
-
-    @classmethod
-    def handler(cls, signum, frame) -> None:
-        if cls.armed or cls.overlap:
-            first = cls.cancel is not None and not cls.cancel.cancelled
-            if cls.cancel is not None:
-                cls.cancel.cancel()
-            if first and cls.phase in cls.COOPERATIVE_PHASES and not cls.overlap:
-                return  # the layout wait sees the token within a poll; a second Ctrl+C raises
-            raise KeyboardInterrupt
-        from app import quiet_exit
-
-        quiet_exit()
-
-
 def _interrupted(inp: Path) -> int:
     print(f"{inp.name}: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
 
-def _take_over_interrupts():
-    """Install `_Interrupts.handler`; returns the handler it replaced (None off the main thread)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGINT, _Interrupts.handler)
-
-
-def _warm_imports() -> None:
-    """Import what every run needs (C extensions among them) before Ctrl+C can raise inside an import."""
-    import numpy  # noqa: F401
-    import PIL.Image  # noqa: F401
-    import pymupdf  # noqa: F401
-    import rapidfuzz  # noqa: F401
-
-    import app.core.layout.budget  # noqa: F401
-    import app.core.pipeline.html_render  # noqa: F401
-    import app.core.pipeline.run  # noqa: F401
-    import app.core.textlayer  # noqa: F401
-
-
 def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, result, resume: bool, *, cancel=None,
                  overlap=None, rank: int = 0) -> int:
     """Convert one input; prints its summary line (or why it failed) and returns its exit code. With `overlap`
-    (app.commands.batch.Overlap) it reads on the batch's shared region queue and writes in its turn."""
+    (app.commands.convert_inputs.Overlap) it reads on the region queue the inputs share and writes in its turn."""
     import os
 
-    from app.commands.batch import Checkpoint, checkpoint_settings, count_regions
+    from app.commands.convert_inputs import Checkpoint, checkpoint_settings, count_regions
     from app.core.cancel import CancelToken
     from app.core.events import ErrorRaised, PageFinished, PhaseChanged
     from app.core.pipeline import Pipeline, PipelineError
@@ -455,7 +398,7 @@ def _remaining(options, inp: Path, restored: dict):
         return options
     import dataclasses
 
-    from app.commands.batch import page_count
+    from app.commands.convert_inputs import page_count
     from app.core.pipeline.options import parse_pages
 
     try:

@@ -287,7 +287,7 @@ class LoadedModel:
 
 def load_processor(manifest: Manifest, folder: Path):
     if manifest.processor == "glmocr":
-        from app.core.checkpoints.glmocr import load_glmocr_processor
+        from app.core.checkpoints.glm_processor import load_glmocr_processor
 
         return load_glmocr_processor(folder)
     if manifest.processor == "image":

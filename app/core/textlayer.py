@@ -6,7 +6,7 @@
 
 Both sides are normalised before comparing, so markup is not counted as an error: HTML tags, Markdown heading
 and list markers, `$$` delimiters and `\\tag{}` are removed, and whitespace is collapsed to single spaces. A word
-belongs to a block when at least half of its box lies inside the block. Edit distance: rapidfuzz (C++).
+belongs to a block when at least half of its box lies inside the block. Edit distance: app.core.textmetrics.
 CER is None when there is nothing to compare against (no text layer words in the block).
 
 The layer compared with (and taken instead of OCR, app.core.pipeline.text_source) is the document's ORIGINAL
@@ -71,9 +71,9 @@ def reference_text(words: Iterable[TextWord], box_pt, min_inside: float = 0.5) -
 
 
 def distance(ocr: str, ref: str) -> int:
-    from rapidfuzz.distance import Levenshtein
+    from app.core.textmetrics import edit_distance
 
-    return int(Levenshtein.distance(normalise(ocr), normalise(ref)))
+    return edit_distance(normalise(ref), normalise(ocr))
 
 
 def cer(ocr: str, ref: str) -> float | None:

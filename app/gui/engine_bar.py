@@ -7,8 +7,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from app.core.engines import ENGINES
-from app.gui.servers_page import remote_options
-from app.gui.settings import OPTIONS, Settings
+from app.gui.settings import OPTIONS, Settings, engine_options
 from app.gui.theme import icon
 
 AUTO_TITLE = "Automatic (best available)"
@@ -90,6 +89,6 @@ class EngineBar(QWidget):
             device=chosen(self.device.currentData()), dtype=chosen(s.get("dtype")),
             model_path=chosen(s.get("model_path")), block_size=chosen(s.get("block_size")),
             engine_options={**({"max_new_tokens": int(limit)} if limit else {}),
-                            **(remote_options(s) if self.engine_name == "remote" else {})},
+                            **engine_options(self.engine_name, s)},
             layout_timeout=float(s.get("layout_timeout")), text_layer=s.get("text_layer"), batch=int(s.get("batch")),
         )

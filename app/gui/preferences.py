@@ -74,6 +74,10 @@ class PreferencesDialog(QDialog):
             from app.gui.folder_field import FolderField
 
             return FolderField(str(value), option.title)
+        if option.password:  # a secret: shown as dots, kept for the session only (app.gui.settings)
+            w = QLineEdit(str(value))
+            w.setEchoMode(QLineEdit.EchoMode.Password)
+            return w
         if option.choices:
             w = QComboBox()
             w.addItems(list(option.choices))

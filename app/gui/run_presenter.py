@@ -7,6 +7,7 @@ What must never live here: run state (the controller's), decoding, file formats.
 """
 from __future__ import annotations
 
+from app.core.engines import fallback_engine
 from app.core.review.document import DocumentWork
 from app.core.review.runs import RunRefused
 
@@ -24,11 +25,12 @@ class RunPresenter:
 
         w = self.window
         for event in events:
-            if isinstance(event, RunStarted) and event.engine == "classic" and w.engine_bar.engine_name == "auto" \
+            if isinstance(event, RunStarted) and event.engine == fallback_engine().name \
+                    and w.engine_bar.engine_name == "auto" \
                     and not self.told_auto_classic:
                 self.told_auto_classic = True
-                w.banner.show_message("Automatic is using Classic OCR (RapidOCR): no GravityOCR or built-in model "
-                                      "weights were found. `python -m app models` says where they are looked for.",
+                w.banner.show_message(f"Automatic is using {fallback_engine().title}: no GravityOCR or built-in "
+                                      "model weights were found. `python -m app models` says where they are looked for.",
                                       actions=[("Choose folder…", self.choose_model_folder)])
 
     def show_error(self, event) -> None:
@@ -40,7 +42,7 @@ class RunPresenter:
         """An engine that cannot load (missing weights): choose its folder, or read with classic OCR now."""
         if event is None or event.where != "loading_model":
             return []
-        return [("Choose folder…", self.choose_model_folder), ("Use classic", self.use_classic)]
+        return [("Choose folder…", self.choose_model_folder), (f"Use {fallback_engine().name}", self.use_classic)]
 
     def choose_model_folder(self) -> None:
         from PySide6.QtWidgets import QFileDialog
@@ -54,7 +56,7 @@ class RunPresenter:
 
     def use_classic(self) -> None:
         w = self.window
-        w.engine_bar.set_engine("classic")
+        w.engine_bar.set_engine(fallback_engine().name)
         w.banner.hide()
         self.start(w.work)
 
@@ -78,7 +80,7 @@ class RunPresenter:
             else:
                 run_id = w.runs.start(work, options, pages, record_to=record_to)
         except RunRefused as refused:  # the person's layout is kept: said, with a way on
-            w.banner.show_message(str(refused), actions=[("Use classic", self.use_classic)])
+            w.banner.show_message(str(refused), actions=[(f"Use {fallback_engine().name}", self.use_classic)])
             return 0
         if run_id:
             w.follow_live = True

@@ -1,7 +1,7 @@
 """Preferences → Servers: the remote engine's settings (server URLs, the served model's name, the model family's
 prompts, requests in flight per server, the NAME of the environment variable holding the API key — never the key)
-are rows of the generated preferences form (app.gui.settings, group "Servers"); this module adds their
-"Test connection" button, and turns the settings into the remote engine's options for a run.
+are rows of the preferences form generated from its spec (app.core.engines, app.gui.settings: group "Servers");
+this module adds their "Test connection" button.
 
 The test runs off the GUI thread (a network check can take seconds) and reports back through a timer.
 What must never live here: HTTP code (app.core.engines.remote), other preferences.
@@ -18,13 +18,6 @@ POLL_MS = 100
 
 def server_urls(text: str) -> list[str]:
     return [u for u in text.replace(",", " ").split() if u]
-
-
-def remote_options(settings) -> dict:
-    """The remote engine's options from the settings registry (for the pipeline's `engine_options`)."""
-    return {"servers": server_urls(settings.get("remote_servers")), "remote_model": settings.get("remote_model"),
-            "profile": settings.get("remote_profile"), "concurrency": int(settings.get("remote_concurrency")),
-            "api_key_env": settings.get("remote_api_key_env")}
 
 
 class ConnectionTest(QWidget):
@@ -76,11 +69,15 @@ class ConnectionTest(QWidget):
 
 
 def add_connection_test(dialog, form) -> ConnectionTest:
-    """Put the test under the Servers rows of the preferences form."""
+    """Put the test under the remote engine's rows of the preferences form."""
+    from app.core.engines import ENGINES
+    from app.gui.settings import OPTIONS
+
     test = ConnectionTest(dialog)
-    row = next((i for i in range(form.rowCount()) if form.itemAt(i, form.ItemRole.FieldRole) is not None
-                and form.itemAt(i, form.ItemRole.FieldRole).widget() is dialog.editors.get("remote_api_key_env")),
-               form.rowCount() - 1)
-    form.insertRow(row + 1, "", test)
+    group = ENGINES["remote"].options_group
+    ours = {id(w) for key, w in dialog.editors.items() if OPTIONS[key].group == group}
+    rows = [i for i in range(form.rowCount()) if form.itemAt(i, form.ItemRole.FieldRole) is not None
+            and id(form.itemAt(i, form.ItemRole.FieldRole).widget()) in ours]
+    form.insertRow(rows[-1] + 1 if rows else form.rowCount(), "", test)
     dialog.connection_test = test
     return test

@@ -84,9 +84,9 @@ def setup_ui(window) -> None:
     window.views_dock.setWidget(window.views)  # the views scroll inside when the dock is short
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, window.views_dock)
     window.actions.menus["&View"].addAction(window.views_dock.toggleViewAction())
-    from app.gui.queue_view import install_queue_view
+    from app.gui.document_queue_view import install_document_queue_view
 
-    window.queue_view = install_queue_view(window)
+    window.document_queue = install_document_queue_view(window)
     from app.gui.dock_policy import DecodingDockPolicy
 
     window.dock_policy = DecodingDockPolicy(window)

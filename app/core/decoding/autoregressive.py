@@ -6,8 +6,8 @@ Why by hand and not `model.generate`: every forward must be observable (one even
 cancellable, and the self-speculative decoder (selfspec.py) reuses exactly this prefill and these positions so that
 both decoders agree with `generate(do_sample=False)` token for token.
 
-What must never live here: prompts, tokenizers' text handling, events or Qt (app/core/engines/glmocr.py turns tokens
-into events).
+What must never live here: prompts, tokenizers' text handling, events or Qt (app.core.decoding.round_events turns
+tokens into events).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ and then every step feeds one token per row at that row's own M-RoPE position; r
 tokens only (the rest of its buffer is masked). A row that has finished (stop id or budget) rides along until the
 batch ends and its outputs are ignored. The tokens equal decoding each region alone (fp32; tests).
 
-What must never live here: prompts, text, events or Qt (the engine frames regions; glmocr.py).
+What must never live here: prompts, text, events or Qt (the engine frames regions: app.core.engines.glm_engine).
 """
 from __future__ import annotations
 

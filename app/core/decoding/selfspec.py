@@ -8,7 +8,8 @@ mask id; B the block size; a token at absolute index i sits at M-RoPE position i
 causally, so the draft already computes its exact key/values (and a0, the exact AR token): they are kept, and the
 verify runs the B+1 candidates only. Draft and verify therefore have the same shape (B+1 rows) from round 1 on.
 
-What must never live here: prompts, text, events or Qt (app/core/engines/glmocr.py turns Round records into events).
+What must never live here: prompts, text, events or Qt (app/core/decoding/round_events.py turns Round records into
+events).
 """
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """The engines: their registry by name, and the one place to add an engine.
 
 Adding an engine = one module in this package (a class implementing app.core.engines.base's Protocol and an
-`open_engine(**options)` factory) + an `EngineSpec` line below + a manifest in models/ when it needs weights.
+`open_engine(**options)` factory) + an `EngineSpec` line below (app.core.engines.spec: its title, kind, options)
++ a manifest in models/ when it needs weights. `convert`'s flags, the window's engine box and the Preferences rows
+are generated from the specs.
 
 Engines are created lazily from "module:function" strings so that nothing heavy is imported before a model is
 needed. Engines emit events (app.core.events) through the `emit` callable and check `cancel` between forwards.
@@ -11,7 +13,6 @@ What must never live here: model code (the engine modules), the pipeline (app.co
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any
 
 from app.core.engines.base import (  # noqa: F401 - the engine vocabulary, importable from the package
@@ -27,36 +28,70 @@ from app.core.engines.base import (  # noqa: F401 - the engine vocabulary, impor
     no_blocks,
     no_emit,
 )
+from app.core.engines.remote_profiles import (
+    DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, DEFAULT_PROFILE, PROFILES, remote_kind,
+)
+from app.core.engines.spec import EngineOption, EngineSpec  # noqa: F401 - the registry's vocabulary
 
 
-@dataclass(frozen=True)
-class EngineSpec:
-    name: str
-    title: str
-    kind: str  # region | document
-    factory: str  # "module:function"; function(**options) -> engine
-    manifest: str = ""  # models/<manifest>.json whose weights it needs ("" = none)
-    shows: str = ""  # rounds | window | "" (what the live views can show for it)
+REMOTE_OPTIONS = (
+    EngineOption("servers", list, [], "OCR server for --engine remote (OpenAI-compatible, e.g. http://host:30000/v1); "
+                 "repeatable", flag="--server", metavar="URL", required=True,
+                 label="Server URLs (space-separated, e.g. http://gpu1:30000/v1)"),
+    EngineOption("remote_model", str, "", "the served model's name (default: the first the server lists)",
+                 metavar="NAME", label="Served model name (empty: the first the server lists)"),
+    EngineOption("profile", str, DEFAULT_PROFILE, "prompts of the model family", choices=tuple(PROFILES),
+                 flag="--remote-profile", label="Model family's prompts", setting="remote_profile"),
+    EngineOption("concurrency", int, DEFAULT_CONCURRENCY, f"requests in flight per server (default "
+                 f"{DEFAULT_CONCURRENCY})", minimum=1, maximum=512, metavar="N", changes_text=False,
+                 label="Requests in flight per server"),
+    EngineOption("api_key_env", str, DEFAULT_KEY_VARIABLE, "environment variable holding the servers' API key "
+                 f"(default {DEFAULT_KEY_VARIABLE})", metavar="VAR", changes_text=False,
+                 label="Environment variable holding the API key (the key itself is never stored)"),
+    EngineOption("stream", bool, True, "whole answers instead of streamed text (SGLang then reports per-request draft "
+                 "statistics)", changes_text=False, label="Stream the text as it is written"),
+)
+
+ENGINES: dict[str, EngineSpec] = {}
 
 
-ENGINES: dict[str, EngineSpec] = {
-    spec.name: spec
-    for spec in (
-        EngineSpec("gravity", "GravityOCR, self-speculative", "region", "app.core.engines.glmocr:open_selfspec", "gravityocr", "rounds"),
-        EngineSpec("gravity-ar", "GravityOCR, autoregressive", "region", "app.core.engines.glmocr:open_ar", "gravityocr", ""),
-        EngineSpec("glm", "GLM-OCR, autoregressive", "region", "app.core.engines.glmocr:open_ar", "glm-ocr", ""),
-        EngineSpec("unlimited", "Unlimited-OCR, whole document (R-SWA)", "document", "app.core.engines.unlimited:open_engine", "unlimited-ocr", "window"),
-        EngineSpec("builtin", "Built-in model (self-speculative)", "region", "app.core.engines.builtin:open_engine", "builtin", "rounds"),
-        EngineSpec("builtin-ar", "Built-in model, autoregressive", "region", "app.core.engines.builtin:open_ar", "builtin", ""),
-        EngineSpec("classic", "Classic OCR (RapidOCR, CPU)", "region", "app.core.engines.classic:open_engine", "", ""),
-        EngineSpec("remote", "Remote server (SGLang, vLLM, OpenAI-compatible)", "region", "app.core.engines.remote:open_engine", "", ""),
-    )
-}
+def register(spec: EngineSpec) -> EngineSpec:
+    """Add `spec` to the registry (the one line that makes an engine known to convert, the window and Preferences);
+    a name already taken is refused."""
+    if spec.name in ENGINES or spec.name == "auto":
+        raise ValueError(f"an engine named {spec.name!r} is already registered")
+    ENGINES[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Take an engine out of the registry (a test's toy engine, once the test is done)."""
+    ENGINES.pop(name, None)
+
+
+for _spec in (
+    EngineSpec("gravity", "GravityOCR, self-speculative", "region", "app.core.engines.glm_engine:open_selfspec", "gravityocr", "rounds"),
+    EngineSpec("gravity-ar", "GravityOCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "gravityocr", ""),
+    EngineSpec("glm", "GLM-OCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "glm-ocr", ""),
+    EngineSpec("unlimited", "Unlimited-OCR, whole document (R-SWA)", "document", "app.core.engines.unlimited:open_engine", "unlimited-ocr", "window"),
+    EngineSpec("builtin", "Built-in model (self-speculative)", "region", "app.core.engines.builtin:open_engine", "builtin", "rounds"),
+    EngineSpec("builtin-ar", "Built-in model, autoregressive", "region", "app.core.engines.builtin:open_ar", "builtin", ""),
+    EngineSpec("classic", "Classic OCR (RapidOCR, CPU)", "region", "app.core.engines.classic:open_engine",
+               fallback=True, reads_layout_lines=True, reads_formulas=False),
+    EngineSpec("remote", "Remote server (SGLang, vLLM, OpenAI-compatible)", remote_kind,
+               "app.core.engines.remote:open_engine", options=REMOTE_OPTIONS, group="Servers"),
+):
+    register(_spec)
+
+
+def fallback_engine() -> EngineSpec:
+    """The engine "auto" settles for when no model weights are found (it needs none)."""
+    return next(spec for spec in ENGINES.values() if spec.fallback)
 
 
 def resolve_engine_name(name: str = "auto", model_path: str | None = None) -> str:
     """The engine "auto" stands for here (docs/engines.md, Automatic choice): GravityOCR when its weights are found (or
-    a model folder is given), else the built-in model when installed, else classic RapidOCR."""
+    a model folder is given), else the built-in model when installed, else the fallback engine (classic RapidOCR)."""
     if name and name != "auto":
         return name
     if model_path:
@@ -67,7 +102,7 @@ def resolve_engine_name(name: str = "auto", model_path: str | None = None) -> st
         return "gravity"
     if find_model_dir("builtin") is not None:
         return "builtin"
-    return "classic"
+    return fallback_engine().name
 
 
 def open_engine(name: str, **options: Any) -> RegionEngine | DocumentEngine:
@@ -82,4 +117,8 @@ def open_engine(name: str, **options: Any) -> RegionEngine | DocumentEngine:
     module = importlib.import_module(module_name)
     options.setdefault("manifest", spec.manifest)
     options.setdefault("engine", spec.name)
-    return getattr(module, func_name)(**options)
+    engine = getattr(module, func_name)(**options)
+    if engine.kind != spec.kind_for(options):  # the registry's word is what the pipeline and the review trust
+        engine.close()
+        raise RuntimeError(f"engine {name!r} opened as a {engine.kind} engine; its spec says {spec.kind_for(options)}")
+    return engine

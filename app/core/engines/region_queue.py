@@ -1,4 +1,4 @@
-"""The region queue: the regions of one document, or of every document of a batch, read through one engine of
+"""The region queue: the regions of one document, or of every document of a `convert` over several inputs, read through one engine of
 servers with its `concurrency` requests in flight, earliest (document, page, reading order) first.
 
 A document's thread lays out its pages and hands each page's regions to the queue as soon as that page is laid out
@@ -8,7 +8,7 @@ a thread's loop for `convert`); what they send back — the engine's events and 
 the document's own thread, which emits the events, applies the outcomes in priority order and finishes each page
 once it and every earlier page are complete. So the document, its output and its events stay with their owner.
 
-In a batch (`convert DIR` with a remote engine: app.commands.batch.Overlap) one queue serves every document, and
+Over several inputs (`convert DIR` with a remote engine: app.commands.convert_inputs.Overlap) one queue serves every document, and
 the next document is opened and laid out while the previous one's last regions are in flight: its regions queue
 behind them, so the servers are not left idle between documents. PyMuPDF and the layout model are not
 thread-safe, hence the Baton: one document's pipeline code runs at a time, a document gives the baton up only while
@@ -224,9 +224,9 @@ class RegionQueue:
 
 
 class SharedRegions:
-    """The queue a batch's documents share, opened on the loop at the first document's engine. `pipe.region_queue =
+    """The queue the documents of a run over several inputs share, opened on the loop at the first document's engine. `pipe.region_queue =
     (shared, rank)` seats a Pipeline in it; `on_tail(rank, pipe)` is called once a document has handed in its last
-    regions (the batch starts the next document there)."""
+    regions (the run starts the next document there)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -240,7 +240,7 @@ class SharedRegions:
             if self._queue is None:
                 self._queue = RegionQueue(engine, self.baton).open(self.loop)
             elif self._queue.engine is not engine:
-                raise RuntimeError("the documents of a batch share one engine")
+                raise RuntimeError("the documents of one run share one engine")
             return self._queue
 
     def close(self) -> None:

@@ -27,50 +27,24 @@ import json
 import os
 import time
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.engines import remote_stats
 from app.core.engines.base import Emit, EngineUnavailable, RegionResult, no_emit
+from app.core.engines.remote_profiles import (  # noqa: F401 - importable from here too
+    DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, DEFAULT_PROFILE, PROFILES, Profile, remote_kind,
+)
 from app.core.cancel import CancelToken
-from app.core.engines.glmocr import clean_text
+from app.core.engines.glm_engine import clean_text
 from app.core.events import ErrorRaised, RegionFinished, RegionStarted, TokensCommitted
-from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS
+from app.core.regions import MAX_NEW_TOKENS
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
-DEFAULT_KEY_VARIABLE = "SCRIPTORIUM_API_KEY"
-DEFAULT_CONCURRENCY = 8  # requests in flight per server
 PAGE_TOKENS = 8192  # a whole page's answer (the unlimited profile), unless max_new_tokens says otherwise
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-
-
-@dataclass(frozen=True)
-class Profile:
-    """How one model family is asked: prompts per task, the order of image and text, server-specific extras."""
-
-    name: str
-    title: str
-    prompts: dict[str, str]
-    text_first: bool = False
-    whole_page: bool = False  # one request per page, answered with `<|det|>` blocks (app.core.engines.remote_pages)
-    gravity: bool = False  # GravityOCR's SGLang worker: tokens per forward = accept length / 2
-    sglang_extra: dict[str, Any] = field(default_factory=dict)
-    vllm_extra: dict[str, Any] = field(default_factory=dict)
-
-
-PROFILES: dict[str, Profile] = {p.name: p for p in (
-    Profile("glmocr", "GLM-OCR (regions)", dict(TASK_PROMPTS)),
-    Profile("gravity", "GravityOCR on its SGLang patch (regions)", dict(TASK_PROMPTS), gravity=True),
-    # Unlimited-OCR reads a whole page per request (baidu/Unlimited-OCR infer.py): the text first, its n-gram
-    # blocker with the single-page window; SGLang runs the real sliding window, vLLM its masked variant
-    Profile("unlimited", "Unlimited-OCR (one page per request)", {"text": "document parsing."}, text_first=True,
-            whole_page=True,
-            sglang_extra={"skip_special_tokens": False, "images_config": {"image_mode": "gundam"},
-                          "custom_params": {"ngram_size": 35, "window_size": 128}},
-            vllm_extra={"skip_special_tokens": False}),
-)}
 
 
 class Transient(RuntimeError):
@@ -121,7 +95,7 @@ class RemoteEngine:
             raise EngineUnavailable(f"unknown remote profile {profile!r}; choose one of: {', '.join(PROFILES)}")
         self.name = name
         self.profile = PROFILES[profile]
-        self.kind = "document" if self.profile.whole_page else "region"  # whole pages: blocks with their boxes
+        self.kind = remote_kind({"profile": profile})  # whole pages: blocks with their boxes
         self.keep_headers = keep_headers
         self.servers = [Server(server_root(u)) for u in servers]
         self.model = model

@@ -9,7 +9,7 @@ connection, which aborts the request on the server). A region whose read fails (
 what is worth retrying) is flagged `error` with the reason, and the rest go on; a region cut at its token budget is
 flagged `truncated` (the engine reports it as a warning), never done.
 
-RegionScheduler reads a fixed set of jobs (benches, tests); a document's pages, and a batch's documents, go through
+RegionScheduler reads a fixed set of jobs (benches, tests); a document's pages, and the documents of a `convert` over several inputs, go through
 the region queue (app.core.engines.region_queue; a document's pages through app.core.pipeline.page_reader), which
 hands pages in as they are laid out and keeps the servers busy across pages and documents. The pipeline applies each
 outcome to its document (app.core.pipeline.page_reader.apply_outcome). The asyncio side runs where app.core.aio says

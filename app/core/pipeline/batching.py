@@ -50,7 +50,7 @@ def read_in_batches(pipe, index: int, regions: Sequence[Region]) -> None:
 
 def read_group(pipe, group: Sequence[Region]) -> None:
     """One `decode_batch` over the group's crops; every region recorded as `Pipeline._decode_one` records it."""
-    from app.core.engines.glmocr import RegionCrop
+    from app.core.engines.glm_engine import RegionCrop
     from app.core.pipeline.searchable_pdf import crop_note
 
     crops, chosen, notes = [], [], {}

@@ -13,10 +13,11 @@ recogniser reads the line image, all of a page's regions in one batch; CER ≤ C
 lines in scripts it does not read, e.g. Cyrillic, are not checked). Otherwise the engine reads it (a
 scrambled layer keeps OCR). `compare` reads every region with the engine and measures it against the layer;
 `ignore` neither uses nor measures the layer. Formulas go to the engine (the layer holds no LaTeX), unless the
-engine is the classic one, which reads no LaTeX either.
+engine reads no LaTeX either (its spec's `reads_formulas`: classic).
 
-One OCR pass per scanned page: with the classic engine (the same recogniser as the layout's OCR hook), a region
-whose lines the layout's OCR already read (`region.extra["ocr_lines"]`) takes them instead of reading the crop
+One OCR pass per scanned page: with an engine whose reading is the layout's own OCR (its spec's
+`reads_layout_lines`: classic, the same recogniser as the layout's OCR hook), a region whose lines the layout's OCR
+already read (`region.extra["ocr_lines"]`) takes them instead of reading the crop
 again. An engine that reads given lines (app.core.engines.base.LineRegionEngine: the built-in one) is handed those
 lines' boxes (in crop pixels) and reads them with its own recogniser and decoder, without detecting them again.
 
@@ -110,7 +111,14 @@ class TextSource:
 
     def _tasks(self) -> tuple[str, ...]:
         """The tasks the layer may serve: formulas too when the engine reads no LaTeX either (classic)."""
-        return LAYER_TASKS + (("formula",) if self.pipeline.engine_name == "classic" else ())
+        spec = self._spec()
+        return LAYER_TASKS + (("formula",) if spec is not None and not spec.reads_formulas else ())
+
+    def _spec(self):
+        """The registry's word on the run's engine (None: an engine the registry does not know)."""
+        from app.core.engines import ENGINES
+
+        return ENGINES.get(self.pipeline.engine_name)
 
     def comparable(self, region: Region) -> bool:
         """May this region's text be measured against the text layer? Not when it came from the layer (that would
@@ -131,11 +139,12 @@ class TextSource:
                     return True
                 region.extra["layer_rejected"] = why
         lines = self.layout_lines(region)
-        if lines and self.pipeline.engine_name == "classic":
+        spec = self._spec() if lines else None
+        if spec is not None and spec.reads_layout_lines:
             from app.core.engines.classic import pieces_to_text
 
             text, n = pieces_to_text(region.task, [(tuple(line[:4]), line[4]) for line in lines])
-            self._finish(region, t0, text, "classic", OCR, lines=n, reused_layout_ocr=True)
+            self._finish(region, t0, text, spec.name, OCR, lines=n, reused_layout_ocr=True)
             return True
         return False
 
@@ -173,13 +182,13 @@ class TextSource:
     def _check(self, region: Region, words) -> str | None:
         """The quick OCR check: the recogniser reads the region's longest layer line from the page image (for all
         the page's regions in one batch, at the page's first check)."""
-        from rapidfuzz.distance import Levenshtein
+        from app.core.textmetrics import cer
 
         checks = self._page_checks(region.page)
         if region.id not in checks:  # a region the batch did not know (an edited layout): read on its own
             checks.update(self._read_checks([(region, words)]))
         ref, read = checks[region.id]
-        if ref and Levenshtein.distance(_squash(read), ref) / len(ref) > CHECK_MAX_CER:
+        if ref and cer(ref, _squash(read)) > CHECK_MAX_CER:
             return f"the page image reads otherwise ({read!r} for {ref!r})"
         return None
 

@@ -42,18 +42,21 @@ class RunRefused(Exception):
 
 
 def layout_refusal(work: DocumentWork, options: PipelineOptions, pages: list[int] | None) -> str:
-    """Why `options`' engine cannot read `pages` of `work` ("" when it can): a whole-document engine (Unlimited-OCR)
-    reads pages, not regions, so on a page a person laid out it would put its own regions in place of theirs."""
+    """Why `options`' engine cannot read `pages` of `work` ("" when it can): a whole-document engine (Unlimited-OCR,
+    or a server under the Unlimited profile) reads pages, not regions, so on a page a person laid out it would put
+    its own regions in place of theirs. The kind is the one the engine will have with these options (its spec's
+    `kind_for`), not a name's."""
     from app.core.engines import ENGINES, resolve_engine_name
 
     laid_out = fixed_layouts(work, pages)
     spec = ENGINES.get(resolve_engine_name(options.engine, options.model_path)) if laid_out else None
-    if spec is None or spec.kind != "document":
+    if spec is None or spec.kind_for(options.engine_options) != "document":
         return ""
     listed = ", ".join(str(i + 1) for i in laid_out)
-    return (f"{spec.title.split(',')[0]} reads whole pages and cannot read the regions you laid out on page "
-            f"{listed}, so nothing was read: your regions are kept as they are. To read them, choose a region engine "
-            "(Built-in model, Classic OCR, GravityOCR).")
+    region_engines = ", ".join(dict.fromkeys(s.short_title for s in ENGINES.values() if s.kind == "region"))
+    return (f"{spec.short_title} reads whole pages with these settings and cannot read the regions you laid out on "
+            f"page {listed}, so nothing was read: your regions are kept as they are. To read them, choose a region "
+            f"engine ({region_engines}).")
 
 
 @dataclass

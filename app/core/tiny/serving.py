@@ -1,7 +1,7 @@
 """A tiny GlmOcr checkpoint that `transformers serve` can serve, and the server itself on a free port: a real
 OpenAI-compatible server for the remote engine's tests and `bench remote` on a machine without a GPU.
 
-`servable_checkpoint` builds the tiny random checkpoint (app.core.tiny.glmocr), adds the video processor config that
+`servable_checkpoint` builds the tiny random checkpoint (app.core.tiny.glm_checkpoint), adds the video processor config that
 transformers' GLM-4.6V processor insists on, and can scale the stop token's output row (`stop_boost`) so that
 greedy decoding ends on its own after a few dozen tokens, as a real model does, instead of always running into the
 token budget. `TransformersServer` starts `transformers serve` on a free port and waits for /health.
@@ -24,7 +24,7 @@ STOP_ROW = "lm_head.weight"
 def servable_checkpoint(out_dir: str | Path, *, seed: int = 0, stop_boost: float = 1.0) -> Path:
     from transformers.models.glm46v.video_processing_glm46v import Glm46VVideoProcessor
 
-    from app.core.tiny.glmocr import build
+    from app.core.tiny.glm_checkpoint import build
 
     out = build(out_dir, seed=seed)
     Glm46VVideoProcessor().save_pretrained(out)

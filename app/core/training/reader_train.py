@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from app.core.textmetrics import errors as cer  # noqa: F401 - (edit distance, len(ref)), summed into a corpus CER
 from app.core.training.reader_card import BAR_CER, BAR_TPF, model_card, verdict  # noqa: F401 - re-exported
 
 
@@ -55,19 +56,6 @@ class ReaderConfig:
     log_every: int = 25
     final_eval: bool = True
     wait_for_features: bool = False  # train on the shards present, picking up new ones each epoch
-
-
-def cer(ref: str, hyp: str) -> tuple[int, int]:
-    """(edit distance, len(ref))."""
-    if ref == hyp:
-        return 0, len(ref)
-    prev = list(range(len(hyp) + 1))
-    for i, a in enumerate(ref, 1):
-        cur = [i] + [0] * len(hyp)
-        for j, b in enumerate(hyp, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a != b))
-        prev = cur
-    return prev[-1], len(ref)
 
 
 class Data:

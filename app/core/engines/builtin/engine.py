@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
+from app.core.decoding.round_events import round_verified, tokens_committed
 from app.core.textcheck import MIN_LINE_COVERAGE, line_coverage
-from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
+from app.core.events import RegionFinished, RegionStarted, TokensCommitted
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -211,19 +212,16 @@ class ReaderEngine:
             from app.core.decoding.selfspec import selfspec_decode
 
             def on_round(rnd) -> None:
-                emit(RoundVerified(
-                    region_id, rnd.index + offsets["round"], rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
-                    lead(self.text_of(rnd.new_tokens)), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
-                    candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
-                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + offsets["tokens"],
-                    forwards=rnd.forwards))
+                emit(round_verified(region_id, rnd, lead(self.text_of(rnd.new_tokens)), self.token_texts,
+                                    block_size=self.block_size, first_round=offsets["round"],
+                                    tokens_before=offsets["tokens"]))
 
             decoded = selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
                                       stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round, cancel=cancel)
         else:
             def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
-                emit(TokensCommitted(region_id, step + offsets["step"], [token], lead(self.text_of([token])), ms,
-                                     cache_len, token_texts=self.token_texts([token])))
+                emit(tokens_committed(region_id, step + offsets["step"], token, lead(self.text_of([token])), ms,
+                                      cache_len, self.token_texts))
 
             decoded = ar_decode(self.model, prefix, stop_ids=self.stop_ids, max_new_tokens=budget, on_token=on_token,
                                 cancel=cancel)

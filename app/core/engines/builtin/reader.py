@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from app.core.checkpoints.glmocr import EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section
+from app.core.checkpoints.glm_processor import EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section
 from app.core.rapid.recogniser import Reading, alt_bin, conf_bin
 from app.core.engines.builtin.vocab import (
     ALT_BIN_TOKENS, ALT_UNK_TOKEN, CONF_TOKENS, SEP_TOKEN, UNK_TOKEN, alt_token, build_reader_tokenizer,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import string
 
-from app.core.checkpoints.glmocr import EOS_TOKEN, SPECIAL_TOKENS
+from app.core.checkpoints.glm_processor import EOS_TOKEN, SPECIAL_TOKENS
 
 # Characters the synthetic lines use. ASCII printable first (space included), then a few common typographic extras.
 ASCII_CHARS = "".join(ch for ch in string.printable if ch not in "\t\r\x0b\x0c")  # includes "\n" and " "

@@ -1,7 +1,7 @@
 """The document queue, as a dock: each open document with its state (queued with its place, running with its
-blocks read so far, done, failed, cancelled), the batch's overall progress, and buttons to move a waiting document
+blocks read so far, done, failed, cancelled), the queue's overall progress, and buttons to move a waiting document
 earlier or later or take it out of the queue. It redraws from the run controller's state a few times a second
-(app.core.review.queue holds the rules); it never starts or stops runs itself.
+(app.core.review.document_queue holds the rules); it never starts or stops runs itself.
 
 What must never live here: run state (app.core.review.runs), decoding.
 """
@@ -19,12 +19,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.review import queue
+from app.core.review import document_queue
 
 REFRESH_MS = 250
 
 
-class QueueView(QWidget):
+class DocumentQueueView(QWidget):
     def __init__(self, runs, parent=None) -> None:
         super().__init__(parent)
         self.runs = runs
@@ -40,14 +40,14 @@ class QueueView(QWidget):
         self.remove = QPushButton("Remove from queue")
         for b in (self.up, self.down, self.remove):
             buttons.addWidget(b)
-        self.up.clicked.connect(lambda: self._edit(lambda p: queue.move(self.runs, p, -1)))
-        self.down.clicked.connect(lambda: self._edit(lambda p: queue.move(self.runs, p, +1)))
-        self.remove.clicked.connect(lambda: self._edit(lambda p: queue.remove(self.runs, p)))
+        self.up.clicked.connect(lambda: self._edit(lambda p: document_queue.move(self.runs, p, -1)))
+        self.down.clicked.connect(lambda: self._edit(lambda p: document_queue.move(self.runs, p, +1)))
+        self.remove.clicked.connect(lambda: self._edit(lambda p: document_queue.remove(self.runs, p)))
         self.list.currentItemChanged.connect(lambda *_: self._enable())
         layout.addWidget(self.list)
         layout.addWidget(self.overall)
         layout.addLayout(buttons)
-        self.rows: list[queue.QueueRow] = []
+        self.rows: list[document_queue.DocumentQueueRow] = []
         self.dock: QDockWidget | None = None  # shown once by itself, the first time two documents are in the queue
         self._offered = False
         self._timer = QTimer(self, interval=REFRESH_MS)
@@ -56,7 +56,7 @@ class QueueView(QWidget):
         self.refresh()
 
     @staticmethod
-    def text(row: queue.QueueRow) -> str:
+    def text(row: document_queue.DocumentQueueRow) -> str:
         if row.state == "queued":
             return f"{row.position}. {row.name} — queued"
         if row.state == "running":
@@ -65,7 +65,7 @@ class QueueView(QWidget):
         return f"{row.name} — {row.state}"
 
     def refresh(self) -> None:
-        rows = queue.queue_rows(self.runs)
+        rows = document_queue.queue_rows(self.runs)
         if rows != self.rows:
             chosen = self.selected()
             self.rows = rows
@@ -79,7 +79,7 @@ class QueueView(QWidget):
         if self.dock is not None and not self._offered and len(rows) >= 2:
             self._offered = True  # once: a person who closes it keeps it closed (View → Queue brings it back)
             self.dock.show()
-        finished, total = queue.overall(rows)
+        finished, total = document_queue.overall(rows)
         self.overall.setRange(0, max(1, total))
         self.overall.setValue(finished)
         self._enable()
@@ -99,10 +99,10 @@ class QueueView(QWidget):
             self.refresh()
 
 
-def install_queue_view(window) -> QueueView:
+def install_document_queue_view(window) -> DocumentQueueView:
     """The queue as a dock at the window's right (listed in View), hidden until two documents are queued: it takes
     no height from the decoding views (their statistics must fit at 1280×800)."""
-    view = QueueView(window.runs, window)
+    view = DocumentQueueView(window.runs, window)
     dock = QDockWidget("Queue", window)
     dock.setObjectName("queue_dock")
     dock.setWidget(view)

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from app.core.engines.base import EngineUnavailable, Emit, RegionResult, no_emit
 from app.core.cancel import CancelToken
-from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
+from app.core.decoding.round_events import round_verified, tokens_committed
+from app.core.events import RegionFinished, RegionStarted
 from app.core.loader import ModelError
 from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS
 
@@ -208,11 +209,8 @@ class GlmOcrEngine:
         streams = [TextStream(self.tokenizer) for _ in crops]
         if self.mode == "selfspec":
             def on_round(row: int, rnd) -> None:
-                emit(RoundVerified(
-                    crops[row].region_id, rnd.index, rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
-                    streams[row].push(rnd.new_tokens, final=rnd.final), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
-                    candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
-                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len))
+                emit(round_verified(crops[row].region_id, rnd, streams[row].push(rnd.new_tokens, final=rnd.final),
+                                    self.token_texts, block_size=self.block_size))
 
             decoded = batch_selfspec_decode(self.model, prefixes, mask_id=self.mask_id, block_size=self.block_size,
                                             stop_ids=self.stop_ids, budgets=budgets, cancel=cancel,
@@ -220,8 +218,8 @@ class GlmOcrEngine:
         else:
             def on_token(row: int, step: int, token: int, ms: float, cache_len: int) -> None:
                 final = token in self.stop_ids or step + 1 >= budgets[row]
-                emit(TokensCommitted(crops[row].region_id, step, [token], streams[row].push([token], final=final), ms,
-                                     cache_len, token_texts=self.token_texts([token])))
+                emit(tokens_committed(crops[row].region_id, step, token, streams[row].push([token], final=final), ms,
+                                      cache_len, self.token_texts))
 
             decoded = batch_ar_decode(self.model, prefixes, stop_ids=self.stop_ids, budgets=budgets, cancel=cancel,
                                       on_token=on_token if listening else None, runner=self._runner)
@@ -252,12 +250,9 @@ class GlmOcrEngine:
             from app.core.decoding.selfspec import selfspec_decode
 
             def on_round(rnd) -> None:
-                emit(RoundVerified(
-                    region_id, rnd.index + numbering.round, rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens,
-                    piece(stream.push(rnd.new_tokens, final=rnd.final)), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
-                    candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
-                    bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + numbering.tokens,
-                    forwards=rnd.forwards))
+                emit(round_verified(region_id, rnd, piece(stream.push(rnd.new_tokens, final=rnd.final)),
+                                    self.token_texts, block_size=self.block_size, first_round=numbering.round,
+                                    tokens_before=numbering.tokens))
 
             return selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
                                    stop_ids=self.stop_ids, max_new_tokens=budget,
@@ -265,8 +260,8 @@ class GlmOcrEngine:
 
         def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
             final = token in self.stop_ids or step + 1 >= budget
-            emit(TokensCommitted(region_id, step + numbering.step, [token], piece(stream.push([token], final=final)),
-                                 ms, cache_len, token_texts=self.token_texts([token])))
+            emit(tokens_committed(region_id, step + numbering.step, token, piece(stream.push([token], final=final)),
+                                  ms, cache_len, self.token_texts))
 
         return ar_decode(self.model, prefix, stop_ids=self.stop_ids, max_new_tokens=budget,
                          on_token=on_token if listening else None, cancel=cancel)

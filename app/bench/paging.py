@@ -1,4 +1,4 @@
-"""`python -m app bench document [--quick] [--pages N] [--dpi D]`: opening and paging through a long PDF.
+"""`python -m app bench paging [--quick] [--pages N] [--dpi D]`: opening and paging through a long PDF.
 
 A 500-page report is generated (app.core.sample_documents.make_long_pdf; --quick: 120 pages), then measured in one process:
 - time to open it and to render page 1 (what a person waits for before seeing anything);
@@ -65,7 +65,7 @@ def measure(path: Path, dpi: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="scriptorium bench document", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="scriptorium bench paging", description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="120 pages instead of 500")
     p.add_argument("--pages", type=int, default=None)
     p.add_argument("--dpi", type=float, default=144.0)

@@ -10,7 +10,7 @@ from app.core.cancel import CancelToken
 from app.core.events import (  # noqa: E402
     RegionFinished, RegionStarted, RoundVerified, TokensCommitted, event_from_json,
 )
-from app.core.tiny.glmocr import sample_images  # noqa: E402
+from app.core.tiny.glm_checkpoint import sample_images  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -129,7 +129,7 @@ def test_missing_weights_are_reported(tmp_path):
 
 
 def test_block_size_option_and_text_cleanup(tiny_glmocr_dir):
-    from app.core.engines.glmocr import clean_text, open_selfspec
+    from app.core.engines.glm_engine import clean_text, open_selfspec
 
     engine = open_selfspec(model_path=tiny_glmocr_dir, device="cpu", block_size=8, unknown_option=True)
     assert engine.block_size == 8 and engine.name == "gravity"

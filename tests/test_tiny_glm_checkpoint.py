@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from app.core.tiny.glmocr import MASK_TOKEN, SPECIAL_TOKENS, build
+from app.core.tiny.glm_checkpoint import MASK_TOKEN, SPECIAL_TOKENS, build
 
 
 def _prompt(lm, image, text="Text Recognition:"):

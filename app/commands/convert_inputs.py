@@ -1,4 +1,5 @@
-"""Batch conversion for `convert`: folders walked into inputs with a mirrored output tree, the per-page checkpoint
+"""Several inputs of one `convert` (a folder, or many files; "batch" in this project means regions read together
+in one forward, app.core.decoding.batch): folders walked into inputs with a mirrored output tree, the per-page checkpoint
 that lets `--resume` skip finished pages, one progress display across documents (rich), the closing summary table.
 
 Checkpoint: OUTDIR/.scriptorium-checkpoint/<relative stem>.json holds the finished pages of one input (their
@@ -138,7 +139,7 @@ class Checkpoint:
 
 
 def discard_checkpoints(out_dir: Path) -> None:
-    """A batch went through to its end: its checkpoints have served (OUTDIR keeps only the output sets)."""
+    """A run over several inputs went through to its end: its checkpoints have served (OUTDIR keeps only the output sets)."""
     import shutil
 
     shutil.rmtree(out_dir / CHECKPOINT_DIR, ignore_errors=True)
@@ -150,15 +151,23 @@ def checkpoint_settings(options) -> dict[str, Any]:
             "compare_text_layer")
     d = asdict(options)
     out = {k: d.get(k) for k in keys}
-    out["engine_options"] = {k: v for k, v in (options.engine_options or {}).items()
-                             if k in ("servers", "remote_model", "profile", "max_new_tokens")}
+    out["engine_options"] = {k: v for k, v in (options.engine_options or {}).items() if k in _text_options(options.engine)}
     return json.loads(json.dumps(out, default=str))
+
+
+def _text_options(engine: str) -> set[str]:
+    """The engine options that change what a page reads as: its spec's (secrets and speed-only ones aside) and the
+    token cap."""
+    from app.core.engines import ENGINES
+
+    spec = ENGINES.get(engine)
+    return {"max_new_tokens"} | {o.name for o in (spec.options if spec else ()) if o.changes_text and not o.secret}
 
 
 # --- progress and summary -----------------------------------------------------------------------------------------
 
-class BatchProgress:
-    """One progress display for the whole batch on stderr (a terminal only): documents, pages, regions, tokens/s
+class ConvertProgress:
+    """One progress display for all the inputs on stderr (a terminal only): documents, pages, regions, tokens/s
     and the time left, from the run's events."""
 
     def __init__(self, total_pages: int, documents: int, enabled: bool) -> None:
@@ -310,7 +319,7 @@ class Overlap:
             self.shared.baton.acquire(rank)
             try:
                 self.codes[rank] = convert_one(rank)
-            except Exception as exc:  # noqa: BLE001 - a bug must still end in a message and let the batch go on
+            except Exception as exc:  # noqa: BLE001 - a bug must still end in a message and let the other inputs go on
                 print(f"error: unexpected {type(exc).__name__}: {exc} (please report it)", file=sys.stderr)
                 self.codes[rank] = 1  # convert's EXIT_INPUT
             finally:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.core.checkpoints.glmocr import (
+from app.core.checkpoints.glm_processor import (
     CHAT_TEMPLATE, EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section,
 )
 from app.core.tiny.random_init import randomise
@@ -52,7 +52,7 @@ def build(
     from transformers import GenerationConfig, GlmOcrConfig, GlmOcrForConditionalGeneration
     from transformers.models.glm46v.image_processing_pil_glm46v import Glm46VImageProcessorPil
 
-    from app.core.checkpoints.glmocr import image_only_processor_class
+    from app.core.checkpoints.glm_processor import image_only_processor_class
     from app.core.tiny.tokenizer import build_bpe_tokenizer
 
     if mask_row not in ("in_vocab", "resized"):
