@@ -186,8 +186,8 @@ def test_2_convert_formats_option_writes_html_and_refuses_unknown_formats(sample
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["sample.html", "sample.md"]
     assert _live((tmp_path / "out" / "sample.html").read_text()) == []
-    bad = _convert(sample, "-o", tmp_path / "out2", "--formats", "md,docx")
-    assert bad.returncode == 2 and "unknown output format 'docx'" in bad.stderr and "Traceback" not in bad.stderr
+    bad = _convert(sample, "-o", tmp_path / "out2", "--formats", "md,rtf")
+    assert bad.returncode == 2 and "unknown output format 'rtf'" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_2_the_preview_shows_hostile_text_escaped_instead_of_hiding_it(qtbot):

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from app.core import events as ev
+from app.core.pipeline.options import FORMATS
+from app.core.pipeline.output import SUFFIXES
+from export_kit import assert_valid_alto
 
 TIMINGS = {"ms", "seconds", "tokens_per_s", "total_ms", "request_ms", "draft_ms", "verify_ms", "decode_s", "run_s",
            "first_token_ms", "mean_ms"}
@@ -34,6 +37,7 @@ def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_p
     w = MainWindow()
     qtbot.addWidget(w)
     w.engine_bar.set_engine("classic")
+    w.settings.set("export_formats", ",".join(FORMATS))  # every format the one writer writes (Preferences → Files)
     w.open_files([str(pdf)], run=True)
     qtbot.waitUntil(lambda: not w.decoder.running and w.work.summary().endswith("blocks"), timeout=120_000)
     w.redraw()
@@ -41,7 +45,7 @@ def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_p
     exported = w.export_current(tmp_path / "gui" / "report.md")
     assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "classic", "-q",
                  "--text-layer", "compare",  # as the window does; convert prefers the layer (docs/architecture.md)
-                 "--formats", "md,json,html,pdf"]) == 0
+                 "--formats", ",".join(FORMATS)]) == 0
 
     gui_md, cli_md = (tmp_path / d / "report.md" for d in ("gui", "cli"))
     assert gui_md.read_bytes() == cli_md.read_bytes()
@@ -51,9 +55,13 @@ def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_p
     assert cli["stats"]["decoded"] > 10 and cli["pages"][0]["dpi"] == 144 and cli["cer"] is not None
     pictures = sorted(p.name for p in (tmp_path / "gui" / "report_images").iterdir())
     assert pictures == sorted(p.name for p in (tmp_path / "cli" / "report_images").iterdir()) and pictures
-    assert {p.suffix for p in exported} == {".md", ".json", ".html", ".pdf"}
+    assert sorted(p.name for p in exported) == sorted(f"report{SUFFIXES[f]}" for f in FORMATS)
+    for f in FORMATS:  # the searchable PDF, Word, Excel, ALTO, hOCR and Docling JSON too: the same bytes
+        if f != "json":
+            gui_file, cli_file = (tmp_path / d / f"report{SUFFIXES[f]}" for d in ("gui", "cli"))
+            assert gui_file.read_bytes() == cli_file.read_bytes(), f
     gui_pdf, cli_pdf = (tmp_path / d / "report.pdf" for d in ("gui", "cli"))
-    assert gui_pdf.read_bytes() == cli_pdf.read_bytes()  # the searchable PDF too (convert --formats …pdf)
+    assert_valid_alto(cli_pdf.with_suffix(".alto.xml"), 4)
     import pymupdf
 
     with pymupdf.open(cli_pdf) as doc:  # the reviewed text, searchable where the blocks stand

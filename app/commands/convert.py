@@ -1,7 +1,7 @@
 """`scriptorium convert INPUT... -o OUTDIR`: PDFs/images (or folders of them) → Markdown + JSON (+ picture crops).
 
 For each input it writes OUTDIR/<stem>.md, OUTDIR/<stem>.json (`--formats`: any of md, json, html, pdf = the
-source's pages made searchable) and OUTDIR/<stem>_images/*.png as one unit (a later input whose stem an earlier one
+source's pages made searchable, docx, xlsx, alto, hocr, docling) and OUTDIR/<stem>_images/*.png as one unit (a later input whose stem an earlier one
 took gets "<stem>-2", "-3"...),
 shows a progress line on a terminal (pages, regions, tokens/s) and prints one summary line. The output folder is
 checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from app.commands.arguments import positive
 from app.core.pipeline.options import (
-    AUTO_BATCH, DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES, parse_formats,
+    ALTO_VERSIONS, AUTO_BATCH, DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES, parse_formats,
 )
 from app.core.wording import count
 from app.core.engines import ENGINES  # names only: neither module imports torch
@@ -78,8 +78,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "compare = OCR every region and measure it against the layer; ignore = OCR only "
                         "(default: prefer)")
     p.add_argument("--formats", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
-                   help="output files, any of md,json,html,pdf (pdf: the pages with an invisible, searchable text "
-                        "layer; default md,json)")
+                   help="output files, any of md,json,html,pdf,docx,xlsx,alto,hocr,docling (pdf: the pages with an "
+                        "invisible, searchable text layer; xlsx: the tables; alto: ALTO XML; docling: DoclingDocument "
+                        "JSON; default md,json)")
+    p.add_argument("--alto-version", type=int, choices=ALTO_VERSIONS, default=4,
+                   help="the ALTO the alto format writes: 4 (ALTO 4.4, default) or 2 (ALTO 2.1)")
     p.add_argument("--layout-timeout", type=_seconds, default=DEFAULT_LAYOUT_TIMEOUT_S, metavar="SECONDS",
                    help="time budget of one page's layout; past it the whole page is read as one region "
                         f"(default {DEFAULT_LAYOUT_TIMEOUT_S:g}; 0: none)")
@@ -180,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
         model_path=args.model, layout_model_path=args.layout_model, block_size=args.block_size,
         cache=args.cache, compare_text_layer=not args.no_compare, text_layer=args.text_layer,
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
-        formats=args.formats, layout_timeout=args.layout_timeout, batch=args.batch,
+        formats=args.formats, alto_version=args.alto_version, layout_timeout=args.layout_timeout, batch=args.batch,
     )
     if args.engine in ENGINES:
         chosen = engine_options(args, args.engine)

@@ -1,6 +1,7 @@
 """Exports of the reviewed work: `NAME.md`, `NAME.json`, `NAME.html` (formulas as MathML, sanitised) and the
-searchable `NAME.pdf` through the pipeline's one writer (app.core.pipeline.output.write_document, the same bytes
-`scriptorium convert --formats md,json,html,pdf` writes for the same reading), written as one unit. The texts are
+searchable `NAME.pdf` — or the formats Preferences → Files choose, any of `convert --formats` (docx, xlsx, alto,
+hocr, docling too) — through the pipeline's one writer (app.core.pipeline.output.write_document, the same bytes
+`scriptorium convert --formats …` writes for the same reading), written as one unit. The texts are
 the person's: an edited block is exported as edited (`"edited": true` in the JSON).
 
 The writing (the PDF renders every page: seconds for a long document) runs off the GUI thread, in a QThreadPool
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEventLoop, QObject, QRunnable, Qt, QThreadPool, Signal
 
 from app.core.atomic import atomic_write_text  # noqa: F401 - tests check the atomic writer's permissions here
-from app.core.pipeline.options import FORMATS
+from app.core.pipeline.options import EXPORT_FORMATS, parse_formats
 from app.core.pipeline.output import SUFFIXES, DocumentOutput, write_document
 from app.core.pipeline.pictures import copy_pictures
 from app.core.review.document import DocumentWork
@@ -39,26 +40,34 @@ def _copy_pictures(output: DocumentOutput, out_dir: Path, image_dir: str) -> dic
     return copy_pictures(output.regions(), out_dir, image_dir)
 
 
-def plan(work: DocumentWork, target: str | Path) -> tuple[Path, tuple[str, ...]]:
+def plan(work: DocumentWork, target: str | Path,
+         formats: str | tuple[str, ...] = EXPORT_FORMATS) -> tuple[Path, tuple[str, ...]]:
     """Where an export of `work` to `target` goes (the stem: target may carry any suffix; it is replaced) and which
-    formats it writes (no PDF when the source is not at hand: a trace replayed without its document)."""
+    of `formats` (as `convert --formats` takes them; Preferences → Files) it writes: no PDF when the source is not
+    at hand (a trace replayed without its document). Raises ValueError for formats that do not exist."""
     target = Path(target)
-    stem = target.with_suffix("") if target.suffix.lower() in {*SUFFIXES.values(), ".htm"} else target
-    formats = FORMATS if Path(work.path).is_file() else tuple(f for f in FORMATS if f != "pdf")
-    return stem, formats
+    suffixes = {*SUFFIXES.values(), ".htm", ".xml"}
+    stem = target.with_suffix("") if target.suffix.lower() in suffixes else target
+    stem = stem.with_suffix("") if stem.suffix.lower() in (".alto", ".docling") else stem
+    chosen = parse_formats(formats)
+    if not Path(work.path).is_file():
+        chosen = tuple(f for f in chosen if f != "pdf")
+    return stem, chosen
 
 
-def write(output: DocumentOutput, stem: Path, formats: tuple[str, ...], password: str | None = None) -> list[Path]:
-    """Write `output` as `<stem>.md`, `.json`, `.html`, `.pdf` (of `formats`) and `<stem>_images/`; the files in
-    `formats`' order. Raises OSError when a file cannot be written (then none of them is left). Any thread."""
-    files = write_document(output, stem.parent, stem.name, _copy_pictures, formats, password)
+def write(output: DocumentOutput, stem: Path, formats: tuple[str, ...], password: str | None = None,
+          alto_version: int = 4) -> list[Path]:
+    """Write `output` as `<stem>.md`, `.json`, `.html`, `.pdf`, `.docx`, … (of `formats`) and `<stem>_images/`; the
+    files in `formats`' order. Raises OSError when a file cannot be written (then none of them is left). Any thread."""
+    files = write_document(output, stem.parent, stem.name, _copy_pictures, formats, password, alto_version)
     return [files["markdown" if f == "md" else f] for f in formats]
 
 
-def export(work: DocumentWork, target: str | Path, password: str | None = None) -> list[Path]:
+def export(work: DocumentWork, target: str | Path, password: str | None = None,
+           formats: str | tuple[str, ...] = EXPORT_FORMATS, alto_version: int = 4) -> list[Path]:
     """The export written here and now (on the calling thread): see `write`."""
-    stem, formats = plan(work, target)
-    return write(work.to_output(), stem, formats, password)
+    stem, chosen = plan(work, target, formats)
+    return write(work.to_output(), stem, chosen, password, alto_version)
 
 
 class _Signals(QObject):
@@ -90,7 +99,7 @@ class ExportView:
     passwords: dict[str, str]  # an encrypted source's password, by path (for the searchable PDF)
     status_bar: QStatusBar
     banner: Banner
-    settings: Settings  # export_dir: the folder the last export went to
+    settings: Settings  # export_dir: the folder the last export went to; export_formats, alto_version
     export_action: QAction  # disabled while an export is written
     update_actions: Callable[[], None]  # at the end: the window's actions as they should be
 
@@ -121,13 +130,20 @@ class Exporter(QObject):
         if work is None or self.running:
             return []
         v.flush_edits()
-        stem, formats = plan(work, target)
+        try:
+            stem, formats = plan(work, target, v.settings.get("export_formats"))
+        except ValueError as exc:  # Preferences → Files name a format that does not exist
+            v.banner.show_message(f"Nothing was exported: {exc}")
+            if wait:
+                raise OSError(str(exc)) from None
+            return []
+        alto_version = int(v.settings.get("alto_version"))
         output, password = work.to_output(), v.passwords.get(work.path)  # the snapshot it writes
         self.running, self.result, self.error = True, None, ""
         QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
         v.status_bar.showMessage(f"Exporting {stem.name}…")
         v.export_action.setEnabled(False)
-        self._task = _WriteTask(lambda: write(output, stem, formats, password))
+        self._task = _WriteTask(lambda: write(output, stem, formats, password, alto_version))
         self._task.setAutoDelete(False)
         self._task.signals.ended.connect(self._ended, Qt.ConnectionType.QueuedConnection)
         self.pool.start(self._task)

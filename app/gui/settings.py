@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from app.core.engines import ENGINES, EngineOption, EngineSpec
 from app.core.engines.glm_engine import BATCH_SIZE
 from app.core.paths import user_data_dir
-from app.core.pipeline.options import DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES
+from app.core.pipeline.options import DEFAULT_LAYOUT_TIMEOUT_S, EXPORT_FORMATS, TEXT_LAYER_MODES
 
 
 def _unreadable(path: Path) -> str:
@@ -124,6 +124,11 @@ _VIEW = (
     Option("recent_files", [], "Recently opened files", group="Files"),
     Option("recent_limit", 10, "How many recent files to remember", minimum=0, maximum=50, group="Files"),
     Option("export_dir", "", "Last export folder", group="Files"),
+    # what Export writes (the formats of `convert --formats`, app.core.pipeline.options.FORMATS)
+    Option("export_formats", ",".join(EXPORT_FORMATS), "Export writes (any of md, json, html, pdf, docx, xlsx, "
+           "alto, hocr, docling)", group="Files"),
+    Option("alto_version", "4", "ALTO version of the alto export (4: ALTO 4.4; 2: ALTO 2.1)", choices=("4", "2"),
+           group="Files"),
     Option("record_traces", False, "Record a trace of every run", group="Decoding"),
     Option("window_geometry", "", "Window geometry", group="State"),
     Option("window_state", "", "Toolbars, docks and panes", group="State"),

@@ -45,8 +45,9 @@ class WindowDialogs:
             return
         folder = Path(self.settings.get("export_dir") or Path(work.path).parent)
         start = folder / (Path(work.path).stem + ".md")
-        path, _ = QFileDialog.getSaveFileName(self.parent, "Export (writes .md, .json, .html and a searchable .pdf)",
-                                              str(start), "Markdown (*.md)")
+        formats = self.settings.get("export_formats").replace(",", ", ")
+        path, _ = QFileDialog.getSaveFileName(self.parent, f"Export (writes {formats}: Preferences → Files)", str(start),
+                                              "Markdown (*.md)")
         if path:
             self.export(path, wait=False)  # the window stays live; the status bar or banner says how it went
 

@@ -100,6 +100,43 @@ def pieces_to_text(task: str, pieces) -> tuple[str, int]:
     return (lines_to_table(rows) if task == "table" else lines_to_text(rows)), len(rows)
 
 
+def _word_boxes(word_result) -> list[list]:
+    """RapidOCR's word boxes of one piece (text, score, quad) → [x0, y0, x1, y1, text, score] in crop pixels."""
+    out = []
+    for item in word_result or ():
+        try:
+            text, score, quad = item
+            xs, ys = [float(p[0]) - PAD for p in quad], [float(p[1]) - PAD for p in quad]
+        except (TypeError, ValueError):
+            continue
+        if str(text).strip():
+            out.append([round(min(xs), 1), round(min(ys), 1), round(max(xs), 1), round(max(ys), 1), str(text),
+                        round(float(score), 4)])
+    return out
+
+
+def line_geometry(pieces, words) -> dict[str, Any]:
+    """The lines the engine found (rows of pieces, as `pieces_to_text` groups them) as the stats record them for the
+    geometry model (app.core.formats.geometry): `line_boxes` in crop pixels and `line_stats` (each row's text and
+    measured words, when RapidOCR's words spell the row's pieces exactly)."""
+    if not pieces:
+        return {}
+    keyed = [((p[0], p[1]), w) for p, w in zip(pieces, words)] if len(words) == len(pieces) else []
+    rows = group_lines([(p[0], p[1]) for p in pieces])
+    boxes, per_line = [], []
+    for row in rows:
+        x0, y0 = min(b[0] for b, _ in row), min(b[1] for b, _ in row)
+        x1, y1 = max(b[2] for b, _ in row), max(b[3] for b, _ in row)
+        boxes.append([round(x0, 1), round(y0, 1), round(x1, 1), round(y1, 1)])
+        text = " ".join(t for _, t in row)
+        row_words = [w for piece in row for key, ws in keyed if key == piece for w in ws]
+        st: dict[str, Any] = {"text": text}
+        if row_words and [w[4] for w in row_words] == text.split():
+            st["words"] = row_words
+        per_line.append(st)
+    return {"line_boxes": boxes, "line_stats": per_line}
+
+
 class ClassicEngine:
     name = "classic"
     kind = "region"
@@ -126,18 +163,23 @@ class ClassicEngine:
             return []
         # a white margin: text touching the crop's edge is detected poorly (split or clipped words)
         arr = np.asarray(ImageOps.expand(image.convert("RGB"), border=PAD, fill=(255, 255, 255)))
-        # every step named: RapidOCR keeps the last call's use_det/use_cls/use_rec flags
-        result = self._ocr(arr, use_det=True, use_cls=False, use_rec=True)
+        # every step named: RapidOCR keeps the last call's use_det/use_cls/use_rec flags (and its word boxes)
+        result = self._ocr(arr, use_det=True, use_cls=False, use_rec=True, return_word_box=True)
         boxes, txts, scores = getattr(result, "boxes", None), getattr(result, "txts", None), getattr(result, "scores", None)
         if boxes is None or txts is None:
+            self.last_words = []
             return []
-        out = []
-        for quad, text, score in zip(boxes, txts, scores if scores is not None else [1.0] * len(txts)):
+        out, words = [], []
+        word_results = getattr(result, "word_results", None) or [()] * len(txts)
+        for quad, text, score, wr in zip(boxes, txts, scores if scores is not None else [1.0] * len(txts),
+                                         word_results):
             if not text or score < self.min_score:
                 continue
             xs = [float(p[0]) - PAD for p in quad]
             ys = [float(p[1]) - PAD for p in quad]
             out.append(((min(xs), min(ys), max(xs), max(ys)), str(text), float(score)))
+            words.append(_word_boxes(wr))
+        self.last_words = words  # per piece: its words [x0, y0, x1, y1, text, score] in crop pixels
         return out
 
     def start_page(self, page: int) -> None:
@@ -164,6 +206,7 @@ class ClassicEngine:
             "mean_score": round(sum(s for *_, s in pieces) / len(pieces), 4) if pieces else 0.0,
             "line_scores": [round(x, 4) for x in scores],
             "unreadable_lines": sum(1 for box, t, _ in pieces if unread(box, t)),
+            **line_geometry(pieces, getattr(self, "last_words", [])),
         }
         emit(RegionFinished(region_id=region_id, text=text, stats=stats))
         return RegionResult(region_id, text, stats=stats)

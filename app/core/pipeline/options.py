@@ -12,8 +12,12 @@ from app.core.document import DEFAULT_DPI
 from app.core.wording import count
 
 DEFAULT_OCR_DPI = 200.0
-FORMATS = ("md", "json", "html", "pdf")  # what the one writer writes (app.core.pipeline.output); pdf: searchable
+# what the one writer writes (app.core.pipeline.output); pdf: searchable; docx, xlsx (the tables), alto, hocr and
+# docling (DoclingDocument JSON): app.core.formats
+FORMATS = ("md", "json", "html", "pdf", "docx", "xlsx", "alto", "hocr", "docling")
 DEFAULT_FORMATS = ("md", "json")
+EXPORT_FORMATS = ("md", "json", "html", "pdf")  # what the window's Export writes unless Preferences → Files say
+ALTO_VERSIONS = (4, 2)  # ALTO 4.4 (the default) or 2.1
 TEXT_LAYER_MODES = ("prefer", "compare", "ignore")  # a PDF's own text layer: taken where good | measured | unused
 AUTO_BATCH = 0  # PipelineOptions.batch: the engine's own batch size (convert's default; the app reads one at a time)
 DEFAULT_LAYOUT_TIMEOUT_S = 20.0  # a page's layout past this falls back to the whole page (app.core.layout.budget)
@@ -29,7 +33,7 @@ def parse_formats(spec: str | Sequence[str] | None) -> tuple[str, ...]:
         return DEFAULT_FORMATS
     parts = [p.strip().lower() for p in (spec.split(",") if isinstance(spec, str) else spec) if p.strip()]
     if not parts:
-        raise ValueError("no output format chosen (use e.g. md,json,html,pdf)")
+        raise ValueError("no output format chosen (use e.g. md,json,html,pdf,docx)")
     unknown = [p for p in parts if p not in FORMATS]
     if unknown:
         raise ValueError(f"unknown output format {unknown[0]!r}; choose from {', '.join(FORMATS)}")
@@ -69,6 +73,7 @@ class PipelineOptions:
     # region.extra["picture_path"] (so LayoutDone carries it); None: only `write` saves them, next to the export
     picture_dir: str | None = None
     formats: tuple[str, ...] = DEFAULT_FORMATS  # what `Pipeline.write` writes (parse_formats)
+    alto_version: int = 4  # the ALTO the `alto` format writes: 4 (4.4) or 2 (2.1)
     layout_timeout: float = DEFAULT_LAYOUT_TIMEOUT_S  # seconds a page's layout may take (0: no limit)
     # regions of a page read together by a local engine with `decode_batch` (app.core.pipeline.batching): AUTO_BATCH
     # (0) = the engine's batch size, 1 = one at a time (the default: each region's rounds in turn), N = at most N

@@ -144,7 +144,8 @@ class DocumentOutput:
 # saves the picture crops of an output under out_dir/image_dir and returns region id → path relative to out_dir
 SavePictures = Callable[[DocumentOutput, Path, str], dict[str, str]]
 
-SUFFIXES = {"md": ".md", "json": ".json", "html": ".html", "pdf": ".pdf"}
+SUFFIXES = {"md": ".md", "json": ".json", "html": ".html", "pdf": ".pdf", "docx": ".docx", "xlsx": ".xlsx",
+            "alto": ".alto.xml", "hocr": ".hocr", "docling": ".docling.json"}
 
 
 def output_files(out_dir: Path, stem: str, formats: Sequence[str] = DEFAULT_FORMATS) -> dict[str, Path]:
@@ -199,9 +200,11 @@ def render_searchable_pdf(output: DocumentOutput, password: str | None = None) -
 
 
 def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictures: SavePictures,
-                   formats: Sequence[str] = DEFAULT_FORMATS, password: str | None = None) -> dict[str, Path]:
-    """Write the output set — `<stem>.md`, `.json`, `.html`, `.pdf` (those of `formats`; the PDF is the source's pages
-    made searchable, `password` opens an encrypted source) and `<stem>_images/` — into
+                   formats: Sequence[str] = DEFAULT_FORMATS, password: str | None = None,
+                   alto_version: int = 4) -> dict[str, Path]:
+    """Write the output set — `<stem>.md`, `.json`, `.html`, `.pdf`, `.docx`, `.xlsx`, `.alto.xml`, `.hocr`,
+    `.docling.json` (those of `formats`; the PDF is the source's pages made searchable, `password` opens an encrypted
+    source; the others: app.core.formats, ALTO as `alto_version`) and `<stem>_images/` — into
     `out_dir` as a unit: every file goes to a temporary first, and only when all are complete are they renamed into
     place; when one cannot be written, none of the set is left (nor the picture crops this call added). The one
     writer of `convert` and of the window's export. Raises OSError (its message names the file)."""
@@ -210,6 +213,9 @@ def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictur
     before = set(image_dir.iterdir()) if image_dir.is_dir() else set()
     texts = {"md": output.to_markdown, "json": lambda: output.to_json() + "\n", "html": lambda: render_html(output),
              "pdf": lambda: render_searchable_pdf(output, password)}
+    from app.core.pipeline.export_view import Renderers
+
+    texts.update(Renderers(output, out_dir, password, alto_version).table())
     files = output_files(out_dir, stem, formats)
     done: list[tuple[Path, Path]] = []
     try:

@@ -475,12 +475,12 @@ class Pipeline:
         return saved
 
     def write(self, out_dir, stem: str | None = None) -> dict[str, Path]:
-        """Write the output set (`options.formats`: <stem>.md, .json, .html, .pdf) and <stem>_images/*.png into out_dir
+        """Write the output set (`options.formats`: <stem>.md, .json, .html, .pdf, .docx, …) and <stem>_images/ into out_dir
         as a unit (app.core.pipeline.output)."""
         stem = stem or Path(self.output.path).stem
         try:
             return write_document(self.output, Path(out_dir), stem, self.save_pictures, self.options.formats,
-                                  self.options.password)
+                                  self.options.password, self.options.alto_version)
         except OSError as exc:
             raise PipelineError(str(exc) if "cannot write" in str(exc) else f"cannot write into {out_dir}: "
                                 f"{exc.strerror or exc}", kind="output") from None

@@ -1,10 +1,12 @@
 """The searchable PDF: the source's own pages with an invisible text layer (PDF text render mode 3) placed from the
 region boxes, so that selecting and searching in any PDF viewer finds the reviewed text where it stands on the page.
-Where the engine found the block's lines (the built-in engine's `stats["line_boxes"]`, in crop pixels, mapped to
+The text goes where the one geometry model puts it (app.core.formats.geometry, as ALTO and hOCR do): where the
+engine found the block's lines (the built-in and classic engines' `stats["line_boxes"]`, in crop pixels, mapped to
 points by the crop's DPI and origin the pipeline records as `stats["crop"]`; the classic layout's own line OCR,
 `extra["ocr_lines"]`, in points), each line's text lies over its own line box: the block's words go to the line
 that read them, or, once a person's edit changed them, flow over the lines in proportion to what each line read.
-Otherwise the box is split into equal bands, one per line of the block's text.
+A text block whose engine reports only its text goes over the lines a line finder sees in its crop
+(app.core.pipeline.found_lines). Otherwise the box is split into equal bands, one per line of the block's text.
 
 Which page goes in: an image-only PDF page is copied as it is (its vectors and images untouched); a page that
 already has a text layer of its own, or is rotated, goes in as its rendering (what the reviewer saw), so a search
@@ -20,6 +22,9 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
+from app.core.formats.geometry import Line, assign_lines, bands, block_geometry
+from app.core.formats.geometry import line_boxes_pt, lines_inside  # noqa: F401 - named here too (callers, tests)
+from app.core.pipeline.found_lines import found_lines
 from app.core.regions import Region
 from app.core.textlayer import normalise
 
@@ -70,71 +75,19 @@ def place_text(page, box: tuple[float, float, float, float], lines: list[str],
     x0, y0, x1, y1 = box
     if not lines or x1 - x0 <= 1 or y1 - y0 <= 1:
         return
-    font = _font_for(lines)
-    if line_boxes:
-        for line_box, text in zip((b for b, _ in line_boxes), assign_lines(lines, line_boxes)):
-            if text:
-                place_line(page, font, line_box, text)
+    placed = ([Line(tuple(b), t) for b, t in zip((b for b, _ in line_boxes), assign_lines(lines, line_boxes))]
+              if line_boxes else bands(box, lines))
+    place_lines(page, placed)
+
+
+def place_lines(page, lines: Sequence[Line]) -> None:
+    """Write each line's text invisibly over its box (app.core.formats.geometry: the one geometry model)."""
+    lines = [ln for ln in lines if ln.text]
+    if not lines:
         return
-    band = (y1 - y0) / len(lines)
-    for i, line in enumerate(lines):
-        place_line(page, font, (x0, y0 + band * i, x1, y0 + band * (i + 1)), line)
-
-
-def assign_lines(lines: list[str], line_boxes: Sequence[tuple[Sequence[float], str | None]]) -> list[str]:
-    """The text to place over each line box: the block's lines one to a box when they are as many; else the block's
-    words, each box taking as many as its line read (the same words: an unedited block), or a share of them in
-    proportion to what it read (its width when unknown)."""
-    if len(lines) == len(line_boxes):
-        return list(lines)
-    words = " ".join(lines).split()
-    read = [normalise(t).split() if t else None for _, t in line_boxes]
-    if all(r is not None for r in read) and [w for r in read for w in r] == words:
-        counts = [len(r) for r in read]
-    else:
-        weights = [len(" ".join(r)) if r is not None else (b[2] - b[0]) for r, (b, _) in zip(read, line_boxes)]
-        counts = _shares(len(words), weights)
-    out, k = [], 0
-    for n in counts:
-        out.append(" ".join(words[k:k + n]))
-        k += n
-    return out
-
-
-def _shares(n: int, weights: Sequence[float]) -> list[int]:
-    """`n` items cut into consecutive runs in proportion to `weights` (every item given out)."""
-    total = sum(max(0.0, float(w)) for w in weights) or 1.0
-    cuts, acc = [], 0.0
-    for w in weights:
-        acc += max(0.0, float(w))
-        cuts.append(round(n * acc / total))
-    cuts[-1] = n
-    return [b - a for a, b in zip([0, *cuts[:-1]], cuts)]
-
-
-def line_boxes_pt(region: Region) -> list[tuple[tuple[float, float, float, float], str | None]]:
-    """The lines the engine found in `region`, in points, each with the text it read there (None: not recorded);
-    empty when it recorded none."""
-    stats = region.extra.get("stats") or {}
-    boxes, crop = stats.get("line_boxes"), stats.get("crop")
-    if boxes and crop:
-        s = float(crop["dpi"]) / 72.0
-        ox, oy = crop["origin"]
-        per_line = stats.get("line_stats") or []
-        texts = [st.get("text") for st in per_line] if len(per_line) == len(boxes) else [None] * len(boxes)
-        return [(((ox + b[0]) / s, (oy + b[1]) / s, (ox + b[2]) / s, (oy + b[3]) / s), t) for b, t in zip(boxes, texts)]
-    if stats.get("reused_layout_ocr") and region.extra.get("ocr_lines"):
-        return [(tuple(float(v) for v in line[:4]), str(line[4])) for line in region.extra["ocr_lines"]]
-    return []
-
-
-def lines_inside(region: Region) -> list[tuple[tuple[float, float, float, float], str | None]]:
-    """`line_boxes_pt`, when every line's middle lies in the region's box as it is now (a box a person moved or
-    resized after the reading keeps its text, which then goes into bands of the new box)."""
-    x0, y0, x1, y1 = region.box_pt
-    lines = line_boxes_pt(region)
-    inside = all(x0 <= (b[0] + b[2]) / 2 <= x1 and y0 <= (b[1] + b[3]) / 2 <= y1 for b, _ in lines)
-    return lines if inside else []
+    font = _font_for(ln.text for ln in lines)
+    for ln in lines:
+        place_line(page, font, ln.box, ln.text)
 
 
 def crop_note(box_pt: Sequence[float], dpi: float) -> dict:
@@ -178,7 +131,7 @@ def render_pdf(source_path: str, pages: Sequence[tuple[int, Sequence[Region]]], 
                 if region.task not in PLACED_TASKS:
                     continue
                 lines = block_lines(blocks_markdown.get(region.id, ""), region.task)
-                place_text(page, tuple(region.box_pt), lines, lines_inside(region))
+                place_lines(page, block_geometry(region, lines, found=found_lines(source, region) if lines else ()))
         pdf.set_metadata({"title": source.title or "", "producer": "Scriptorium", "creator": "Scriptorium"})
         return pdf.tobytes(garbage=3, deflate=True, no_new_id=True)
     except (RuntimeError, ValueError, DocumentError) as exc:  # a damaged page of the source: said, not a traceback

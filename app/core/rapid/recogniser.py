@@ -78,10 +78,32 @@ class Reading:
     conf: list[float] = field(default_factory=list)  # top-1 probability (max over the segment's columns)
     alts: list[str] = field(default_factory=list)  # best other non-blank class in the segment ("" = none)
     alt_p: list[float] = field(default_factory=list)
+    cols: list[tuple[int, int]] = field(default_factory=list)  # each segment's CTC columns [a, z) (not serialised)
 
     @property
     def text(self) -> str:
         return "".join(self.chars)
+
+    def word_boxes(self, box: Sequence[float], crop_size: tuple[int, int]) -> list[list]:
+        """The reading's words placed by the CTC columns their characters were read in: [x0, y0, x1, y1, word,
+        conf] in the coordinates of `box` (the line's box, whose crop of `crop_size` (w, h) was read; each column
+        covers 8 pixels of the crop resized to height 48), conf the word's least sure character. [] for a vertical
+        piece (read rotated) or a reading without columns."""
+        w, h = crop_size
+        bx0, by0, bx1, by1 = (float(v) for v in box)
+        if len(self.cols) != len(self.chars) or w < 1 or h < 1 or by1 - by0 > 1.5 * (bx1 - bx0):
+            return []
+        resized = max(1, min(math.ceil(REC_HEIGHT * w / h), int(REC_HEIGHT * MAX_RATIO)))
+        x = lambda col: round(bx0 + min(1.0, 8.0 * col / resized) * (bx1 - bx0), 1)  # noqa: E731
+        words, cur = [], []
+        for ch, p, (a, z) in [*zip(self.chars, self.conf, self.cols), (" ", 1.0, (0, 0))]:
+            if ch.strip():
+                cur.append((ch, p, a, z))
+            elif cur:
+                words.append([x(cur[0][2]), round(by0, 1), x(cur[-1][3]), round(by1, 1), "".join(c[0] for c in cur),
+                              round(min(c[1] for c in cur), 4)])
+                cur = []
+        return words
 
     def to_json(self) -> list:
         return [[c, round(p, 4), a, round(q, 4)] for c, p, a, q in zip(self.chars, self.conf, self.alts, self.alt_p)]
@@ -193,6 +215,7 @@ def collapse(probs: np.ndarray, characters: Sequence[str]) -> Reading:
 def _segment(reading: Reading, probs, top2, p_top2, a: int, z: int, characters) -> None:
     c = int(top2[a, 0])
     reading.chars.append(characters[c] if c < len(characters) else "")
+    reading.cols.append((a, z))
     reading.conf.append(float(p_top2[a:z, 0].max()))
     # the best class other than c and blank within the segment's columns
     seg = probs[a:z].copy()

@@ -271,7 +271,7 @@ class ReaderEngine:
         k = 0
         for r, row in enumerate(rows):
             texts.append([])
-            for j, (box, _crop) in enumerate(row):
+            for j, (box, crop) in enumerate(row):
                 if cancel is not None and cancel.cancelled:
                     cancelled = True
                     break
@@ -305,6 +305,8 @@ class ReaderEngine:
                     if rewrote(reading.text, text):  # not a correction but a rewrite: the decoder lost the line
                         st.update(kept_recogniser=True, decoder_text=text, text=reading.text)
                         text = reading.text
+                if text == reading.text:  # the words the recogniser placed (app.core.formats.geometry)
+                    st["words"] = reading.word_boxes(box, (crop.shape[1], crop.shape[0]))
                 per_line.append(st)
                 texts[-1].append(text)
                 tokens += list(decoded.tokens)
