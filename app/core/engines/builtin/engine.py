@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
-from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
+from app.core.decoding.inspector import InspectOptions
+from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted, inspections
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -99,6 +100,7 @@ class ReaderEngine:
         self.mask_id = int(self.bd["mask_id"])
         self.block_size = int(block_size or self.bd["bd_size"]) if mode == "selfspec" else 0
         self.max_new_tokens = max_new_tokens
+        self.inspect = InspectOptions()  # the reject inspector in RoundVerified while someone listens (None: never)
         self.script = ScriptMask()  # the page's script: Latin pages read no CJK class
         self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script)
         self._det = None
@@ -194,10 +196,13 @@ class ReaderEngine:
                     lead(self.text_of(rnd.new_tokens)), rnd.draft_ms, rnd.verify_ms, rnd.cache_len,
                     candidate_texts=self.token_texts(rnd.candidates), verified_texts=self.token_texts(rnd.verified),
                     bonus=rnd.bonus, block_size=self.block_size, output_len=rnd.output_len + offsets["tokens"],
-                    forwards=rnd.forwards))
+                    forwards=rnd.forwards, inspected=inspections(rnd.inspected, self.token_texts), probs=rnd.probs))
 
+            listening = emit is not no_emit
             decoded = selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
-                                      stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round, cancel=cancel)
+                                      stop_ids=self.stop_ids, max_new_tokens=budget,
+                                      on_round=on_round if listening else None, cancel=cancel,
+                                      inspect=self.inspect if listening else None)
         else:
             def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
                 emit(TokensCommitted(region_id, step + offsets["step"], [token], lead(self.text_of([token])), ms,

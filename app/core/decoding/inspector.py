@@ -1,0 +1,81 @@
+"""The reject inspector's numbers for one self-speculative round, from the logits the round already computed (no
+extra forward): for chosen candidate positions (slots: 0 = a0, 1..B = the drafts), the drafter's and the verifier's
+top-k tokens with probabilities, the entropy of each distribution (bits), each model's probability of the drafted
+token, and the margin (the verifier's top-1 probability minus its probability of the drafted token: how close the
+call was; 0 at an accepted slot).
+
+Which distribution is whose, per slot i of a round whose candidates are [a0, d1..dB]:
+- drafter: a0's row (the draft's causal row 0, or the prefill's seed in round 0) for slot 0; mask row of d_i else;
+- verifier: a0's row again for slot 0 (a0 is the exact AR token); the verify row before candidate i for i ≥ 1.
+
+Computed only when `InspectOptions` is given (a listener or a trace wants it); then the round makes one more
+device→host read. What must never live here: events, token texts, Qt.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+LOG2 = math.log(2.0)
+
+
+@dataclass(frozen=True)
+class InspectOptions:
+    """What the inspector records per round: `top_k` tokens per distribution, the first rejected slot and `around`
+    slots either side of it (clipped to the round), or with `all_slots` every candidate slot (accepted ones too)."""
+
+    top_k: int = 5
+    around: int = 0
+    all_slots: bool = False
+
+    def slots(self, k: int, width: int) -> list[int]:
+        """The slots to inspect in a round of `width` candidates whose first rejected slot is `k` (== width: none)."""
+        if self.all_slots:
+            return list(range(width))
+        if k >= width:
+            return []
+        return list(range(max(0, k - self.around), min(width, k + self.around + 1)))
+
+
+def slot_rows(draft_logits: "torch.Tensor", verify_logits: "torch.Tensor | None", seed: "torch.Tensor | None"
+              ) -> tuple["torch.Tensor", "torch.Tensor"]:
+    """(drafter, verifier) logit rows per slot, each (width, vocab). `draft_logits`: the draft forward's rows
+    ([x0] + masks, or masks alone with `seed` the prefill's last row in round 0); `verify_logits`: the verify
+    forward's rows (None when no verify ran: slot 0 only)."""
+    import torch
+
+    drafter = draft_logits if seed is None else torch.cat([seed.view(1, -1), draft_logits])
+    if verify_logits is None:
+        return drafter[:1], drafter[:1]
+    return drafter, torch.cat([drafter[:1], verify_logits[:-1]])
+
+
+def inspect_slots(drafter: "torch.Tensor", verifier: "torch.Tensor", candidates: Sequence[int], slots: Sequence[int],
+                  k: int, top_k: int) -> list[dict]:
+    """Plain dicts (ids, probabilities, entropies) for `slots`, read from the device in one go."""
+    import torch
+
+    if not slots:
+        return []
+    n = len(slots)
+    index = torch.tensor(list(slots), dtype=torch.long, device=drafter.device)
+    rows = torch.cat([drafter.index_select(0, index), verifier.index_select(0, index)]).float()
+    logp = torch.log_softmax(rows, -1)
+    probs = logp.exp()
+    top_p, top_i = probs.topk(min(top_k, probs.shape[-1]), -1)
+    entropy = -(probs * logp).nan_to_num().sum(-1) / LOG2
+    drafted = torch.tensor([int(candidates[s]) for s in slots] * 2, dtype=torch.long, device=probs.device)
+    p_drafted = probs.gather(1, drafted.view(-1, 1)).view(-1)
+    ids, ps, ent, pd = top_i.tolist(), top_p.tolist(), entropy.tolist(), p_drafted.tolist()
+    out = []
+    for j, s in enumerate(slots):
+        v = n + j
+        out.append(dict(position=int(s), drafted=int(candidates[s]), accepted=s < k,
+                        draft_top=ids[j], draft_probs=ps[j], draft_entropy=ent[j], draft_p_drafted=pd[j],
+                        verify_top=ids[v], verify_probs=ps[v], verify_entropy=ent[v], verify_p_drafted=pd[v],
+                        margin=ps[v][0] - pd[v]))
+    return out
