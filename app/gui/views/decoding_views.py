@@ -124,9 +124,7 @@ class DecodingViews(QWidget):
         if isinstance(event, RunStarted) and (self.rounds_model.regions or self.window_model.streams):
             self._reset_state()
         rec = self.rounds_model.feed(event)
-        if self.rounds_model.engine != self.window_view.engine:
-            self.window_view.engine = self.rounds_model.engine
-            self.window_view._synced_version = -1
+        self.window_view.set_engine(self.rounds_model.engine)
         if isinstance(rec, RoundRecord):
             self.rounds_view.on_round(rec)
             self._auto_tab("rounds")
@@ -191,8 +189,8 @@ class DecodingViews(QWidget):
     def flush(self) -> None:
         """Apply everything fed so far to the widgets now (tests; normally the frame timer does this)."""
         self._dirty = True
-        self.rounds_view._synced_version = -1
-        self.window_view._synced_version = -1
+        self.rounds_view.invalidate()
+        self.window_view.invalidate()
         self.rounds_view.refresh()
         self.window_view.refresh()
         self._dirty = False
@@ -257,7 +255,7 @@ class DecodingViews(QWidget):
     def _player_speed(self, factor: float) -> None:
         # the strip's animation (~0.35 s) already outlasts a GPU round (~20-50 ms); slowed playback stretches
         # it gently so that at ×20 most rounds get their full sweep
-        self.rounds_view.strip.slow = max(1.0, factor / 4.0)
+        self.rounds_view.set_slow(max(1.0, factor / 4.0))
 
     def load_trace(
         self,
