@@ -143,3 +143,83 @@ def test_probability_tint_marks_the_unsure_characters(qtbot, builtin_trace):
     assert alpha_at(unsure[0]) > alpha_at(sure[0])
     view.tint_box.setChecked(False)
     assert view.text.toPlainText() == before
+
+
+def test_ab_view_of_block_size_8_against_16_on_one_region(qtbot, tmp_path, artifacts_dir):
+    """The same region read by the shipped model with B=8 and B=16, recorded to two traces and loaded into the A/B
+    tab of the real window: the same tokens (self-spec is exact at any B), so no divergence; each side's own TPF,
+    time and rounds."""
+    from PySide6.QtWidgets import QDockWidget
+
+    from app.core.engines import open_engine
+    from app.core.trace_compare import regions_of
+
+    img = degraded_lines(["Scriptorium reads faded print line by line.", "Order No. 48213, due 2025-01-31"],
+                         blur=0.9)
+    paths, runs = {}, {}
+    for block in (8, 16):
+        engine = open_engine("builtin", device="cpu", mode="selfspec", block_size=block)
+        events: list = [RunStarted(engine="builtin", model="builtin", device="cpu", dtype="fp32", block_size=block)]
+        runs[block] = engine.decode_region(img, "text", region_id="p1-r03", emit=events.append)
+        paths[block] = write_trace(tmp_path / f"b{block}.jsonl", events)
+    assert runs[8].tokens == runs[16].tokens and runs[8].stats["rounds"] > runs[16].stats["rounds"]
+    from app.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    ab = w.views.ab_view
+    w.views.tabs.setCurrentWidget(ab)
+    ab.load_trace("a", paths[8])
+    ab.load_trace("b", paths[16])
+    reg = ab.shown()
+    assert reg is not None and reg.region_id == "p1-r03" and reg.divergence is None and reg.same_text
+    assert "B=8" in ab.head_a.text() and "B=16" in ab.head_b.text()
+    assert f"TPF {reg.a.tpf:.2f}" in ab.head_a.text() and reg.a.tpf < reg.b.tpf
+    assert ab.verdict.text().startswith("Same tokens")
+    assert ab.text_a.toPlainText() == ab.text_b.toPlainText() == runs[8].text
+    assert len(regions_of(w.views.ab_view._events["a"])["p1-r03"].rounds) == runs[8].stats["rounds"]
+    dock = next(d for d in w.findChildren(QDockWidget) if d.isAncestorOf(w.views))
+    w.resizeDocks([dock], [520], Qt.Orientation.Vertical)
+    qtbot.wait(50)
+    w.grab().save(str(artifacts_dir / "ab_builtin_b8_vs_b16.png"))
+
+
+def test_ab_view_marks_the_first_divergence_with_both_distributions(qtbot, tmp_path, builtin_trace, artifacts_dir):
+    """A run against a copy whose region ended differently: the first differing token is named, and the bars show
+    what each side's verifier believed there (the shipped model, its own inspector records)."""
+    import dataclasses
+
+    _path, events, _result = builtin_trace
+    rounds = [e for e in events if isinstance(e, RoundVerified)]
+    # B: the same run, but from the first rejected round on, the verifier's runner-up wins (a checkpoint that
+    # leaned the other way at the closest call)
+    target = min((e for e in rounds if e.k < len(e.candidates) and e.inspected), key=lambda e: e.inspected[0].margin)
+    slot = target.inspected[0]
+    other, other_text = slot.verify_top[1], slot.verify_texts[1]
+    changed = []
+    for e in events:
+        if e is target:
+            new = list(e.new_tokens[:-1]) + [other]
+            e = dataclasses.replace(e, new_tokens=new, text=e.text[: len(e.text) - len(slot.verify_texts[0])] + other_text)
+        elif isinstance(e, RegionFinished):
+            pos = sum(len(r.new_tokens) for r in rounds[: rounds.index(target) + 1]) - 1
+            e = dataclasses.replace(e, tokens=e.tokens[:pos] + [other] + e.tokens[pos + 1:], text=e.text + "?")
+        changed.append(e)
+    from app.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    ab = w.views.ab_view
+    w.views.tabs.setCurrentWidget(ab)
+    comp = ab.compare(events, changed, name_a="recorded", name_b="changed")
+    d = comp.regions[0].divergence
+    start = sum(len(r.new_tokens) for r in rounds[: rounds.index(target)])
+    assert d is not None and d.index == start + target.k and d.b_token == other
+    assert d.a_slot == slot and "First divergence at output token" in ab.verdict.text()
+    assert ab.bars.diff is comp.regions[0]
+    ab.grab().save(str(artifacts_dir / "ab_first_divergence.png"))

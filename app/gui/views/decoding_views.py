@@ -1,4 +1,5 @@
-"""`DecodingViews`: the rounds view, the R-SWA window view and the playback bar in one widget the main window docks.
+"""`DecodingViews`: the rounds view, the R-SWA window view, the A/B diff and the playback bar in one widget the main
+window docks.
 
 Feeding: `feed(event)` takes any app.core.events event (unknown ones are ignored), updates the two models at
 once (cheap bookkeeping) and marks the views dirty; a frame timer (≤ 60 Hz) brings the widgets up to date and
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWid
 
 from app.core.events import Event, PrefixLaid, RunStarted, WindowStepped
 from app.core.trace import write_trace
+from app.gui.views.ab_view import ABView
 from app.gui.views.playback import PlaybackBar, TracePlayer
 from app.gui.views.rounds_state import RoundRecord, RoundsModel
 from app.gui.views.rounds_view import RoundsView
@@ -47,6 +49,9 @@ class DecodingViews(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.rounds_view, "Acceptance rounds")
         self.tabs.addTab(self.window_view, "R-SWA window")
+        self.ab_view = ABView()  # two decodes of the same regions side by side
+        self.ab_view.current_events = lambda: self.recording
+        self.tabs.addTab(self.ab_view, "A/B diff")
         self.player = TracePlayer(self)
         self.playback_bar = PlaybackBar(self.player)
         # the views keep the height they need to paint; a dock shorter than that scrolls them (the playback bar

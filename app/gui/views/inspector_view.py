@@ -12,7 +12,7 @@ decodes.
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 from app.core.events import SlotInspection
@@ -106,39 +106,43 @@ class InspectorBars(QWidget):
             return
         y += 4
         w = (self.width() - 18) / 2
-        self._chart(p, QRectF(6, y, w, self.height() - y - 4), "drafter (mask row)", slot.draft_top,
-                    slot.draft_probs, slot.draft_texts, slot.draft_entropy, slot, fg)
-        self._chart(p, QRectF(12 + w, y, w, self.height() - y - 4), "verifier (causal row)", slot.verify_top,
-                    slot.verify_probs, slot.verify_texts, slot.verify_entropy, slot, fg)
+        mark = colors.ACCEPTED if slot.accepted else colors.REJECTED
+        paint_ranked(self, p, QRectF(6, y, w, self.height() - y - 4),
+                     f"drafter (mask row) · entropy {slot.draft_entropy:.2f} bits", slot.draft_top,
+                     slot.draft_probs, slot.draft_texts, slot.drafted, mark)
+        paint_ranked(self, p, QRectF(12 + w, y, w, self.height() - y - 4),
+                     f"verifier (causal row) · entropy {slot.verify_entropy:.2f} bits", slot.verify_top,
+                     slot.verify_probs, slot.verify_texts, slot.drafted, mark)
         p.end()
 
-    def _chart(self, p: QPainter, box: QRectF, title: str, ids: list[int], probs: list[float], texts: list[str],
-               entropy: float, slot: SlotInspection, fg) -> None:
-        fm = QFontMetrics(self.font())
+
+def paint_ranked(widget: QWidget, p: QPainter, box: QRectF, title: str, ids: list[int], probs: list[float],
+                 texts: list[str], marked: int | None, mark_color: QColor) -> None:
+    """A ranked bar chart of one distribution's top tokens (text, bar, percentage); the token `marked` (e.g. the
+    drafted one) in `mark_color`, the top-1 otherwise in the verifier's colour."""
+    fg = widget.palette().color(QPalette.ColorRole.WindowText)
+    fm = QFontMetrics(widget.font())
+    p.setPen(fg)
+    p.drawText(QRectF(box.left(), box.top(), box.width(), fm.height()), Qt.AlignmentFlag.AlignLeft,
+               fm.elidedText(title, Qt.TextElideMode.ElideRight, int(box.width())))
+    rows = max(1, len(ids))
+    row_h = min(fm.height() + 6, (box.height() - fm.height() - 4) / rows)
+    label_w = min(box.width() * 0.35, max((fm.horizontalAdvance(visible_whitespace(t)) for t in texts),
+                                          default=20) + 8)
+    num_w = fm.horizontalAdvance("100.0%") + 6
+    bar_w = max(10.0, box.width() - label_w - num_w)
+    top = box.top() + fm.height() + 4
+    for i, (tid, prob) in enumerate(zip(ids, probs)):
+        r = QRectF(box.left(), top + i * row_h, box.width(), row_h - 2)
+        text = texts[i] if i < len(texts) else f"#{tid}"
+        color = mark_color if tid == marked else (colors.CORRECTED if i == 0 else colors.DRAFT)
         p.setPen(fg)
-        p.drawText(QRectF(box.left(), box.top(), box.width(), fm.height()), Qt.AlignmentFlag.AlignLeft,
-                   fm.elidedText(f"{title} · entropy {entropy:.2f} bits", Qt.TextElideMode.ElideRight,
-                                 int(box.width())))
-        rows = max(1, len(ids))
-        row_h = min(fm.height() + 6, (box.height() - fm.height() - 4) / rows)
-        label_w = min(box.width() * 0.35, max((fm.horizontalAdvance(visible_whitespace(t)) for t in texts),
-                                              default=20) + 8)
-        num_w = fm.horizontalAdvance("100.0%") + 6
-        bar_w = max(10.0, box.width() - label_w - num_w)
-        top = box.top() + fm.height() + 4
-        for i, (tid, prob) in enumerate(zip(ids, probs)):
-            r = QRectF(box.left(), top + i * row_h, box.width(), row_h - 2)
-            text = texts[i] if i < len(texts) else f"#{tid}"
-            is_draft = tid == slot.drafted
-            color = (colors.ACCEPTED if slot.accepted else colors.REJECTED) if is_draft else \
-                (colors.CORRECTED if i == 0 else colors.DRAFT)
-            p.setPen(fg)
-            p.drawText(QRectF(r.left(), r.top(), label_w - 4, r.height()),
-                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                       fm.elidedText(visible_whitespace(text), Qt.TextElideMode.ElideRight, int(label_w - 4)))
-            p.fillRect(QRectF(r.left() + label_w, r.top() + 2, max(1.0, bar_w * prob), r.height() - 4), color)
-            p.drawText(QRectF(r.left() + label_w + bar_w, r.top(), num_w, r.height()),
-                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{100 * prob:.1f}%")
+        p.drawText(QRectF(r.left(), r.top(), label_w - 4, r.height()),
+                   Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                   fm.elidedText(visible_whitespace(text), Qt.TextElideMode.ElideRight, int(label_w - 4)))
+        p.fillRect(QRectF(r.left() + label_w, r.top() + 2, max(1.0, bar_w * prob), r.height() - 4), color)
+        p.drawText(QRectF(r.left() + label_w + bar_w, r.top(), num_w, r.height()),
+                   Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{100 * prob:.1f}%")
 
 
 class ClosestCalls(QListWidget):
