@@ -171,7 +171,7 @@ def test_ab_view_of_block_size_8_against_16_on_one_region(qtbot, tmp_path, artif
     w.show()
     qtbot.waitExposed(w)
     ab = w.views.ab_view
-    w.views.tabs.setCurrentWidget(ab)
+    w.views.tabs.setCurrentIndex(2)
     ab.load_trace("a", paths[8])
     ab.load_trace("b", paths[16])
     reg = ab.shown()
@@ -215,7 +215,7 @@ def test_ab_view_marks_the_first_divergence_with_both_distributions(qtbot, tmp_p
     w.resize(1400, 900)
     w.show()
     ab = w.views.ab_view
-    w.views.tabs.setCurrentWidget(ab)
+    w.views.tabs.setCurrentIndex(2)
     comp = ab.compare(events, changed, name_a="recorded", name_b="changed")
     d = comp.regions[0].divergence
     start = sum(len(r.new_tokens) for r in rounds[: rounds.index(target)])

@@ -51,7 +51,11 @@ class DecodingViews(QWidget):
         self.tabs.addTab(self.window_view, "R-SWA window")
         self.ab_view = ABView()  # two decodes of the same regions side by side
         self.ab_view.current_events = lambda: self.recording
-        self.tabs.addTab(self.ab_view, "A/B diff")
+        ab_scroller = QScrollArea()  # its own scrolling: the tabs ask for no more height than the rounds view
+        ab_scroller.setWidgetResizable(True)
+        ab_scroller.setFrameShape(QFrame.Shape.NoFrame)
+        ab_scroller.setWidget(self.ab_view)
+        self.tabs.addTab(ab_scroller, "A/B diff")
         self.player = TracePlayer(self)
         self.playback_bar = PlaybackBar(self.player)
         # the views keep the height they need to paint; a dock shorter than that scrolls them (the playback bar

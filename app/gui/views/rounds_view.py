@@ -8,7 +8,7 @@ Everything reads `RoundsModel` (app.gui.views.rounds_state); nothing here decode
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QTabWidget, QWidget
+from PySide6.QtWidgets import QButtonGroup, QCheckBox, QHBoxLayout, QStackedWidget, QToolButton, QWidget
 
 from app.gui.views.inspector_view import ClosestCalls, InspectorBars
 from app.gui.views.live_text import TintedText
@@ -33,17 +33,28 @@ class RoundsView(ViewFrame):
     def __init__(self, model: RoundsModel, parent: QWidget | None = None) -> None:
         follow, strip, history, text, stats = QCheckBox("Follow live"), RoundStrip(), RoundHistory(), TintedText(), \
             StatsPanel()
-        self.inspector, self.calls, self.side = InspectorBars(), ClosestCalls(), QTabWidget()
-        self.side.setDocumentMode(True)
-        self.side.addTab(stats, "Statistics")
-        self.side.addTab(self.inspector, "Inspector")
-        self.side.addTab(self.calls, "Closest calls")
+        # the right-hand panel: statistics, the reject inspector or the closest calls (switched in the top row, so
+        # the view needs no more height than before)
+        self.inspector, self.calls, self.side = InspectorBars(), ClosestCalls(), QStackedWidget()
         self.tint_box = QCheckBox("Tint by probability")
         self.tint_box.setToolTip("Tint each character by the verifier's probability of the token that wrote it "
                                  "(red: unsure) instead of by the round that confirmed it")
         switches = QWidget()
         row = QHBoxLayout(switches)
         row.setContentsMargins(0, 0, 0, 0)
+        self.side_buttons = QButtonGroup(switches)
+        for i, (panel, title, tip) in enumerate((
+                (stats, "Statistics", "TPF, acceptance by position, draft vs verify time"),
+                (self.inspector, "Inspector", "Why a draft was rejected: click a cell of the round"),
+                (self.calls, "Closest calls", "The region's rejections, smallest margin first"))):
+            self.side.addWidget(panel)
+            button = QToolButton(text=title, checkable=True, toolTip=tip, autoRaise=True)
+            self.side_buttons.addButton(button, i)
+            row.addWidget(button)
+        self.side_buttons.button(0).setChecked(True)
+        self.side_buttons.idClicked.connect(self.side.setCurrentIndex)
+        self.side.currentChanged.connect(lambda i: self.side_buttons.button(i).setChecked(True))
+        row.addSpacing(12)
         row.addWidget(self.tint_box)
         row.addWidget(follow)
         super().__init__(chooser_title="Region", chooser_tip="Region whose rounds are shown", empty_hint=EMPTY_HINT,
