@@ -232,3 +232,34 @@ def test_builtin_model_inspector_equals_the_logits(all_slots):
     assert n >= 1
     slot = next(s for e in events if isinstance(e, RoundVerified) for s in e.inspected if s.position == e.k)
     assert all(isinstance(t, str) for t in slot.verify_texts)
+
+
+@needs_shipped
+def test_the_bundled_faded_scan_makes_the_builtin_model_reject_often():
+    """`--sample` opens resources/samples/carbon-copy.jpg after the report: the shipped model reads it, but rejects
+    drafts in far more rounds than on the same lines printed cleanly, and the inspector records each rejection."""
+    from rapidfuzz.distance import Levenshtein
+
+    from app.core.engines import open_engine
+    from app.core.paths import degraded_sample
+    from app.core.sample_documents import DEGRADED_LINES
+    from PIL import Image
+
+    path = degraded_sample()
+    assert path.is_file() and path.stat().st_size < 200_000
+    spec = open_engine("builtin", device="cpu", mode="selfspec")
+
+    def read(img):
+        events: list = []
+        result = spec.decode_region(img, "text", region_id="r", emit=events.append)
+        rounds = [e for e in events if isinstance(e, RoundVerified)]
+        rejected = [e for e in rounds if e.k < len(e.candidates)]
+        assert all(e.inspected and e.inspected[0].position == e.k for e in rejected)
+        return result, len(rejected) / len(rounds)
+
+    faded, faded_rate = read(Image.open(path).convert("RGB"))
+    clean, clean_rate = read(line_image(" ".join(DEGRADED_LINES[:2]), size=24))
+    assert faded_rate >= 0.3 and clean_rate <= 0.1
+    assert faded.stats["tpf"] < clean.stats["tpf"]
+    reference = " ".join(DEGRADED_LINES)
+    assert Levenshtein.normalized_distance(faded.text, reference) < 0.35  # read, if imperfectly: not noise
