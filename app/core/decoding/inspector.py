@@ -41,29 +41,42 @@ class InspectOptions:
         return list(range(max(0, k - self.around), min(width, k + self.around + 1)))
 
 
-def slot_rows(draft_logits: "torch.Tensor", verify_logits: "torch.Tensor | None", seed: "torch.Tensor | None"
-              ) -> tuple["torch.Tensor", "torch.Tensor"]:
-    """(drafter, verifier) logit rows per slot, each (width, vocab). `draft_logits`: the draft forward's rows
-    ([x0] + masks, or masks alone with `seed` the prefill's last row in round 0); `verify_logits`: the verify
-    forward's rows (None when no verify ran: slot 0 only)."""
+def slot_rows(draft_logits: "torch.Tensor | None", verify_logits: "torch.Tensor | None",
+              seed: "torch.Tensor | None", slots: Sequence[int]) -> tuple["torch.Tensor", "torch.Tensor"]:
+    """(drafter, verifier) logit rows of `slots`, each (len(slots), vocab), picked without copying the rest.
+    `draft_logits`: the draft forward's rows ([x0] + masks; masks alone in round 0, where `seed`, the prefill's
+    last row, is a0's; None when round 0 ran no draft); `verify_logits`: the verify forward's rows (None when no
+    verify ran: slot 0 only)."""
     import torch
 
-    drafter = draft_logits if seed is None else torch.cat([seed.view(1, -1), draft_logits])
-    if verify_logits is None:
-        return drafter[:1], drafter[:1]
-    return drafter, torch.cat([drafter[:1], verify_logits[:-1]])
+    def drafter(i: int) -> "torch.Tensor":
+        if seed is not None:
+            return seed.view(-1) if i == 0 else draft_logits[i - 1]
+        return draft_logits[i]
+
+    def verifier(i: int) -> "torch.Tensor":
+        return drafter(0) if i == 0 else verify_logits[i - 1]
+
+    return torch.stack([drafter(i) for i in slots]), torch.stack([verifier(i) for i in slots])
+
+
+def slot_count(draft_logits, verify_logits, seed) -> int:
+    """How many slots a round's logits cover (1 when no verify ran)."""
+    if verify_logits is None or draft_logits is None:
+        return 1
+    return draft_logits.shape[0] + (1 if seed is not None else 0)
 
 
 def inspect_slots(drafter: "torch.Tensor", verifier: "torch.Tensor", candidates: Sequence[int], slots: Sequence[int],
                   k: int, top_k: int) -> list[dict]:
-    """Plain dicts (ids, probabilities, entropies) for `slots`, read from the device in one go."""
+    """Plain dicts (ids, probabilities, entropies) for `slots`, whose drafter and verifier rows are given (one
+    per slot, in order), read from the device in one go."""
     import torch
 
     if not slots:
         return []
     n = len(slots)
-    index = torch.tensor(list(slots), dtype=torch.long, device=drafter.device)
-    rows = torch.cat([drafter.index_select(0, index), verifier.index_select(0, index)]).float()
+    rows = torch.cat([drafter, verifier]).float()
     logp = torch.log_softmax(rows, -1)
     probs = logp.exp()
     top_p, top_i = probs.topk(min(top_k, probs.shape[-1]), -1)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from app.core.decoding.autoregressive import (Decoded, Prefix, forward_logits, stop_index, text_positions, top_logprob,
                                               window_attention)
-from app.core.decoding.inspector import InspectOptions, inspect_slots, slot_rows
+from app.core.decoding.inspector import InspectOptions, inspect_slots, slot_count, slot_rows
 from app.core.decoding.stats import DecodeStats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -143,12 +143,12 @@ def inspect_round(options: InspectOptions, dlogits, vlogits, seed, candidates: S
     ended on the prefill's token (slot 0 = the seed); `seed`: the prefill's row in round 0, else None."""
     import torch
 
-    if dlogits is None:
-        drafter = verifier = seed.view(1, -1)
-    else:
-        drafter, verifier = slot_rows(dlogits, vlogits, seed)
-    slots = options.slots(k, min(len(candidates), drafter.shape[0]))
-    return inspect_slots(drafter, verifier, candidates, slots, k, options.top_k), torch.exp(lp_new).tolist()
+    slots = options.slots(k, min(len(candidates), slot_count(dlogits, vlogits, seed)))
+    probs = torch.exp(lp_new).tolist()
+    if not slots:
+        return [], probs
+    drafter, verifier = slot_rows(dlogits, vlogits, seed, slots)
+    return inspect_slots(drafter, verifier, candidates, slots, k, options.top_k), probs
 
 
 def selfspec_decode(
@@ -202,8 +202,8 @@ def selfspec_decode(
                 drafted, lp0, forwards, host = None, top_logprob(prefix.seed).view(1), 0, [seed_token]
             else:
                 drafted, lp0, dlogits = draft(model, prefix, cache, x0, windows)
-                if inspect is not None:  # a compiled runner may reuse its output buffer for the verify
-                    dlogits = dlogits.clone()
+                if inspect is not None and getattr(cache, "runner", None) is not None:
+                    dlogits = dlogits.clone()  # a compiled runner may reuse its output buffer for the verify
                 forwards = 1
                 if read_a0 or a0_ends or draft_hook is not None:
                     host = drafted.tolist()
