@@ -1,5 +1,5 @@
-"""Where a region's text comes from (DESIGN §5, text-layer policy): the document's own text layer, the layout's OCR,
-or the engine. Every decoded region records its source in `stats["text_source"]` (`text-layer` or `ocr`).
+"""Where a region's text comes from (docs/architecture.md, The text-layer policy): the document's own text layer, the
+layout's OCR, or the engine. Every decoded region records its source in `stats["text_source"]` (`text-layer` or `ocr`).
 
     source = TextSource(pipeline)
     if not source.take(region):           # the layer's text (prefer) or the layout's OCR lines (classic engine)
@@ -65,12 +65,11 @@ def paragraph(words) -> str:
 
 
 def _readable(text: str) -> bool:
-    """Is `text` in scripts the check's recogniser reads (Latin, digits, punctuation, CJK)? A Cyrillic or Arabic
-    line cannot be checked by it; its layer is judged on the other tests alone."""
-    from app.core.rapid.script_mask import is_cjk
+    """Is `text` in characters the check's recogniser can write? A Korean, Cyrillic or Arabic line cannot be checked
+    by it; its layer is judged on the other tests alone."""
+    from app.core.rapid.recogniser import can_read
 
-    ok = sum(1 for c in text if ord(c) < 0x250 or is_cjk(c))
-    return ok >= 0.8 * len(text)
+    return can_read(text)
 
 
 def _squash(text: str) -> str:

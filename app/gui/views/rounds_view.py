@@ -1,7 +1,8 @@
-"""The acceptance-rounds view (GravityOCR self-speculative decoding): `RoundsView` composes the round strip
-(app.gui.views.round_strip), the history, the tinted text, and beside them the statistics (app.gui.views.round_panels),
-the reject inspector and the closest calls (app.gui.views.inspector_view), with the region chooser, the follow-live
-switch and the tint switch (by round or by the verifier's probability).
+"""The acceptance-rounds view (GravityOCR self-speculative decoding: docs/architecture.md, The self-speculative round):
+`RoundsView` composes the round strip (app.gui.views.round_strip), the history, the tinted text, and beside them
+the statistics (app.gui.views.round_panels), the reject inspector and the closest calls
+(app.gui.views.inspector_view; docs/decoding-debugger.md), with the region chooser, the follow-live switch and the
+tint switch (by round or by the verifier's probability).
 
 Everything reads `RoundsModel` (app.gui.views.rounds_state); nothing here decodes or keeps its own copy of the run.
 """
