@@ -40,7 +40,7 @@ def builtin_trace(tmp_path_factory):
     engine = open_engine("builtin", device="cpu", mode="selfspec")
     events: list = [RunStarted(engine="builtin", document="degraded.png", model="builtin", device="cpu",
                                block_size=engine.block_size)]
-    img = degraded_lines(["Invoice 48213: rnrn clltl 0O0O l1I| 7,85", "Scriptorium reads faded print, ŁÓdź 1/2"])
+    img = degraded_lines(["Invoice 48213: rnrn clltl 0O0O l1I| 7,85", "Scriptorium reads faded print, 1/2 lb"], blur=1.7)
     result = engine.decode_region(img, "text", region_id="p1-r01", emit=events.append)
     events.append(RunFinished(stats={"regions": 1}))
     path = write_trace(tmp_path_factory.mktemp("dbg") / "builtin.jsonl", events)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
+    QColor,
     QFont,
     QFontMetrics,
     QPainter,
@@ -146,6 +147,12 @@ class RoundStrip(QWidget):
         self._paint_header(p, rec, font, small)
         for i in range(n + 1):
             self._paint_cell(p, rec, i, self.cell_rect(i), phase, font, small)
+        if phase.resolve > 0:  # a dot on the cells the reject inspector recorded (click one: the inspector)
+            p.setPen(QPen(colors.faded(QColor("#000000"), 0.6), 1.0))
+            p.setBrush(QColor("#ffffff"))
+            for slot in rec.inspected:
+                r = self.cell_rect(slot.position)
+                p.drawEllipse(QPointF(r.right() - 5, r.top() + 5), 2.5, 2.5)
         p.end()
 
     def cell_rect(self, i: int) -> QRectF:
