@@ -263,3 +263,14 @@ def test_the_bundled_faded_scan_makes_the_builtin_model_reject_often():
     assert faded.stats["tpf"] < clean.stats["tpf"]
     reference = " ".join(DEGRADED_LINES)
     assert Levenshtein.normalized_distance(faded.text, reference) < 0.35  # read, if imperfectly: not noise
+
+
+def test_the_engines_default_comes_from_the_environment(monkeypatch):
+    assert InspectOptions.from_env("") == InspectOptions() and InspectOptions.from_env("rejected") == InspectOptions()
+    assert InspectOptions.from_env("all") == InspectOptions(all_slots=True)
+    assert InspectOptions.from_env("around:2") == InspectOptions(around=2)
+    assert InspectOptions.from_env("off") is None and InspectOptions.from_env("nonsense") == InspectOptions()
+    monkeypatch.setenv("SCRIPTORIUM_INSPECT", "all")
+    assert InspectOptions.from_env() == InspectOptions(all_slots=True)
+    assert InspectOptions(around=1).slots(0, 5) == [0, 1] and InspectOptions().slots(5, 5) == []
+    assert InspectOptions(all_slots=True).slots(5, 5) == [0, 1, 2, 3, 4]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 LOG2 = math.log(2.0)
+ENV = "SCRIPTORIUM_INSPECT"  # rejected | around:N | all | off (InspectOptions.from_env)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,22 @@ class InspectOptions:
     top_k: int = 5
     around: int = 0
     all_slots: bool = False
+
+    @classmethod
+    def from_env(cls, value: str | None = None) -> "InspectOptions | None":
+        """The engines' default, from `SCRIPTORIUM_INSPECT` (or `value`): `rejected` (the default: the first
+        rejected slot), `around:N` (and N slots either side), `all` (every slot, accepted ones too: what an A/B
+        diff wants at its first divergence), `off` (never). An unknown value is the default."""
+        import os
+
+        text = (os.environ.get(ENV, "") if value is None else value).strip().lower()
+        if text == "off":
+            return None
+        if text == "all":
+            return cls(all_slots=True)
+        if text.startswith("around:") and text[7:].isdigit():
+            return cls(around=int(text[7:]))
+        return cls()
 
     def slots(self, k: int, width: int) -> list[int]:
         """The slots to inspect in a round of `width` candidates whose first rejected slot is `k` (== width: none)."""

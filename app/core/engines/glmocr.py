@@ -119,7 +119,7 @@ class GlmOcrEngine:
         # how many regions `decode_batch` decodes in one forward per step (1: one at a time, as decode_region)
         self.batch_size = BATCH_SIZE
         # the reject inspector's numbers in every RoundVerified while someone listens (None: never)
-        self.inspect = InspectOptions()
+        self.inspect = InspectOptions.from_env()
         self._texts: dict[int, str] = {}  # one token's text, decoded once per id (events carry them every round)
         if mode == "selfspec":
             self._check_selfspec()

@@ -79,9 +79,11 @@ class InspectorBars(QWidget):
                        f"InspectOptions(all_slots=True), as the A/B decode does)")
         else:
             out.append("no inspector data for this round (a trace recorded without it, or a remote server)")
-        if self.region is not None:
-            ctx = self.region.context_before(rec, 60)
-            out.append(f"context: …{visible_whitespace(ctx)}▮")
+        if self.region is not None:  # what the model had written: before the round, then the round's slots before
+            ctx = self.region.context_before(rec, 50)
+            inside = "".join(rec.candidate_texts[:pos])
+            out.append(f"context: …{visible_whitespace(ctx)}" + (f"⟨{visible_whitespace(inside)}⟩" if inside else "")
+                       + "▮")
         return out
 
     def paintEvent(self, _event) -> None:  # noqa: N802

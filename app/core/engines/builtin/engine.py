@@ -101,7 +101,7 @@ class ReaderEngine:
         self.mask_id = int(self.bd["mask_id"])
         self.block_size = int(block_size or self.bd["bd_size"]) if mode == "selfspec" else 0
         self.max_new_tokens = max_new_tokens
-        self.inspect = InspectOptions()  # the reject inspector in RoundVerified while someone listens (None: never)
+        self.inspect = InspectOptions.from_env()  # the reject inspector in RoundVerified while someone listens (None: never)
         self.script = ScriptMask()  # the page's script: Latin pages read no CJK class
         self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script)
         self._det = None
