@@ -8,8 +8,10 @@ Which distribution is whose, per slot i of a round whose candidates are [a0, d1.
 - drafter: a0's row (the draft's causal row 0, or the prefill's seed in round 0) for slot 0; mask row of d_i else;
 - verifier: a0's row again for slot 0 (a0 is the exact AR token); the verify row before candidate i for i ≥ 1.
 
-Computed only when `InspectOptions` is given (a listener or a trace wants it); then the round makes one more
-device→host read. What must never live here: events, token texts, Qt.
+Computed only when `InspectOptions` is given (a listener or a trace wants it); then the round makes two more small
+device→host reads (top-k ids and probabilities per inspected slot, the new tokens' probabilities).
+
+What must never live here: events, token texts, Qt.
 """
 from __future__ import annotations
 

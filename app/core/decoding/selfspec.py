@@ -139,7 +139,7 @@ def truncate(new: list[int], produced: int, stop_ids: Sequence[int], max_new_tok
 
 def inspect_round(options: InspectOptions, dlogits, vlogits, seed, candidates: Sequence[int], k: int, lp_new
                   ) -> tuple[list[dict], list[float]]:
-    """The inspector's slots of one round and its new tokens' probabilities (one read). `dlogits` None: round 0
+    """The inspector's slots of one round and its new tokens' probabilities (two small reads). `dlogits` None: round 0
     ended on the prefill's token (slot 0 = the seed); `seed`: the prefill's row in round 0, else None."""
     import torch
 
@@ -174,7 +174,7 @@ def selfspec_decode(
     sync every round to save one verify per region. A verify is always skipped when a0 reaches the budget, and
     round 0 needs no forward at all when the prefill's token already ends the decode.
 
-    `inspect` (only when someone listens: it costs one more read a round): each Round carries the inspector's
+    `inspect` (only when someone listens: it costs two small reads a round): each Round carries the inspector's
     slots (inspector.py) and its new tokens' probabilities, from the logits the round already has."""
     import torch
 
