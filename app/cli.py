@@ -16,6 +16,7 @@ SUBCOMMANDS = {
     "gui": "open the main window (the default), optionally on files",
     "convert": "convert PDFs/images to Markdown + JSON headless",
     "replay": "replay a trace file (JSON lines) in the window, without loading any model",
+    "diff": "compare two trace files: first differing token, TPF and time per region, text diff",
     "bench": "run a benchmark and print a table of ratios",
     "models": "list supported models and where their weights were found",
     "train": "train the built-in line reader (AR + block diffusion)",

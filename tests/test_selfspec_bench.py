@@ -20,10 +20,16 @@ def test_quick_benchmark_prints_both_tables(tiny_glmocr_dir, tmp_path, capsys):
     assert "GLM-OCR dims (1 layer)" in printed and "bfloat16" in printed and "float32" in printed
     last = printed.strip().splitlines()[-1]
     assert re.fullmatch(r"overhead ratio \(measured/ideal\): B=4 \d+\.\d\d", last)
+    inspector_line = printed.strip().splitlines()[-2]
+    assert re.match(r"inspector overhead \(decode wall, on/off, events on both\): B=4 \d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\]",
+                    inspector_line)
     data = json.loads(out_json.read_text())
-    ar, spec, oracle = data["decoding"]
+    ar, spec, inspected, oracle = data["decoding"]
+    assert inspected["decoder"] == "self-spec, inspector on" and inspected["identical"] == "2/2"  # changes no token
     assert spec["identical"] == "2/2" and oracle["identical"] == "2/2"  # exact either way
-    assert spec["tokens"] == ar["tokens"] == oracle["tokens"]
+    assert spec["tokens"] == ar["tokens"] == oracle["tokens"] == inspected["tokens"]
+    low, median, high = sorted(data["inspector_overhead"]["4"])
+    assert 0 < low <= median <= high
     assert oracle["tpf"] > 2.5 and oracle["mean_k"] > 3  # drafts right: up to B+2 tokens per 2 forwards
     for row in data["decoding"]:
         assert row["ratio_low"] <= row["ratio"] <= row["ratio_high"]

@@ -2,7 +2,9 @@
 
 Two tables and one verdict, one run:
 1. Decoding: the same crops decoded with AR and with self-spec (each block size), plus self-spec fed oracle drafts
-   (the AR output itself; the upper bound the mechanics allow), with events on (a listener keeps every event).
+   (the AR output itself; the upper bound the mechanics allow), with events on (a listener keeps every event);
+   the self-spec rows run without the reject inspector (as before it existed), the "inspector on" rows with it
+   (the engine's default while someone listens), and the line `inspector overhead` gives their wall ratio.
    Repetitions are interleaved (AR, then every self-spec row, then again) and reported as medians with their
    spread; the spec/AR wall ratio is taken per repetition, and a row whose spread straddles 1.0 says
    "inconclusive" instead of a winner.
@@ -108,7 +110,10 @@ def decode_comparison(args, loaded) -> tuple[list[dict[str, Any]], int]:
     configs: list[tuple[str, int, Any, list]] = [("AR", 0, ar, [None] * len(images))]
     for block in args.blocks:
         spec = open_selfspec(loaded=loaded, block_size=block, max_new_tokens=args.new_tokens)
+        spec.inspect = None  # the rows as before the reject inspector: events on, no inspector
+        inspected = open_selfspec(loaded=loaded, block_size=block, max_new_tokens=args.new_tokens)
         configs.append(("self-spec", block, spec, [None] * len(images)))
+        configs.append((INSPECTOR_ROW, block, inspected, [None] * len(images)))  # the default: the rejected slot
         configs.append(("self-spec, oracle drafts", block, spec, [_oracle(t) for t in truth]))
     runs: list[list[dict[str, Any]]] = [[] for _ in configs]
     for _ in range(args.reps):
@@ -139,6 +144,21 @@ def decode_comparison(args, loaded) -> tuple[list[dict[str, Any]], int]:
     for row in rows:
         row.update(meta)
     return rows, context
+
+
+INSPECTOR_ROW = "self-spec, inspector on"
+
+
+def inspector_overhead(rows: list[dict[str, Any]]) -> dict[int, tuple[float, float, float]]:
+    """Per block size: the decode wall with the reject inspector on / off (the same crops, events on both times),
+    taken per repetition (the two ran back to back), as (median, min, max)."""
+    out = {}
+    for row in rows:
+        if row["decoder"] != INSPECTOR_ROW:
+            continue
+        off = next(r for r in rows if r["decoder"] == "self-spec" and r["block"] == row["block"])
+        out[row["block"]] = spread([on / base for on, base in zip(row["decode_ms_reps"], off["decode_ms_reps"])])
+    return out
 
 
 def _verdict(low: float, high: float) -> str:
@@ -339,10 +359,14 @@ def main(argv: list[str] | None = None) -> int:
     print("\nA round beats AR when it commits more tokens than its 'round (x AR)' cost; "
           "on a GPU both forwards cost about one AR step, so the speedup approaches TPF.")
     ratios = overhead_ratios(decode_rows)
+    inspector = inspector_overhead(decode_rows)
     print(f"total {time.perf_counter() - t0:.1f} s")
     if args.json:
         Path(args.json).write_text(json.dumps(dict(decoding=decode_rows, forward_cost=cost_rows, context=context,
-                                                   overhead_ratio=ratios), indent=2))
+                                                   overhead_ratio=ratios, inspector_overhead=inspector), indent=2))
+    print("inspector overhead (decode wall, on/off, events on both): " + ", ".join(
+        f"B={b} {m:.2f} [{lo:.2f}-{hi:.2f}]{' within noise' if lo <= 1.0 <= hi else ''}"
+        for b, (m, lo, hi) in inspector.items()))
     print("overhead ratio (measured/ideal): " + ", ".join(f"B={b} {r:.2f}" for b, r in ratios.items()))
     return 0
 

@@ -48,6 +48,9 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     for f in dataclasses.fields(cls):  # JSON has no tuples; restore them where the field default is one
         if f.name in kwargs and isinstance(kwargs[f.name], list) and f.name in _TUPLE_FIELDS:
             kwargs[f.name] = tuple(kwargs[f.name])
+        nested = _NESTED_LISTS.get(f.name)  # lists of small dataclasses come back as dicts
+        if nested is not None and isinstance(kwargs.get(f.name), list):
+            kwargs[f.name] = [nested.from_dict(x) if isinstance(x, dict) else x for x in kwargs[f.name]]
     return cls(**kwargs)
 
 
@@ -56,6 +59,7 @@ def event_from_json(line: str) -> Event:
 
 
 _TUPLE_FIELDS = {"attended", "box", "box_pt"}
+_NESTED_LISTS: dict[str, Any] = {}  # field name -> dataclass of its items (filled below, once the classes exist)
 
 
 # --- run and document lifecycle -------------------------------------------------------------------------------
@@ -137,6 +141,49 @@ class RegionStarted(Event):
 
 
 @dataclass
+class SlotInspection:
+    """The reject inspector at one candidate slot of a round (0 = a0, 1..B = drafts): what the drafter and the
+    verifier believed there, from the round's own logits. Probabilities in 0..1, entropies in bits; `margin` = the
+    verifier's top-1 probability minus its probability of the drafted token (0 at an accepted slot; small = a close
+    call). `*_texts` are the top tokens' own texts."""
+
+    position: int
+    drafted: int
+    accepted: bool
+    draft_top: list[int]
+    draft_probs: list[float]
+    verify_top: list[int]
+    verify_probs: list[float]
+    draft_entropy: float = 0.0
+    verify_entropy: float = 0.0
+    draft_p_drafted: float = 0.0  # the drafter's probability of its own token
+    verify_p_drafted: float = 0.0  # the verifier's probability of the drafted token
+    margin: float = 0.0
+    draft_texts: list[str] = field(default_factory=list)
+    verify_texts: list[str] = field(default_factory=list)
+    drafted_text: str = ""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SlotInspection":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any], texts) -> "SlotInspection":
+        """From the decoder's plain dict (app.core.decoding.inspector) and `texts(ids) -> list[str]`."""
+        slot = cls.from_dict(raw)
+        slot.draft_texts = list(texts(slot.draft_top))
+        slot.verify_texts = list(texts(slot.verify_top))
+        slot.drafted_text = texts([slot.drafted])[0]
+        return slot
+
+
+def inspections(raw: list[dict[str, Any]], texts) -> list[SlotInspection]:
+    """A Round's inspector dicts as events' SlotInspection records, their token texts filled by `texts`."""
+    return [SlotInspection.from_raw(r, texts) for r in raw]
+
+
+@dataclass
 class RoundVerified(Event):
     """One self-speculative round (docs/architecture.md, The self-speculative round): draft forward then verify forward.
 
@@ -162,6 +209,9 @@ class RoundVerified(Event):
     block_size: int = 0
     output_len: int = 0  # response tokens committed so far, this round included
     forwards: int = 2  # draft + verify; 1 when a0 alone ended the decode (no verify), 0 when the prefill's token did
+    # the reject inspector (only while someone listens): the first rejected slot (and neighbours, or every slot)
+    inspected: list[SlotInspection] = field(default_factory=list)
+    probs: list[float] = field(default_factory=list)  # the verifier's probability of each new token (inspector on)
 
 
 @dataclass
@@ -294,6 +344,9 @@ class RunFinished(Event):
     type: ClassVar[str] = "run_finished"
     stats: dict[str, Any] = field(default_factory=dict)
     ms: float = 0.0
+
+
+_NESTED_LISTS["inspected"] = SlotInspection
 
 
 def all_event_types() -> dict[str, type[Event]]:

@@ -27,6 +27,12 @@ def sample_document() -> Path:
     return resources_dir() / "samples" / "sample.pdf"
 
 
+def degraded_sample() -> Path:
+    """A scan of a faded carbon copy (app.core.sample_documents.degraded_text_image): the built-in model's drafts
+    are rejected often on it, so the rounds view and its reject inspector have something to show."""
+    return resources_dir() / "samples" / "carbon-copy.jpg"
+
+
 def user_data_dir() -> Path:
     """Per-user state (journal, traces): $SCRIPTORIUM_HOME or the XDG data dir."""
     env = os.environ.get("SCRIPTORIUM_HOME")

@@ -32,6 +32,64 @@ def _draw_picture(page, rect) -> None:
         page.draw_rect(bar, color=None, fill=(0.2, 0.4, 0.8))
 
 
+DEGRADED_LINES = [
+    "Carbon copy, filed 14 March 1987, ref. KX-2231/b.",
+    "Received from Mr. J. Halloran the sum of 1,250.00",
+    "for repairs to the mill wheel and sluice gate;",
+    "balance of 317.45 due on or before 30 April 1987.",
+    "Witnessed: R. Illingworth, clerk (signature illegible).",
+    "Copy to the estate office, Lower Wharf Road, Bristol.",
+]
+
+
+def degraded_text_image(lines: list[str] = DEGRADED_LINES, *, seed: int = 0, dpi: int = 200):
+    """A faded carbon copy as a scan would give it: typewriter text at `dpi`, resampled from under half the
+    resolution, blurred, low in contrast, noisy, slightly rotated and JPEG-compressed; each line a little worse than
+    the one above. The built-in model reads it, but its drafts are rejected far more often than on clean print
+    (the reject inspector has something to show). Returns (PIL image, JPEG bytes)."""
+    import io
+
+    import numpy as np
+    import pymupdf
+    from PIL import Image, ImageFilter
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=430, height=40 + 32 * len(lines))
+    for i, text in enumerate(lines):
+        page.insert_text((20, 30 + 32 * i), text, fontsize=12, fontname="cour")
+    pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+    clean = Image.frombytes("L", (pix.width, pix.height), pix.samples)
+    doc.close()
+    rng = np.random.default_rng(seed)
+    band = pix.height / (len(lines) + 40 / 32)
+    out = np.ones((pix.height, pix.width), dtype=np.float32)
+    for i in range(len(lines) + 1):  # line i is degraded a bit more than line i - 1
+        worse = min(i, len(lines) - 1) / max(1, len(lines) - 1)
+        scale, blur = 0.42 - 0.04 * worse, 1.2 + 0.3 * worse
+        img = clean.resize((int(clean.width * scale), int(clean.height * scale)), Image.BILINEAR)
+        img = img.resize(clean.size, Image.BILINEAR).filter(ImageFilter.GaussianBlur(blur))
+        a = np.asarray(img, dtype=np.float32) / 255
+        a = 1 - (1 - a) * (0.56 - 0.06 * worse)
+        top = int(i * band)
+        bottom = pix.height if i == len(lines) else int((i + 1) * band + 1)
+        out[top:bottom] = a[top:bottom]
+    out += rng.normal(0, 0.1, out.shape)
+    img = Image.fromarray(np.clip(out * 255, 0, 255).astype(np.uint8))
+    img = img.rotate(0.6, fillcolor=255, resample=Image.BILINEAR)
+    buf = io.BytesIO()
+    img.save(buf, "JPEG", quality=35, dpi=(dpi, dpi))
+    data = buf.getvalue()
+    return Image.open(io.BytesIO(data)).convert("RGB"), data
+
+
+def write_degraded_sample(path: str | Path) -> Path:
+    """The bundled scan of a faded carbon copy (a JPEG at 200 DPI), read after the sample by `--sample`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(degraded_text_image()[1])
+    return path
+
+
 def make_sample_pdf(path: str | Path, pages: int = 2) -> Path:
     """A small multi-page report: a title, headings, paragraphs, a ruled table, a formula line and a picture."""
     import pymupdf
@@ -63,9 +121,10 @@ def make_sample_pdf(path: str | Path, pages: int = 2) -> Path:
 
 
 if __name__ == "__main__":  # regenerate the bundled sample: python -m app.core.sample_documents
-    from app.core.paths import sample_document
+    from app.core.paths import degraded_sample, sample_document
 
     print(make_sample_pdf(sample_document()))
+    print(write_degraded_sample(degraded_sample()))
 
 
 def make_small_report(path: str | Path) -> Path:

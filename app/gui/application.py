@@ -44,9 +44,10 @@ def build_window(args: argparse.Namespace):
 def open_requested(window, args: argparse.Namespace) -> None:
     files = list(getattr(args, "files", []) or [])
     if getattr(args, "sample", False):
-        from app.core.paths import sample_document
+        from app.core.paths import degraded_sample, sample_document
 
-        files.insert(0, str(sample_document()))
+        samples = [sample_document(), degraded_sample()]  # clean print, then a faded scan (drafts rejected often)
+        files[:0] = [str(p) for p in samples if p.is_file()]
     if files:
         window.open_files(files, run=True if getattr(args, "run", False) else None)
 

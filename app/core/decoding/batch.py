@@ -128,16 +128,18 @@ def batch_selfspec_decode(
     cancel: "CancelToken | None" = None,
     runner=None,
     draft_hook: Callable[[int, int, list[int], list[int]], list[int]] | None = None,
+    inspect=None,
 ) -> list[Decoded]:
     """Self-speculative decoding of several prompts in lockstep rounds: one draft forward and one verify forward for
     all rows, each row accepting its own k. Exact for the same reason batched AR is: row r attends only to its own
     cache and window (the mask is per row), and rolling back is moving row r's write position by its own count.
     Every row's draft and verify windows have the same shape, so the rows stay in step; a finished row rides along
     and is rolled back entirely every round. One read of all rows' candidates and verdicts per round.
-    `draft_hook(row, round, output, candidates) -> candidates` lets tests feed oracle drafts row by row."""
+    `draft_hook(row, round, output, candidates) -> candidates` lets tests feed oracle drafts row by row.
+    `inspect` (InspectOptions, when someone listens): each Round carries the reject inspector's slots."""
     import torch
 
-    from app.core.decoding.selfspec import accept, inner_mask, truncate
+    from app.core.decoding.selfspec import accept, inner_mask, inspect_round, truncate
 
     rows, block = len(prefixes), block_size
     stops = set(int(t) for t in stop_ids)
@@ -173,6 +175,8 @@ def batch_selfspec_decode(
             t0 = time.perf_counter()
             lead = x0 is not None
             logits = forward(torch.cat([x0, masks], 1) if lead else masks, patterns[lead])
+            if inspect is not None:  # a compiled runner may reuse its output buffer for the verify
+                logits = logits.clone()
             if lead:
                 candidates, lp0 = logits.argmax(-1), top_logprob(logits[:, 0])
             else:
@@ -206,11 +210,14 @@ def batch_selfspec_decode(
                 following.append(new[-1])
                 new, stopped[r] = truncate(new, len(tokens[r]), stop_ids, budgets[r])
                 logprobs[r].append(torch.cat([lp0[r:r + 1], vlp[r]])[: len(new)])
+                inspected, probs = ([], []) if inspect is None else inspect_round(
+                    inspect, logits[r], vlogits[r], None if lead else seeds[r], cands, k, logprobs[r][-1])
                 tokens[r].extend(new)
                 stats[r].add_round(k, draft_ms, verify_ms)
                 rnd = Round(len(records[r]), k, cands, [first] + verdicts[:-1],
                             verdicts[-1] if k == len(cands) else None, new, draft_ms, verify_ms,
-                            cache.lengths[r] - (block + 1 - k), len(tokens[r]), bool(stopped[r]))
+                            cache.lengths[r] - (block + 1 - k), len(tokens[r]), bool(stopped[r]),
+                            inspected=inspected, probs=probs)
                 records[r].append(rnd)
                 if on_round:
                     on_round(r, rnd)

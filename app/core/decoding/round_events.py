@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from app.core.events import RoundVerified, TokensCommitted
+from app.core.events import RoundVerified, TokensCommitted, inspections
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.core.decoding.selfspec import Round
@@ -21,11 +21,14 @@ TokenTexts = Callable[[Sequence[int]], list[str]]
 
 def round_verified(region_id: str, rnd: "Round", text: str, token_texts: TokenTexts, *, block_size: int,
                    first_round: int = 0, tokens_before: int = 0) -> RoundVerified:
+    """One self-speculative round, with what the reject inspector recorded (app.core.decoding.inspector) when it
+    recorded anything."""
     return RoundVerified(
         region_id, rnd.index + first_round, rnd.k, rnd.candidates, rnd.verified, rnd.new_tokens, text, rnd.draft_ms,
         rnd.verify_ms, rnd.cache_len, candidate_texts=token_texts(rnd.candidates),
         verified_texts=token_texts(rnd.verified), bonus=rnd.bonus, block_size=block_size,
-        output_len=rnd.output_len + tokens_before, forwards=rnd.forwards)
+        output_len=rnd.output_len + tokens_before, forwards=rnd.forwards,
+        inspected=inspections(rnd.inspected, token_texts), probs=rnd.probs)
 
 
 def tokens_committed(region_id: str, step: int, token: int, text: str, ms: float, cache_len: int,

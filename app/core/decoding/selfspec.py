@@ -14,11 +14,12 @@ events).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from app.core.decoding.autoregressive import (Decoded, Prefix, forward_logits, stop_index, text_positions, top_logprob,
                                               window_attention)
+from app.core.decoding.inspector import InspectOptions, inspect_slots, slot_count, slot_rows
 from app.core.decoding.stats import DecodeStats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,6 +47,8 @@ class Round:
     output_len: int  # response tokens committed so far, this round included
     final: bool = False  # the decode stopped after this round (stop id or max_new_tokens)
     forwards: int = 2  # 1 when a0 alone ended the decode (no verify), 0 when the prefill's token did (round 0)
+    inspected: list[dict] = field(default_factory=list)  # the inspector's slots (inspector.py), when asked for
+    probs: list[float] = field(default_factory=list)  # p(token) of each new token, when the inspector is on
 
 
 def inner_mask(q: int, *, causal_from: int, bidirectional: bool, device) -> "torch.Tensor":
@@ -89,7 +92,7 @@ def draft(model, prefix: Prefix, cache, x0, windows: _Windows):
     i+1, so with x0 row 0 (causal: it sees the cache and itself only) is the exact AR token a0 and row j is d_j;
     without x0 (round 0) a0 is the prefill's seed and d_j comes from row j-1. Returns the candidates [a0, d1..dB]
     and log p(a0) as device tensors. x0's key/values are exact (its row is causal), so they stay in the cache;
-    the mask rows are cropped away."""
+    the mask rows are cropped away. Also returns the window's logit rows (the inspector reads them)."""
     import torch
 
     clen = cache.get_seq_length()
@@ -103,18 +106,18 @@ def draft(model, prefix: Prefix, cache, x0, windows: _Windows):
     rows = logits.argmax(-1)
     cache.crop(-windows.block)
     if x0 is None:
-        return torch.cat([prefix.seed.argmax().view(1), rows]), top_logprob(prefix.seed).view(1)
-    return rows, top_logprob(logits[0]).view(1)
+        return torch.cat([prefix.seed.argmax().view(1), rows]), top_logprob(prefix.seed).view(1), logits
+    return rows, top_logprob(logits[0]).view(1), logits
 
 
 def verify(model, prefix: Prefix, cache, candidates, windows: _Windows):
     """VERIFY forward: the candidates, causal, after x0 (already cached by the draft). Row i predicts candidate i+1;
-    the last row is the bonus. Returns the argmax rows and their log-probabilities as device tensors."""
+    the last row is the bonus. Returns the argmax rows, their log-probabilities and the logits as device tensors."""
     clen = cache.get_seq_length()
     device = prefix.seed.device
     logits = forward_logits(model, candidates.view(1, -1), text_positions(clen, len(candidates), prefix.delta, device),
                             cache, window_attention(model, cache, windows.verify))
-    return logits.argmax(-1), top_logprob(logits)
+    return logits.argmax(-1), top_logprob(logits), logits
 
 
 def accept(candidates: Sequence[int], verified: Sequence[int], bonus: int) -> tuple[int, list[int]]:
@@ -135,6 +138,20 @@ def truncate(new: list[int], produced: int, stop_ids: Sequence[int], max_new_tok
     return new, "max_new_tokens" if produced + len(new) >= max_new_tokens else ""
 
 
+def inspect_round(options: InspectOptions, dlogits, vlogits, seed, candidates: Sequence[int], k: int, lp_new
+                  ) -> tuple[list[dict], list[float]]:
+    """The inspector's slots of one round and its new tokens' probabilities (two small reads). `dlogits` None: round 0
+    ended on the prefill's token (slot 0 = the seed); `seed`: the prefill's row in round 0, else None."""
+    import torch
+
+    slots = options.slots(k, min(len(candidates), slot_count(dlogits, vlogits, seed)))
+    probs = torch.exp(lp_new).tolist()
+    if not slots:
+        return [], probs
+    drafter, verifier = slot_rows(dlogits, vlogits, seed, slots)
+    return inspect_slots(drafter, verifier, candidates, slots, k, options.top_k), probs
+
+
 def selfspec_decode(
     model,
     prefix: Prefix,
@@ -147,6 +164,7 @@ def selfspec_decode(
     cancel: "CancelToken | None" = None,
     draft_hook: DraftHook | None = None,
     read_a0: bool | None = None,
+    inspect: InspectOptions | None = None,
 ) -> Decoded:
     """Self-speculative greedy decoding from a prefilled prompt (its cache dynamic or static). Cancel is checked
     before each forward; a cancelled decode returns what the finished rounds committed.
@@ -155,7 +173,10 @@ def selfspec_decode(
     read once. `read_a0` (default: on CPU, where forwards are synchronous and a read costs nothing) also reads a0
     after the draft, so that a verify is skipped when a0 is a stop id; on an accelerator that would cost a second
     sync every round to save one verify per region. A verify is always skipped when a0 reaches the budget, and
-    round 0 needs no forward at all when the prefill's token already ends the decode."""
+    round 0 needs no forward at all when the prefill's token already ends the decode.
+
+    `inspect` (only when someone listens: it costs two small reads a round): each Round carries the inspector's
+    slots (inspector.py) and its new tokens' probabilities, from the logits the round already has."""
     import torch
 
     cache, device = prefix.cache, prefix.seed.device
@@ -177,10 +198,13 @@ def selfspec_decode(
             a0_ends = len(tokens) + 1 >= max_new_tokens  # a0 alone fills the budget
             t0 = time.perf_counter()
             host: list[int] | None = None  # the candidates, once read
+            dlogits = vlogits = None
             if x0 is None and (a0_ends or seed_token in stop_ids):
                 drafted, lp0, forwards, host = None, top_logprob(prefix.seed).view(1), 0, [seed_token]
             else:
-                drafted, lp0 = draft(model, prefix, cache, x0, windows)
+                drafted, lp0, dlogits = draft(model, prefix, cache, x0, windows)
+                if inspect is not None and getattr(cache, "runner", None) is not None:
+                    dlogits = dlogits.clone()  # a compiled runner may reuse its output buffer for the verify
                 forwards = 1
                 if read_a0 or a0_ends or draft_hook is not None:
                     host = drafted.tolist()
@@ -198,7 +222,7 @@ def selfspec_decode(
                     stopped = "cancelled"
                     break
                 t1 = time.perf_counter()
-                rows, vlp = verify(model, prefix, cache, drafted, windows)
+                rows, vlp, vlogits = verify(model, prefix, cache, drafted, windows)
                 forwards += 1
                 if host is None:  # the round's one read: candidates and verdicts together
                     both = torch.cat([drafted, rows]).tolist()
@@ -214,10 +238,15 @@ def selfspec_decode(
                 lp_round = torch.cat([lp0, vlp])
             new, stopped = truncate(new, len(tokens), stop_ids, max_new_tokens)
             logprobs.append(lp_round[: len(new)])
+            inspected, probs = [], []
+            if inspect is not None:
+                inspected, probs = inspect_round(inspect, dlogits, vlogits, prefix.seed if not rounds else None,
+                                                 candidates, k, lp_round[: len(new)])
             tokens.extend(new)
             stats.add_round(k, draft_ms, verify_ms, forwards=forwards)
             rnd = Round(len(rounds), k, list(candidates), list(verified), bonus if k == len(candidates) else None,
-                        new, draft_ms, verify_ms, cache.get_seq_length(), len(tokens), bool(stopped), forwards)
+                        new, draft_ms, verify_ms, cache.get_seq_length(), len(tokens), bool(stopped), forwards,
+                        inspected, probs)
             rounds.append(rnd)
             if on_round:
                 on_round(rnd)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from app.core.engines.base import EngineUnavailable, Emit, RegionResult, no_emit
 from app.core.cancel import CancelToken
+from app.core.decoding.inspector import InspectOptions
 from app.core.decoding.round_events import round_verified, tokens_committed
 from app.core.events import RegionFinished, RegionStarted
 from app.core.loader import ModelError
@@ -118,6 +119,8 @@ class GlmOcrEngine:
         self._runner = compiled_logits(loaded.device) if self.compiled else None
         # how many regions `decode_batch` decodes in one forward per step (1: one at a time, as decode_region)
         self.batch_size = BATCH_SIZE
+        # the reject inspector's numbers in every RoundVerified while someone listens (None: never)
+        self.inspect = InspectOptions.from_env()
         self._texts: dict[int, str] = {}  # one token's text, decoded once per id (events carry them every round)
         if mode == "selfspec":
             self._check_selfspec()
@@ -214,7 +217,8 @@ class GlmOcrEngine:
 
             decoded = batch_selfspec_decode(self.model, prefixes, mask_id=self.mask_id, block_size=self.block_size,
                                             stop_ids=self.stop_ids, budgets=budgets, cancel=cancel,
-                                            on_round=on_round if listening else None, runner=self._runner)
+                                            on_round=on_round if listening else None, runner=self._runner,
+                                            inspect=self.inspect if listening else None)
         else:
             def on_token(row: int, step: int, token: int, ms: float, cache_len: int) -> None:
                 final = token in self.stop_ids or step + 1 >= budgets[row]
@@ -256,7 +260,8 @@ class GlmOcrEngine:
 
             return selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
                                    stop_ids=self.stop_ids, max_new_tokens=budget,
-                                   on_round=on_round if listening else None, cancel=cancel, draft_hook=draft_hook)
+                                   on_round=on_round if listening else None, cancel=cancel, draft_hook=draft_hook,
+                                   inspect=self.inspect if listening else None)
 
         def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
             final = token in self.stop_ids or step + 1 >= budget

@@ -41,3 +41,10 @@ def faded(color: QColor, alpha: float) -> QColor:
 
 def text_on(color: QColor) -> QColor:
     return QColor("#ffffff") if color.lightness() < 150 else QColor("#111111")
+
+
+def prob_tint(p: float, dark: bool) -> QColor:
+    """A character's background by the verifier's probability of the token that wrote it: none when sure, a
+    stronger red the less sure it was (p 0.5 reads as clearly tinted)."""
+    doubt = max(0.0, min(1.0, 1.0 - float(p)))
+    return faded(REJECTED, min(0.85, doubt * (1.2 if dark else 1.0)) if doubt > 0.02 else 0.0)

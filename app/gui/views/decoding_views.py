@@ -1,4 +1,5 @@
-"""`DecodingViews`: the rounds view, the R-SWA window view and the playback bar in one widget the main window docks.
+"""`DecodingViews`: the rounds view, the R-SWA window view, the A/B diff and the playback bar in one widget the main
+window docks.
 
 Feeding: `feed(event)` takes any app.core.events event (unknown ones are ignored), updates the two models at
 once (cheap bookkeeping) and marks the views dirty; a frame timer (≤ 60 Hz) brings the widgets up to date and
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWid
 
 from app.core.events import Event, PrefixLaid, RunStarted, WindowStepped
 from app.core.trace import write_trace
+from app.gui.views.ab_view import ABView
 from app.gui.views.playback import PlaybackBar, TracePlayer
 from app.gui.views.rounds_state import RoundRecord, RoundsModel
 from app.gui.views.rounds_view import RoundsView
@@ -47,6 +49,13 @@ class DecodingViews(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.rounds_view, "Acceptance rounds")
         self.tabs.addTab(self.window_view, "R-SWA window")
+        self.ab_view = ABView()  # two decodes of the same regions side by side
+        self.ab_view.current_events = lambda: self.recording
+        ab_scroller = QScrollArea()  # its own scrolling: the tabs ask for no more height than the rounds view
+        ab_scroller.setWidgetResizable(True)
+        ab_scroller.setFrameShape(QFrame.Shape.NoFrame)
+        ab_scroller.setWidget(self.ab_view)
+        self.tabs.addTab(ab_scroller, "A/B diff")
         self.player = TracePlayer(self)
         self.playback_bar = PlaybackBar(self.player)
         # the views keep the height they need to paint; a dock shorter than that scrolls them (the playback bar
@@ -124,9 +133,7 @@ class DecodingViews(QWidget):
         if isinstance(event, RunStarted) and (self.rounds_model.regions or self.window_model.streams):
             self._reset_state()
         rec = self.rounds_model.feed(event)
-        if self.rounds_model.engine != self.window_view.engine:
-            self.window_view.engine = self.rounds_model.engine
-            self.window_view._synced_version = -1
+        self.window_view.set_engine(self.rounds_model.engine)
         if isinstance(rec, RoundRecord):
             self.rounds_view.on_round(rec)
             self._auto_tab("rounds")
@@ -191,8 +198,8 @@ class DecodingViews(QWidget):
     def flush(self) -> None:
         """Apply everything fed so far to the widgets now (tests; normally the frame timer does this)."""
         self._dirty = True
-        self.rounds_view._synced_version = -1
-        self.window_view._synced_version = -1
+        self.rounds_view.invalidate()
+        self.window_view.invalidate()
         self.rounds_view.refresh()
         self.window_view.refresh()
         self._dirty = False
@@ -257,7 +264,7 @@ class DecodingViews(QWidget):
     def _player_speed(self, factor: float) -> None:
         # the strip's animation (~0.35 s) already outlasts a GPU round (~20-50 ms); slowed playback stretches
         # it gently so that at ×20 most rounds get their full sweep
-        self.rounds_view.strip.slow = max(1.0, factor / 4.0)
+        self.rounds_view.set_slow(max(1.0, factor / 4.0))
 
     def load_trace(
         self,

@@ -59,6 +59,15 @@ class TintedText(LiveText):
         super().__init__("The decoded text appears here, tinted by the round that confirmed each character.", parent)
         self.region: RegionRounds | None = None
         self._applied = 0
+        self.by_probability = False  # tint by the verifier's probability of each character's token instead
+
+    def set_by_probability(self, on: bool) -> None:
+        """Tint by probability (red where the verifier was unsure) or by round; redraws the text."""
+        if on != self.by_probability:
+            self.by_probability = on
+            region = self.region
+            self.clear_text()
+            self.sync(region)
 
     def clear_text(self) -> None:
         self.region = None
@@ -80,6 +89,10 @@ class TintedText(LiveText):
         for rec in region.rounds[self._applied :]:
             if not rec.text:
                 continue
+            spans = rec.char_probs() if self.by_probability else []
+            if spans:
+                self._insert_by_probability(cursor, rec, spans, dark)
+                continue
             fmt = QTextCharFormat()
             fmt.setBackground(colors.round_tint(rec.index, dark))
             fix = ""
@@ -100,6 +113,20 @@ class TintedText(LiveText):
         cursor.endEditBlock()
         self._applied = len(region.rounds)
         self.keep_bottom(at_bottom)
+
+    @staticmethod
+    def _insert_by_probability(cursor: QTextCursor, rec, spans: list[tuple[int, int, float]], dark: bool) -> None:
+        pos = rec.start
+        for a, b, p in spans:
+            if a > pos:
+                cursor.insertText(rec.text[pos - rec.start: a - rec.start], QTextCharFormat())
+            fmt = QTextCharFormat()
+            fmt.setBackground(colors.prob_tint(p, dark))
+            fmt.setToolTip(f"p = {p:.3f}")
+            cursor.insertText(rec.text[a - rec.start: b - rec.start], fmt)
+            pos = b
+        if pos < rec.end:
+            cursor.insertText(rec.text[pos - rec.start:], QTextCharFormat())
 
     def highlight(self, start: int, end: int) -> None:
         if end <= start:

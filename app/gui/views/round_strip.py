@@ -13,8 +13,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
+    QColor,
     QFont,
     QFontMetrics,
     QPainter,
@@ -47,7 +48,10 @@ class _Phase:
 
 
 class RoundStrip(QWidget):
-    """One round's cells, animated. `show_round(rec)` starts the animation; `tick()` advances it."""
+    """One round's cells, animated. `show_round(rec)` starts the animation; `tick()` advances it. Clicking a cell
+    emits `slot_clicked(slot)` (the inspector opens it)."""
+
+    slot_clicked = Signal(int)  # candidate slot of the shown round (0 = a0)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -61,7 +65,9 @@ class RoundStrip(QWidget):
         self.setMinimumHeight(84)
         self.setToolTip("One round: a0 is the exact autoregressive prediction of the last confirmed token (always "
                         "accepted); draft 1…B are the masked guesses, accepted left to right until the first the "
-                        "verifier disagrees with (rejected, its token below), or all of them plus a bonus token.")
+                        "verifier disagrees with (rejected, its token below), or all of them plus a bonus token. "
+                        "Click a cell to inspect it.")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def sizeHint(self) -> QSize:
@@ -138,14 +144,40 @@ class RoundStrip(QWidget):
         font = QFont(self.font())
         small = QFont(font)
         small.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
-        fm = QFontMetrics(font)
         self._paint_header(p, rec, font, small)
-        cells = n + 1
+        for i in range(n + 1):
+            self._paint_cell(p, rec, i, self.cell_rect(i), phase, font, small)
+        if phase.resolve > 0:  # a dot on the cells the reject inspector recorded (click one: the inspector)
+            p.setPen(QPen(colors.faded(QColor("#000000"), 0.6), 1.0))
+            p.setBrush(QColor("#ffffff"))
+            for slot in rec.inspected:
+                r = self.cell_rect(slot.position)
+                p.drawEllipse(QPointF(r.right() - 5, r.top() + 5), 2.5, 2.5)
+        p.end()
+
+    def cell_rect(self, i: int) -> QRectF:
+        """Where cell `i` of the shown round is drawn (slot i; the last cell holds the bonus)."""
+        cells = (self.record.slots if self.record is not None else 0) + 1
         gap = 3.0
         cw = max(14.0, min(72.0, (self.width() - 16 - gap * (cells - 1)) / cells))
-        for i in range(cells):
-            self._paint_cell(p, rec, i, QRectF(8 + i * (cw + gap), fm.height() + 8, cw, 34.0), phase, font, small)
-        p.end()
+        return QRectF(8 + i * (cw + gap), QFontMetrics(self.font()).height() + 8, cw, 34.0)
+
+    def slot_at(self, x: float, y: float) -> int | None:
+        """The candidate slot under a point (the cell or the verifier's token under it), or None."""
+        if self.record is None:
+            return None
+        for i in range(self.record.slots):
+            r = self.cell_rect(i)
+            if r.left() <= x <= r.right() and r.top() <= y <= r.bottom() + QFontMetrics(self.font()).height() + 6:
+                return i
+        return None
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        slot = self.slot_at(event.position().x(), event.position().y())
+        if slot is not None:
+            self.slot_clicked.emit(slot)
+            return
+        super().mousePressEvent(event)
 
     def _paint_header(self, p: QPainter, rec: RoundRecord, font: QFont, small: QFont) -> None:
         """One line: which round, how much was accepted, the times; the colour legend at the right when it fits."""

@@ -20,6 +20,7 @@ from app.core.events import (
     RoundVerified,
     RunFinished,
     RunStarted,
+    SlotInspection,
     TokensCommitted,
 )
 from app.gui.views.view_text import _SPECIAL_TOKEN, _Text, visible_whitespace
@@ -51,6 +52,45 @@ class RoundRecord:
     start: int  # character span this round appended to the region's text
     end: int
     forwards: int = 2  # draft + verify (fewer when a0 alone ended the decode)
+    inspected: list[SlotInspection] = field(default_factory=list)  # the reject inspector's slots (may be empty)
+    probs: list[float] = field(default_factory=list)  # the verifier's probability of each new token (may be empty)
+    token_start: int = 0  # response tokens committed before this round (slot i writes output token token_start + i)
+
+    def slot(self, position: int) -> SlotInspection | None:
+        """What the inspector recorded at candidate slot `position` (None: not recorded)."""
+        return next((s for s in self.inspected if s.position == position), None)
+
+    @property
+    def rejected_slot(self) -> SlotInspection | None:
+        return None if self.full_accept else self.slot(self.k)
+
+    def token_texts(self) -> list[str]:
+        """The text of each committed token: the accepted drafts, then the verifier's token or the bonus."""
+        n, k = len(self.new_tokens), self.k
+        out = [self.candidate_texts[i] if i < len(self.candidate_texts) else "" for i in range(min(k, n))]
+        if n > k:
+            out.append(self.bonus_text() if self.full_accept else
+                       (self.verified_texts[k] if k < len(self.verified_texts) else ""))
+        return out[:n]
+
+    def char_probs(self) -> list[tuple[int, int, float]]:
+        """(start, end, p) character spans of this round's text with the verifier's probability of the token that
+        wrote them; one span at the round's lowest probability when the token texts do not spell the text (a stop
+        token's text, byte pieces)."""
+        if not self.probs or self.end <= self.start:
+            return []
+        texts = self.token_texts()
+        for drop in (0, 1):  # a stop token's text is not in the round's text
+            pieces = texts[: len(texts) - drop]
+            joined = "".join(pieces)
+            if joined and self.text.endswith(joined):
+                pos, spans = self.end - len(joined), []
+                for piece, p in zip(pieces, self.probs):
+                    if piece:
+                        spans.append((pos, pos + len(piece), float(p)))
+                    pos += len(piece)
+                return spans
+        return [(self.start, self.end, float(min(self.probs)))]
 
     @property
     def accepted(self) -> int:
@@ -140,6 +180,9 @@ class RegionRounds:
             start=start,
             end=end,
             forwards=int(ev.forwards),
+            inspected=list(ev.inspected),
+            probs=list(ev.probs),
+            token_start=self.output_tokens,
         )
         self.rounds.append(rec)
         self._starts.append(start)
@@ -160,6 +203,15 @@ class RegionRounds:
             if i < rec.k:
                 self.pos_accepted[i] += 1
         return rec
+
+    def rejections(self) -> list[tuple[RoundRecord, SlotInspection]]:
+        """Every round whose rejected slot the inspector recorded, closest calls (smallest margin) first."""
+        found = [(rec, slot) for rec in self.rounds if (slot := rec.rejected_slot) is not None]
+        return sorted(found, key=lambda pair: (pair[1].margin, pair[0].index))
+
+    def context_before(self, rec: RoundRecord, chars: int = 80) -> str:
+        """The last `chars` characters committed before round `rec` (what the model had written so far)."""
+        return self.text[max(0, rec.start - chars): rec.start]
 
     def round_at(self, char_pos: int) -> RoundRecord | None:
         """The round that confirmed the character at `char_pos`."""

@@ -1,14 +1,17 @@
 """The acceptance-rounds view (GravityOCR self-speculative decoding: docs/architecture.md, The self-speculative round):
-`RoundsView` composes the round strip (app.gui.views.round_strip), the history, the tinted text and the statistics
-(app.gui.views.round_panels), with the region chooser and the follow-live switch.
+`RoundsView` composes the round strip (app.gui.views.round_strip), the history, the tinted text, and beside them
+the statistics (app.gui.views.round_panels), the reject inspector and the closest calls
+(app.gui.views.inspector_view; docs/decoding-debugger.md), with the region chooser, the follow-live switch and the
+tint switch (by round or by the verifier's probability).
 
 Everything reads `RoundsModel` (app.gui.views.rounds_state); nothing here decodes or keeps its own copy of the run.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QWidget
+from PySide6.QtWidgets import QButtonGroup, QCheckBox, QHBoxLayout, QStackedWidget, QToolButton, QWidget
 
+from app.gui.views.inspector_view import ClosestCalls, InspectorBars
 from app.gui.views.live_text import TintedText
 from app.gui.views.round_panels import RoundHistory, StatsPanel
 from app.gui.views.round_strip import RoundStrip
@@ -31,12 +34,40 @@ class RoundsView(ViewFrame):
     def __init__(self, model: RoundsModel, parent: QWidget | None = None) -> None:
         follow, strip, history, text, stats = QCheckBox("Follow live"), RoundStrip(), RoundHistory(), TintedText(), \
             StatsPanel()
+        # the right-hand panel: statistics, the reject inspector or the closest calls (switched in the top row, so
+        # the view needs no more height than before)
+        self.inspector, self.calls, self.side = InspectorBars(), ClosestCalls(), QStackedWidget()
+        self.tint_box = QCheckBox("Tint by probability")
+        self.tint_box.setToolTip("Tint each character by the verifier's probability of the token that wrote it "
+                                 "(red: unsure) instead of by the round that confirmed it")
+        switches = QWidget()
+        row = QHBoxLayout(switches)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.side_buttons = QButtonGroup(switches)
+        for i, (panel, title, tip) in enumerate((
+                (stats, "Statistics", "TPF, acceptance by position, draft vs verify time"),
+                (self.inspector, "Inspector", "Why a draft was rejected: click a cell of the round"),
+                (self.calls, "Closest calls", "The region's rejections, smallest margin first"))):
+            self.side.addWidget(panel)
+            button = QToolButton(text=title, checkable=True, toolTip=tip, autoRaise=True)
+            self.side_buttons.addButton(button, i)
+            row.addWidget(button)
+        self.side_buttons.button(0).setChecked(True)
+        self.side_buttons.idClicked.connect(self.side.setCurrentIndex)
+        self.side.currentChanged.connect(lambda i: self.side_buttons.button(i).setChecked(True))
+        row.addSpacing(12)
+        row.addWidget(self.tint_box)
+        row.addWidget(follow)
         super().__init__(chooser_title="Region", chooser_tip="Region whose rounds are shown", empty_hint=EMPTY_HINT,
-                         shows="rounds", headline=strip, panels=[history, text, stats], sizes=[200, 430, 560],
-                         stretch=1, extra=follow, parent=parent)
+                         shows="rounds", headline=strip, panels=[history, text, self.side], sizes=[200, 430, 560],
+                         stretch=1, extra=switches, parent=parent)
         self.follow_box, self.strip, self.history, self.text, self.stats = follow, strip, history, text, stats
         self.follow_box.setChecked(True)
         self.follow_box.setToolTip("Show the newest round of the region being decoded")
+        self.tint_box.toggled.connect(self.text.set_by_probability)
+        self.strip.slot_clicked.connect(self.inspect_slot)
+        self.calls.call_chosen.connect(self.inspect)
+        self.side.currentChanged.connect(lambda _i: self.calls.sync(self.region()) if self._calls_shown() else None)
         self.model = model
         self.shown_region: str | None = None
         self.selected: int | None = None
@@ -56,6 +87,17 @@ class RoundsView(ViewFrame):
     def region(self) -> RegionRounds | None:
         return self.model.regions.get(self.shown_region) if self.shown_region else None
 
+    def invalidate(self) -> None:
+        """The next `refresh` brings every widget up to the model, changed or not."""
+        self._synced_version = -1
+
+    def set_slow(self, factor: float) -> None:
+        """Stretch the round strip's animation (slowed playback)."""
+        self.strip.slow = factor
+
+    def _calls_shown(self) -> bool:
+        return self.side.currentWidget() is self.calls
+
     def _set_empty(self, empty: bool) -> None:
         self.set_empty(empty, self.model.engine)
         if empty and self.model.server.regions:  # a remote run: what its servers said about their drafting
@@ -71,6 +113,8 @@ class RoundsView(ViewFrame):
         self.history.sync(None, follow=True)
         self.text.clear_text()
         self.stats.sync(None, None)
+        self.inspector.clear()
+        self.calls.sync(None)
         self._set_empty(True)
 
     def on_round(self, rec: RoundRecord) -> None:
@@ -96,6 +140,8 @@ class RoundsView(ViewFrame):
         self.history.sync(reg, follow=self.following)
         self.text.sync(reg)
         self.stats.sync(reg, self.model.baseline_tps)
+        if self._calls_shown():  # sorting every rejection: only while the list is on screen
+            self.calls.sync(reg)
 
     def show_region(self, region_id: str) -> None:
         """Show one region's rounds; a region other than the one being decoded stops following the live run."""
@@ -106,6 +152,7 @@ class RoundsView(ViewFrame):
         self.shown_region = region_id
         self.selected = None
         self.history.select(None)
+        self.inspector.clear()
         self._synced_version = -1
         self.refresh()
         reg = self.region()
@@ -128,6 +175,28 @@ class RoundsView(ViewFrame):
         self.text.sync(reg)
         self.text.highlight(rec.start, rec.end)
         self.round_selected.emit(rec.region_id, rec.start, rec.end)
+
+    def inspect_slot(self, position: int) -> None:
+        """Open slot `position` of the round in the strip in the inspector (a click on its cell)."""
+        rec, reg = self.strip.record, self.region()
+        if rec is None or reg is None or rec.region_id != reg.region_id:
+            return
+        self.inspect(rec.index, position)
+
+    def inspect(self, index: int, position: int) -> None:
+        """Select round `index` of the shown region and open its slot `position` in the inspector."""
+        reg = self.region()
+        if reg is None or not (0 <= index < len(reg.rounds)):
+            return
+        if self.following:  # inspecting the past: stop jumping to new rounds
+            self.follow_box.blockSignals(True)
+            self.follow_box.setChecked(False)
+            self.follow_box.blockSignals(False)
+        if self.selected != index:
+            self.select_round(index)
+        self.strip.show_round(reg.rounds[index], animate=False)
+        self.inspector.show_slot(reg, reg.rounds[index], position)
+        self.side.setCurrentWidget(self.inspector)
 
     def _region_chosen(self, i: int) -> None:
         rid = self.region_box.itemData(i)

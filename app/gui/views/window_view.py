@@ -390,6 +390,16 @@ class WindowView(ViewFrame):
         self.text.clear_text()
         self.set_empty(True, self.engine)
 
+    def invalidate(self) -> None:
+        """The next `refresh` brings every widget up to the model, changed or not."""
+        self._synced_version = -1
+
+    def set_engine(self, engine: str) -> None:
+        """The run's engine (its name explains an empty view); redraws on the next refresh when it changed."""
+        if engine != self.engine:
+            self.engine = engine
+            self.invalidate()
+
     def _show(self, sid: str | None) -> None:
         if sid:
             self.shown = sid

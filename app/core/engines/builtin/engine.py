@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
+from app.core.decoding.inspector import InspectOptions
 from app.core.decoding.round_events import round_verified, tokens_committed
 from app.core.textcheck import MIN_LINE_COVERAGE, line_coverage
 from app.core.events import RegionFinished, RegionStarted, TokensCommitted
@@ -101,6 +102,7 @@ class ReaderEngine:
         self.mask_id = int(self.bd["mask_id"])
         self.block_size = int(block_size or self.bd["bd_size"]) if mode == "selfspec" else 0
         self.max_new_tokens = max_new_tokens
+        self.inspect = InspectOptions.from_env()  # the reject inspector in RoundVerified while someone listens (None: never)
         self.script = ScriptMask()  # the page's script: Latin pages read no CJK class
         self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script)
         self._det = None
@@ -216,8 +218,11 @@ class ReaderEngine:
                                     block_size=self.block_size, first_round=offsets["round"],
                                     tokens_before=offsets["tokens"]))
 
+            listening = emit is not no_emit
             decoded = selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
-                                      stop_ids=self.stop_ids, max_new_tokens=budget, on_round=on_round, cancel=cancel)
+                                      stop_ids=self.stop_ids, max_new_tokens=budget,
+                                      on_round=on_round if listening else None, cancel=cancel,
+                                      inspect=self.inspect if listening else None)
         else:
             def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
                 emit(tokens_committed(region_id, step + offsets["step"], token, lead(self.text_of([token])), ms,
