@@ -38,6 +38,11 @@ ACTIONS = {
     "delete_region": ("&Review", "D&elete the region", "Delete", "", "flow.delete_region", False),
     "split_region": ("&Review", "&Split the region", "S", "", "flow.split_region", False),
     "merge_region": ("&Review", "&Merge with the next region", "M", "", "flow.merge_region", False),
+    "order_mode": ("&Review", "Reading &order mode", "O", "order", "order.set_mode", True),
+    "order_columns": ("&Review", "Order the page by &columns", "C", "", "order.by_columns", False),
+    "order_top_down": ("&Review", "Order the page &top to bottom", "T", "", "order.top_to_bottom", False),
+    "read_earlier": ("&Review", "Read the region one place &earlier", "[", "", "order.earlier", False),
+    "read_later": ("&Review", "Read the region one place &later", "]", "", "order.later", False),
     "next_region": ("&Review", "Ne&xt region", "J", "", "flow.next_region", False),
     "previous_region": ("&Review", "Pre&vious region", "K", "", "flow.previous_region", False),
     "next_needs_review": ("&Review", "Next block &needing review", "N", "", "flow.next_needs_review", False),
@@ -45,7 +50,7 @@ ACTIONS = {
     "about": ("&Help", "&About Scriptorium", "F1", "", "dialogs.show_about", False),
 }
 TOOLBAR = ["open", "run", "rerun_page", "cancel", None, "engine", None, "zoom_out", "zoom_in", "fit_width", "fit_page",
-           "previous_page", "next_page", None, "record", "export"]
+           "previous_page", "next_page", None, "order_mode", None, "record", "export"]
 
 
 def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
@@ -71,7 +76,7 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
             menus[menu] = window.menuBar().addMenu(menu)
         menus[menu].addAction(action)
         if name in ("export", "close_document", "rerun_page", "cancel", "fit_page", "next_page", "merge_region",
-                    "next_needs_review"):
+                    "read_later", "next_needs_review"):
             menus[menu].addSeparator()
         actions[name] = action
     recent = QMenu("Open &recent", window)
@@ -94,7 +99,9 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
 MORE_KEYS = [("Next / previous region", "Alt+Down / Alt+Up"), ("Find: next / previous hit", "F3 / Shift+F3"),
              ("Move or resize the selected region", "drag it or its handles"),
              ("Region menu: label, read as, split here, merge, delete", "right-click"),
-             ("Type in the region's block", "double-click")]
+             ("Type in the region's block", "double-click"),
+             ("Reading order mode: set the order by clicking regions one after another", "click, click, …"),
+             ("Reading order mode: read a region just before another", "drag its badge onto the other")]
 
 
 def shortcut_table() -> list[tuple[str, str]]:

@@ -29,6 +29,7 @@ class PageView(QGraphicsView):
     region_drawn = Signal(int, object)  # page, box in points: the person drew a new region
     region_menu_requested = Signal(str, object, object)  # region id, scene point, global point
     region_activated = Signal(str)  # double-clicked: the person wants to type in its block
+    regions_shown = Signal()  # the page's regions were (re)placed: overlays that follow them redraw
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -62,6 +63,7 @@ class PageView(QGraphicsView):
         from app.gui.region_editor import RegionGestures
 
         self.gestures = RegionGestures(self)
+        self.order_mode = None  # app.gui.order_mode.OrderMode: asked first about the mouse while it is on
 
     # --- content ----------------------------------------------------------------------------------------------
 
@@ -100,6 +102,7 @@ class PageView(QGraphicsView):
             item = RegionItem(region, self.show_order)
             self.scene().addItem(item)
             self.region_items[region.id] = item
+        self.regions_shown.emit()
 
     def set_show_order(self, show: bool) -> None:
         self.show_order = show
@@ -223,15 +226,18 @@ class PageView(QGraphicsView):
                 return item.region_id
         return ""
 
+    def _modes(self):
+        return [m for m in (self.order_mode, self.gestures) if m is not None]
+
     def mousePressEvent(self, event) -> None:
-        if self.gestures.press(event):
+        if any(m.press(event) for m in self._modes()):
             self._press = None
             return
         self._press = event.position()
         super().mousePressEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
-        if self.gestures.release(event):
+        if any(m.release(event) for m in self._modes()):
             return
         super().mouseReleaseEvent(event)
         press, self._press = self._press, None
@@ -248,7 +254,7 @@ class PageView(QGraphicsView):
         super().mouseDoubleClickEvent(event)
 
     def mouseMoveEvent(self, event) -> None:
-        if self.gestures.move(event):
+        if any(m.move(event) for m in self._modes()):
             return
         super().mouseMoveEvent(event)
         rid = self.region_at(event.position().toPoint())

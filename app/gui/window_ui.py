@@ -65,8 +65,12 @@ def setup_ui(window) -> None:
     window.flow = ReviewFlow(window)
     window.find_bar = FindBar(window)
     window.review.layout().insertWidget(1, window.find_bar)  # between the block bar and the editor
+    from app.gui.order_mode import OrderMode, scope_order_keys
+
+    window.order = OrderMode(window)
     window.actions = build_actions(window, window.engine_bar)
     scope_review_keys(window.actions, window.page_view, window.flow)
+    scope_order_keys(window.actions, window.page_view)
     window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
     window.actions.record.setChecked(window.settings.get("record_traces"))
     window.progress = ProgressPanel()
