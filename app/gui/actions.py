@@ -20,6 +20,8 @@ ACTIONS = {
     "quit": ("&File", "&Quit", "Ctrl+Q", "", "close", False),
     "run": ("&Run", "&Read document", "F5", "run", "run_document", False),
     "rerun_page": ("&Run", "Re-run OCR on this &page", "Shift+F5", "rerun", "rerun_page", False),
+    "choose_pages": ("&Run", "Choose the pa&ges to read…", "Ctrl+Shift+P", "", "page_range.focus", False),
+    "skip_page": ("&Run", "S&kip this page (or read it again)", "Ctrl+K", "", "page_range.toggle_page", False),
     "cancel": ("&Run", "&Cancel", "Esc", "cancel", "cancel_run", False),
     "record": ("&Run", "Record &trace of each run", "Ctrl+R", "record", "traces.set_recording", True),
     "zoom_in": ("&View", "Zoom &in", "Ctrl++", "zoom-in", "page_view.zoom_in", False),
@@ -100,6 +102,7 @@ MORE_KEYS = [("Next / previous region", "Alt+Down / Alt+Up"), ("Find: next / pre
              ("Move or resize the selected region", "drag it or its handles"),
              ("Region menu: label, read as, split here, merge, delete", "right-click"),
              ("Type in the region's block", "double-click"),
+             ("Skip a page, or read it again (thumbnail list)", "Space"),
              ("Reading order mode: set the order by clicking regions one after another", "click, click, …"),
              ("Reading order mode: read a region just before another", "drag its badge onto the other")]
 

@@ -41,7 +41,11 @@ def setup_ui(window) -> None:
     window.middle.addWidget(empty_hint())
     window.middle.addWidget(window.page_view)
     window.splitter = QSplitter(Qt.Orientation.Horizontal)
-    window.splitter.addWidget(make_side_panel(window.documents, window.thumbnails))
+    side = make_side_panel(window.documents, window.thumbnails)
+    window.splitter.addWidget(side)
+    from app.gui.page_range import install_page_range
+
+    window.page_range = install_page_range(window, side)
     window.splitter.addWidget(window.middle)
     window.splitter.addWidget(window.review)
     window.splitter.setSizes([190, 620, 630])
