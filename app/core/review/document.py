@@ -114,6 +114,7 @@ class DocumentWork:
     raw_stream: str = field(default="", repr=False)
     raw_spans: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     skipped_pages: list[int] = field(default_factory=list)  # pages the person chose not to read (0-based)
+    person_turns: dict[int, int] = field(default_factory=dict)  # page → the turn a person chose (app.core.review.page_turns)
 
     def pages_to_read(self) -> list[int] | None:
         """The pages a run of the whole document reads: all (None) unless the person skipped some."""
@@ -204,6 +205,7 @@ class DocumentWork:
             "stats": self.stats, "warnings": self.warnings, "cancelled": self.cancelled,
             "blocks": [b.to_dict() for b in self.ordered()],
             "skipped_pages": sorted(self.skipped_pages),
+            "person_turns": {str(k): v for k, v in sorted(self.person_turns.items())},
             "raw_stream": self.raw_stream,  # the spans themselves travel in each region's extra["raw_text_span"]
         }
 
@@ -230,6 +232,7 @@ class DocumentWork:
                 work.raw_spans[block.id] = (int(span[0]), int(span[1]))
         work.raw_stream = str(d.get("raw_stream") or "")
         work.skipped_pages = sorted({int(i) for i in d.get("skipped_pages") or [] if int(i) >= 0})
+        work.person_turns = {int(k): int(v) % 360 // 90 * 90 for k, v in (d.get("person_turns") or {}).items()}
         return work
 
 

@@ -109,7 +109,8 @@ class Session:
         if event.dpi > 0:
             work.pages[event.page] = PageOutput(event.page, event.width_pt, event.height_pt, event.dpi, event.width_px,
                                                 event.height_px, layout=event.source,
-                                                has_text_layer=event.has_text_layer)
+                                                has_text_layer=event.has_text_layer, rotation=event.rotation,
+                                                skew=event.skew)
         new = [Region.from_dict(r) for r in event.regions]
         keep_ids = {r.id for r in new}
         for rid in [rid for rid, b in work.blocks.items() if b.region.page == event.page]:
