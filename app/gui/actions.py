@@ -28,6 +28,10 @@ ACTIONS = {
     "zoom_out": ("&View", "Zoom &out", "Ctrl+-", "zoom-out", "page_view.zoom_out", False),
     "fit_width": ("&View", "Fit &width", "Ctrl+1", "fit-width", "page_view.fit_width", False),
     "fit_page": ("&View", "Fit &page", "Ctrl+2", "fit-page", "page_view.fit_page", False),
+    "rotate_left": ("&View", "Rotate the page &left and read it again", "Ctrl+Shift+L", "rotate-left",
+                    "turns.rotate_left", False),
+    "rotate_right": ("&View", "Rotate the page ri&ght and read it again", "Ctrl+Shift+R", "rotate-right",
+                     "turns.rotate_right", False),
     "previous_page": ("&View", "P&revious page", "Ctrl+PgUp", "previous", "previous_page", False),
     "next_page": ("&View", "&Next page", "Ctrl+PgDown", "next", "next_page", False),
     "toggle_preview": ("&View", "Show rendered p&review", "F8", "", "set_preview_visible", True),
@@ -52,7 +56,7 @@ ACTIONS = {
     "about": ("&Help", "&About Scriptorium", "F1", "", "dialogs.show_about", False),
 }
 TOOLBAR = ["open", "run", "rerun_page", "cancel", None, "engine", None, "zoom_out", "zoom_in", "fit_width", "fit_page",
-           "previous_page", "next_page", None, "order_mode", None, "record", "export"]
+           "rotate_left", "rotate_right", "previous_page", "next_page", None, "order_mode", None, "record", "export"]
 
 
 def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:

@@ -87,6 +87,11 @@ class PageView(QGraphicsView):
         self._apply_fit()
         self._request_render()
 
+    def invalidate_image(self) -> None:
+        """The page looks different now (turned): render it again."""
+        self._image_dpi = 0.0
+        self._request_render()
+
     def set_page_image(self, page: int, dpi: float, image: QImage) -> None:
         if page != self.page or image.isNull():
             return

@@ -72,6 +72,9 @@ def setup_ui(window) -> None:
     from app.gui.order_mode import OrderMode, scope_order_keys
 
     window.order = OrderMode(window)
+    from app.gui.page_turns import PageTurns
+
+    window.turns = PageTurns(window)
     window.actions = build_actions(window, window.engine_bar)
     scope_review_keys(window.actions, window.page_view, window.flow)
     scope_order_keys(window.actions, window.page_view)

@@ -81,6 +81,9 @@ class PipelineRunner:
         if pipe.output.path != str(request.path):
             return False
         laid_out = {p.index for p in pipe.output.pages}
+        if any(pipe.document.orientation(i)[0] != turn for i, (turn, _skew) in request.turns.items()
+               if i in request.pages):
+            return False  # a page turned another way is laid out again
         return engine_key == self.engine_key and all(i in laid_out for i in request.pages)
 
     def _drop_engine(self) -> None:
