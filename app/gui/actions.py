@@ -49,6 +49,7 @@ ACTIONS = {
     "order_top_down": ("&Review", "Order the page &top to bottom", "T", "", "order.top_to_bottom", False),
     "read_earlier": ("&Review", "Read the region one place &earlier", "[", "", "order.earlier", False),
     "read_later": ("&Review", "Read the region one place &later", "]", "", "order.later", False),
+    "edit_table": ("&Review", "Edit the table as a &grid", "G", "", "tables.open_selected", False),
     "next_region": ("&Review", "Ne&xt region", "J", "", "flow.next_region", False),
     "previous_region": ("&Review", "Pre&vious region", "K", "", "flow.previous_region", False),
     "next_needs_review": ("&Review", "Next block &needing review", "N", "", "flow.next_needs_review", False),
@@ -107,6 +108,11 @@ MORE_KEYS = [("Next / previous region", "Alt+Down / Alt+Up"), ("Find: next / pre
              ("Region menu: label, read as, split here, merge, delete", "right-click"),
              ("Type in the region's block", "double-click"),
              ("Skip a page, or read it again (thumbnail list)", "Space"),
+             ("Edit a table region as a grid", "double-click it"),
+             ("Table grid: merge / split cells", "Ctrl+M / Ctrl+Shift+M"),
+             ("Table grid: add / remove a row", "Ctrl+Alt+Down / Ctrl+Alt+Up"),
+             ("Table grid: add / remove a column", "Ctrl+Alt+Right / Ctrl+Alt+Left"),
+             ("Table grid: continues on the next page", "Ctrl+J"),
              ("Reading order mode: set the order by clicking regions one after another", "click, click, …"),
              ("Reading order mode: read a region just before another", "drag its badge onto the other")]
 

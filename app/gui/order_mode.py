@@ -234,11 +234,12 @@ class OrderMode(QObject):
         return True
 
 
-ORDER_KEYS = ("order_mode", "order_columns", "order_top_down", "read_earlier", "read_later")
+ORDER_KEYS = ("order_mode", "order_columns", "order_top_down", "read_earlier", "read_later", "edit_table")
 
 
 def scope_order_keys(actions, page_view) -> None:
-    """The order keys are one-key shortcuts of the page only (typing C in the editor stays typing)."""
+    """The order keys (and G, the table grid editor) are one-key shortcuts of the page only (typing C in the editor
+    stays typing)."""
     for name in ORDER_KEYS:
         action = getattr(actions, name)
         action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)

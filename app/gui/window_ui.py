@@ -75,6 +75,9 @@ def setup_ui(window) -> None:
     from app.gui.page_turns import PageTurns
 
     window.turns = PageTurns(window)
+    from app.gui.table_editor import TableEditing
+
+    window.tables = TableEditing(window)
     window.actions = build_actions(window, window.engine_bar)
     scope_review_keys(window.actions, window.page_view, window.flow)
     scope_order_keys(window.actions, window.page_view)
