@@ -6,10 +6,13 @@ What must never live here: finding the turn (core), rendering (the render servic
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel
 
 from app.core.review.page_turns import turn_page
+from app.gui.side_panel import THUMB_DPI
 
 
 def turn_note(turn: int, skew: float, by_person: bool = False) -> str:
@@ -53,6 +56,8 @@ class PageTurns(QObject):
                 work.page_sizes = sizes
                 w.page_view.show_page(page, sizes[page], len(sizes))
             w.page_view.invalidate_image()
+            if Path(work.path).is_file():  # the thumbnail too
+                w.renderer.request(work.path, page, THUMB_DPI, "thumbnail")
         text = turn_note(turn, skew, work.person_turns.get(page) == turn and bool(turn))
         self.note.setText(text)
         self.note.adjustSize()
