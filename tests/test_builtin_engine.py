@@ -39,7 +39,7 @@ def test_without_a_model_it_says_how_to_train_one(no_bundled_models):
         open_engine("builtin")
     msg = str(info.value)
     assert "No built-in model is installed" in msg
-    assert "python -m app train" in msg and "The built-in model" in msg
+    assert "python -m app train" in msg and "docs/built-in-model.md" in msg
 
 
 def test_a_missing_explicit_folder_is_reported(tmp_path):
@@ -257,3 +257,39 @@ def test_a_region_cut_at_its_token_budget_is_truncated_not_done(shipped):
     record_result(block, spec.text, spec.stats, cancelled=False, engine="builtin", logprobs=spec.logprobs)
     assert region_status(block) == "truncated" and region_outcome(block) == "truncated"
     assert "truncated" in review_reasons(block)
+
+
+def cjk_line(text: str, tmp_path, size: int = 32):
+    """A white line of `text` in PyMuPDF's built-in CJK font (Droid Sans Fallback), drawn with Pillow."""
+    import pymupdf
+    from PIL import Image, ImageDraw, ImageFont
+
+    path = tmp_path / "cjk.ttf"
+    path.write_bytes(bytes(pymupdf.Font("china-s").buffer))
+    font = ImageFont.truetype(str(path), size)
+    img = Image.new("RGB", (int(font.getlength(text)) + 40, int(size * 2)), "white")
+    ImageDraw.Draw(img).text((20, size // 2), text, font=font, fill="black")
+    return img
+
+
+@needs_shipped
+def test_a_chinese_line_is_read_never_as_mu(shipped, tmp_path):
+    """Every character the recogniser can write comes out as itself: the decoder writes it, or (a character outside
+    the decoder's vocabulary) the engine takes the recogniser's reading of that line and says so in the stats."""
+    from rapidfuzz.distance import Levenshtein
+
+    text = "北京市人民政府发布了新的交通管理办法"
+    result = shipped["selfspec"].decode_region(cjk_line(text, tmp_path), "text", region_id="zh", page=41)
+    assert "µ" not in result.text
+    assert Levenshtein.distance(result.text, text) / len(text) <= 0.05, result.text
+    (line,) = result.stats["line_stats"]
+    if line.get("fallback"):
+        assert line["fallback"] == "recogniser" and result.stats["fallback_lines"] == 1 and line["rounds"] == 0
+        assert len(result.logprobs) == len(result.tokens) and all(lp <= 0 for lp in result.logprobs)
+    else:
+        assert result.stats["fallback_lines"] == 0 and result.stats["rounds"] > 0
+    latin = shipped["selfspec"].decode_region(region(["Order No. 48213, due 2025-01-31"]), "text", region_id="la",
+                                              page=42)
+    ar = shipped["ar"].decode_region(region(["Order No. 48213, due 2025-01-31"]), "text", region_id="la", page=42)
+    assert latin.text == "Order No. 48213, due 2025-01-31" and latin.tokens == ar.tokens
+    assert latin.stats["fallback_lines"] == 0 and latin.stats["rounds"] > 0 and latin.stats["disagreements"] == 0

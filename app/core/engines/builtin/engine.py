@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
+from app.core.textcheck import MIN_LINE_COVERAGE, line_coverage
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -171,6 +172,27 @@ class ReaderEngine:
     def text_of(self, ids: Sequence[int]) -> str:
         return "".join(self._texts.get(int(i), "") for i in ids if int(i) not in self.stop_ids)
 
+    def can_write(self, reading) -> bool:
+        """Whether the decoder can write every character of the recogniser's reading (its vocabulary holds them)."""
+        return all(ch in self.codec.char for ch in reading.chars)
+
+    def fallback_line(self, reading, *, region_id: str, emit: Emit, offsets: dict, sep: str):
+        """The recogniser's own reading of a line the decoder cannot write (a character outside its vocabulary):
+        its text, its confidences as the line's probabilities, no rounds. Returns (stats, tokens, logprobs, text)."""
+        import math
+
+        text = reading.text
+        ids = [int(self.codec.char.get(ch, self.codec.unk)) for ch in reading.chars]
+        lps = [math.log(max(1e-6, min(1.0, float(p)))) for p in reading.conf]
+        if text:
+            emit(TokensCommitted(region_id, offsets["step"], ids, (sep + text) if sep else text, 0.0, 0,
+                                 token_texts=list(reading.chars)))
+        missing = sorted({ch for ch in reading.chars if ch not in self.codec.char})
+        st = {"mode": "recogniser", "fallback": "recogniser", "recogniser": text, "text": text, "stopped": "done",
+              "tokens": len(ids), "output_tokens": len(ids), "rounds": 0, "forwards": 0,
+              "outside_vocab": "".join(missing[:32])}
+        return st, ids, lps, text
+
     def read_line(self, reading, *, region_id: str, emit: Emit, offsets: dict, sep: str, budget: int,
                   cancel: CancelToken | None = None):
         """Decode one line from the recogniser's reading; events carry the region's running indices."""
@@ -261,12 +283,25 @@ class ReaderEngine:
                     cut = True
                     break
                 t_line = time.perf_counter()
+                if not self.can_write(reading):
+                    st, line_tokens, line_lps, text = self.fallback_line(reading, region_id=region_id, emit=emit,
+                                                                         offsets=offsets, sep=sep)
+                    st.update(box=list(box), row=r, line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
+                    per_line.append(st)
+                    texts[-1].append(text)
+                    tokens += line_tokens
+                    logprobs += line_lps
+                    offsets["step"] += len(line_tokens)
+                    offsets["tokens"] += len(line_tokens)
+                    continue
                 decoded, text = self.read_line(reading, region_id=region_id, emit=emit, offsets=offsets, sep=sep,
                                                budget=min(left, MAX_LINE_TOKENS, 2 * len(reading.chars) + 32),
                                                cancel=cancel)
                 st = decoded.stats.to_dict()
                 st.update(box=list(box), row=r, recogniser=reading.text, text=text, stopped=decoded.stopped,
                           line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
+                if text != reading.text and decoded.stopped != "max_new_tokens":
+                    st["disagrees"] = True  # the decoder overruled the recogniser: the review flow can find it
                 per_line.append(st)
                 texts[-1].append(text)
                 tokens += list(decoded.tokens)
@@ -287,7 +322,13 @@ class ReaderEngine:
             text = f"<table>{body}</table>" if body else ""
         else:
             text = " ".join(t for row in texts for t in row if t)
-        stats = merge_stats(per_line, self.block_size)
+        stats = merge_stats([s for s in per_line if not s.get("fallback")], self.block_size)
+        stats.update(fallback_lines=sum(1 for s in per_line if s.get("fallback")),
+                     disagreements=sum(1 for s in per_line if s.get("disagrees")))
+        # a line whose text covers little of its box was mostly not read (a script the recogniser lacks)
+        coverage = [min(1.0, line_coverage(tuple(s["box"]), s.get("text", ""))) for s in per_line]
+        stats.update(line_scores=[round(c, 4) for c in coverage],
+                     unreadable_lines=sum(1 for c in coverage if c < MIN_LINE_COVERAGE))
         stats.update(engine=self.name, lines=len(per_line), rows=len(rows), line_boxes=[s["box"] for s in per_line],
                      line_stats=per_line, lines_from="detector" if lines is None else "given",
                      lines_unread=0 if cancelled else len(flat) - len(per_line), detect_ms=round(det_ms, 2),
@@ -306,8 +347,8 @@ class ReaderEngine:
 
 TRAIN_HINT = (
     "The app ships one in models/builtin/; to make your own, run `python -m app train --out models/builtin` "
-    "(CPU, under 2 hours on 2 cores) or copy a trained checkpoint folder to {user_dir}; see the README section "
-    "\"The built-in model\" (Training the built-in model). Meanwhile use the `classic` engine (RapidOCR) or a "
+    "(CPU, under 2 hours on 2 cores) or copy a trained checkpoint folder to {user_dir}; see docs/built-in-model.md, "
+    "Training. Meanwhile use the `classic` engine (RapidOCR) or a "
     "GravityOCR / GLM-OCR checkpoint."
 )
 
