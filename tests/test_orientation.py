@@ -102,11 +102,17 @@ def test_convert_takes_rotate(scans, tmp_path):
     import sys
 
     run = subprocess.run([sys.executable, "-m", "app", "convert", str(scans["upside_down"]), "-o", str(tmp_path / "o"),
-                          "--engine", "classic", "--rotate", "auto", "--formats", "json"], capture_output=True,
+                          "--engine", "classic", "--rotate", "auto", "--formats", "json,pdf"], capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     data = json.loads((tmp_path / "o" / "upside_down.json").read_text())
     assert data["pages"][0]["rotation"] == 180
+    # the searchable PDF holds the page as read, its invisible text where the words are
+    searchable = pymupdf.open(tmp_path / "o" / "upside_down.pdf")[0]
+    words = [w for w in searchable.get_text("words") if w[4].lower().startswith("quick")]
+    assert words and words[0][1] < searchable.rect.height / 2  # "quick" is on the page's first lines, at the top
+    pix = searchable.get_pixmap(dpi=100)
+    assert detect(Image.frombytes("RGB", (pix.width, pix.height), pix.samples)).turn == 0  # the picture upright too
     bad = subprocess.run([sys.executable, "-m", "app", "convert", str(scans["upright"]), "-o", str(tmp_path / "p"),
                           "--rotate", "sideways"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--rotate" in bad.stderr

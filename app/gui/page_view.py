@@ -253,7 +253,7 @@ class PageView(QGraphicsView):
 
     def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
         rid = self.region_at(event.position().toPoint())
-        if rid and not self.gestures.draw_mode:
+        if rid and not self.gestures.draw_mode and not getattr(self.order_mode, "on", False):
             self.region_activated.emit(rid)
             return
         super().mouseDoubleClickEvent(event)

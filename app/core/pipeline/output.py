@@ -199,7 +199,8 @@ def render_searchable_pdf(output: DocumentOutput, password: str | None = None) -
 
     blocks = {rid: md for page in output.pages
               for rid, md in assemble_blocks(page.regions, output.pictures, output.edits).items()}
-    return render_pdf(output.path, [(p.index, p.regions) for p in output.pages], blocks, password)
+    return render_pdf(output.path, [(p.index, p.regions) for p in output.pages], blocks, password,
+                      {p.index: (p.rotation, p.skew) for p in output.pages if p.rotation or p.skew})
 
 
 def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictures: SavePictures,
