@@ -58,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ocr-dpi", type=positive(float, MAX_DPI), default=None,
                    help="DPI of the crops sent to the engine (default 200)")
     p.add_argument("--pages", default=None, metavar="RANGE", help="pages to convert, 1-based: e.g. 1-5,8")
+    p.add_argument("--rotate", choices=("auto", "none"), default="auto",
+                   help="auto (default): turn scanned pages the right way up (0/90/180/270) and straighten a small "
+                        "skew before their layout, recorded in the JSON's page rotation and skew; none: read as they are")
     p.add_argument("--password", default=None, help="password of encrypted PDFs")
     p.add_argument("--keep-headers", action="store_true", help="keep headers, footers, footnotes and page numbers")
     p.add_argument("--device", default=None, help="cuda, mps or cpu (default: best available)")
@@ -184,6 +187,7 @@ def _run(args: argparse.Namespace) -> int:
         cache=args.cache, compare_text_layer=not args.no_compare, text_layer=args.text_layer,
         engine_options={"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {},
         formats=args.formats, alto_version=args.alto_version, layout_timeout=args.layout_timeout, batch=args.batch,
+        rotate=args.rotate,
     )
     if args.engine in ENGINES:
         chosen = engine_options(args, args.engine)

@@ -148,7 +148,7 @@ def discard_checkpoints(out_dir: Path) -> None:
 def checkpoint_settings(options) -> dict[str, Any]:
     """The options that change what a page reads as (a resumed run with other ones starts afresh)."""
     keys = ("engine", "model_path", "layout", "layout_model_path", "dpi", "ocr_dpi", "keep_headers", "block_size",
-            "compare_text_layer")
+            "compare_text_layer", "rotate")
     d = asdict(options)
     out = {k: d.get(k) for k in keys}
     out["engine_options"] = {k: v for k, v in (options.engine_options or {}).items() if k in _text_options(options.engine)}

@@ -123,6 +123,8 @@ class LayoutDone(Event):
     width_px: int = 0
     height_px: int = 0
     has_text_layer: bool = False
+    rotation: int = 0  # degrees the page was turned clockwise to be read (the frame is of the page as read)
+    skew: float = 0.0  # degrees it was then straightened by
 
 
 @dataclass

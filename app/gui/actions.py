@@ -20,12 +20,18 @@ ACTIONS = {
     "quit": ("&File", "&Quit", "Ctrl+Q", "", "close", False),
     "run": ("&Run", "&Read document", "F5", "run", "run_document", False),
     "rerun_page": ("&Run", "Re-run OCR on this &page", "Shift+F5", "rerun", "rerun_page", False),
+    "choose_pages": ("&Run", "Choose the pa&ges to read…", "Ctrl+Shift+P", "", "page_range.focus", False),
+    "skip_page": ("&Run", "S&kip this page (or read it again)", "Ctrl+K", "", "page_range.toggle_page", False),
     "cancel": ("&Run", "&Cancel", "Esc", "cancel", "cancel_run", False),
     "record": ("&Run", "Record &trace of each run", "Ctrl+R", "record", "traces.set_recording", True),
     "zoom_in": ("&View", "Zoom &in", "Ctrl++", "zoom-in", "page_view.zoom_in", False),
     "zoom_out": ("&View", "Zoom &out", "Ctrl+-", "zoom-out", "page_view.zoom_out", False),
     "fit_width": ("&View", "Fit &width", "Ctrl+1", "fit-width", "page_view.fit_width", False),
     "fit_page": ("&View", "Fit &page", "Ctrl+2", "fit-page", "page_view.fit_page", False),
+    "rotate_left": ("&View", "Rotate the page &left and read it again", "Ctrl+Shift+L", "rotate-left",
+                    "turns.rotate_left", False),
+    "rotate_right": ("&View", "Rotate the page ri&ght and read it again", "Ctrl+Shift+R", "rotate-right",
+                     "turns.rotate_right", False),
     "previous_page": ("&View", "P&revious page", "Ctrl+PgUp", "previous", "previous_page", False),
     "next_page": ("&View", "&Next page", "Ctrl+PgDown", "next", "next_page", False),
     "toggle_preview": ("&View", "Show rendered p&review", "F8", "", "set_preview_visible", True),
@@ -38,6 +44,12 @@ ACTIONS = {
     "delete_region": ("&Review", "D&elete the region", "Delete", "", "flow.delete_region", False),
     "split_region": ("&Review", "&Split the region", "S", "", "flow.split_region", False),
     "merge_region": ("&Review", "&Merge with the next region", "M", "", "flow.merge_region", False),
+    "order_mode": ("&Review", "Reading &order mode", "O", "order", "order.set_mode", True),
+    "order_columns": ("&Review", "Order the page by &columns", "C", "", "order.by_columns", False),
+    "order_top_down": ("&Review", "Order the page &top to bottom", "T", "", "order.top_to_bottom", False),
+    "read_earlier": ("&Review", "Read the region one place &earlier", "[", "", "order.earlier", False),
+    "read_later": ("&Review", "Read the region one place &later", "]", "", "order.later", False),
+    "edit_table": ("&Review", "Edit the table as a &grid", "G", "", "tables.open_selected", False),
     "next_region": ("&Review", "Ne&xt region", "J", "", "flow.next_region", False),
     "previous_region": ("&Review", "Pre&vious region", "K", "", "flow.previous_region", False),
     "next_needs_review": ("&Review", "Next block &needing review", "N", "", "flow.next_needs_review", False),
@@ -45,7 +57,7 @@ ACTIONS = {
     "about": ("&Help", "&About Scriptorium", "F1", "", "dialogs.show_about", False),
 }
 TOOLBAR = ["open", "run", "rerun_page", "cancel", None, "engine", None, "zoom_out", "zoom_in", "fit_width", "fit_page",
-           "previous_page", "next_page", None, "record", "export"]
+           "rotate_left", "rotate_right", "previous_page", "next_page", None, "order_mode", None, "record", "export"]
 
 
 def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
@@ -71,7 +83,7 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
             menus[menu] = window.menuBar().addMenu(menu)
         menus[menu].addAction(action)
         if name in ("export", "close_document", "rerun_page", "cancel", "fit_page", "next_page", "merge_region",
-                    "next_needs_review"):
+                    "read_later", "next_needs_review"):
             menus[menu].addSeparator()
         actions[name] = action
     recent = QMenu("Open &recent", window)
@@ -94,7 +106,15 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
 MORE_KEYS = [("Next / previous region", "Alt+Down / Alt+Up"), ("Find: next / previous hit", "F3 / Shift+F3"),
              ("Move or resize the selected region", "drag it or its handles"),
              ("Region menu: label, read as, split here, merge, delete", "right-click"),
-             ("Type in the region's block", "double-click")]
+             ("Type in the region's block", "double-click"),
+             ("Skip a page, or read it again (thumbnail list)", "Space"),
+             ("Edit a table region as a grid", "double-click it"),
+             ("Table grid: merge / split cells", "Ctrl+M / Ctrl+Shift+M"),
+             ("Table grid: add / remove a row", "Ctrl+Alt+Down / Ctrl+Alt+Up"),
+             ("Table grid: add / remove a column", "Ctrl+Alt+Right / Ctrl+Alt+Left"),
+             ("Table grid: continues on the next page", "Ctrl+J"),
+             ("Reading order mode: set the order by clicking regions one after another", "click, click, …"),
+             ("Reading order mode: read a region just before another", "drag its badge onto the other")]
 
 
 def enable_actions(actions: SimpleNamespace, *, has_doc: bool, running: bool, exporting: bool) -> None:

@@ -30,7 +30,8 @@ _ENVELOPE = {"version": int, "saved_at": float, "clean": bool, "pid": int, "stat
 _STATE = {"current": int, "documents": list}
 _DOCUMENT = {"path": str, "page_count": int, "page_sizes": list[tuple[float, float]], "pages": list,
              "current_page": int, "title": str, "engine": str, "layout": str, "stats": dict[str, Any],
-             "warnings": list[str], "cancelled": bool, "blocks": list, "raw_stream": str}
+             "warnings": list[str], "cancelled": bool, "blocks": list, "raw_stream": str,
+             "skipped_pages": list[int], "person_turns": dict[str, int]}
 
 
 def _check_keys(data: Any, spec: dict[str, Any], where: str, required: tuple[str, ...] = ()) -> None:

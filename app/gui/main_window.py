@@ -310,8 +310,12 @@ class MainWindow(QMainWindow):
 
     def run_document(self, pages: list[int] | None = None, work: DocumentWork | None = None,
                      region_ids: list[str] | None = None) -> int:
-        """Read a document (default: the current one), some of its pages or regions. Returns the run id."""
-        return self.run_presenter.start(work or self.work, pages, region_ids)
+        """Read a document (default: the current one), some of its pages or regions (default: the pages chosen to
+        read, app.gui.page_range). Returns the run id."""
+        work = work or self.work
+        if pages is None and region_ids is None and work is not None:
+            pages = work.pages_to_read()
+        return self.run_presenter.start(work, pages, region_ids)
 
     def rerun_page(self) -> int:
         """Read the shown page again. Edited blocks keep their edits unless the person agrees to replace them."""

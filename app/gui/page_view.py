@@ -29,6 +29,7 @@ class PageView(QGraphicsView):
     region_drawn = Signal(int, object)  # page, box in points: the person drew a new region
     region_menu_requested = Signal(str, object, object)  # region id, scene point, global point
     region_activated = Signal(str)  # double-clicked: the person wants to type in its block
+    regions_shown = Signal()  # the page's regions were (re)placed: overlays that follow them redraw
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -62,6 +63,7 @@ class PageView(QGraphicsView):
         from app.gui.region_editor import RegionGestures
 
         self.gestures = RegionGestures(self)
+        self.order_mode = None  # app.gui.order_mode.OrderMode: asked first about the mouse while it is on
 
     # --- content ----------------------------------------------------------------------------------------------
 
@@ -85,6 +87,11 @@ class PageView(QGraphicsView):
         self._apply_fit()
         self._request_render()
 
+    def invalidate_image(self) -> None:
+        """The page looks different now (turned): render it again."""
+        self._image_dpi = 0.0
+        self._request_render()
+
     def set_page_image(self, page: int, dpi: float, image: QImage) -> None:
         if page != self.page or image.isNull():
             return
@@ -100,6 +107,7 @@ class PageView(QGraphicsView):
             item = RegionItem(region, self.show_order)
             self.scene().addItem(item)
             self.region_items[region.id] = item
+        self.regions_shown.emit()
 
     def set_show_order(self, show: bool) -> None:
         self.show_order = show
@@ -223,15 +231,18 @@ class PageView(QGraphicsView):
                 return item.region_id
         return ""
 
+    def _modes(self):
+        return [m for m in (self.order_mode, self.gestures) if m is not None]
+
     def mousePressEvent(self, event) -> None:
-        if self.gestures.press(event):
+        if any(m.press(event) for m in self._modes()):
             self._press = None
             return
         self._press = event.position()
         super().mousePressEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
-        if self.gestures.release(event):
+        if any(m.release(event) for m in self._modes()):
             return
         super().mouseReleaseEvent(event)
         press, self._press = self._press, None
@@ -242,13 +253,13 @@ class PageView(QGraphicsView):
 
     def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
         rid = self.region_at(event.position().toPoint())
-        if rid and not self.gestures.draw_mode:
+        if rid and not self.gestures.draw_mode and not getattr(self.order_mode, "on", False):
             self.region_activated.emit(rid)
             return
         super().mouseDoubleClickEvent(event)
 
     def mouseMoveEvent(self, event) -> None:
-        if self.gestures.move(event):
+        if any(m.move(event) for m in self._modes()):
             return
         super().mouseMoveEvent(event)
         rid = self.region_at(event.position().toPoint())

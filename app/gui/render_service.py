@@ -91,6 +91,16 @@ class PageRenderer(QObject):
 
         self._pool.start(_Task(work))
 
+    def set_orientation(self, path: str, page: int, turn: int, skew: float) -> None:
+        """Render `page` of `path` turned and straightened as it was read (app.core.pipeline.orient)."""
+        def work() -> None:
+            try:
+                self._open(path).set_orientation(page, int(turn), float(skew))
+            except Exception:  # noqa: BLE001 - a document not at hand (a replay) is shown without its image
+                pass
+
+        self._pool.start(_Task(work))
+
     def forget(self, path: str) -> None:
         self._passwords.pop(path, None)
 

@@ -70,6 +70,7 @@ class ThumbnailStrip(QListWidget):
 
     page_selected = Signal(int)
     thumbnail_requested = Signal(int, float)
+    pages_set = Signal()  # a document's pages were listed (app.gui.page_range checks the pages to read)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -101,6 +102,7 @@ class ThumbnailStrip(QListWidget):
             self.addItem(item)
         self._quiet = False
         self._lazy.start()
+        self.pages_set.emit()
 
     def set_thumbnail(self, page: int, image: QImage) -> None:
         item = self.item(page)

@@ -42,7 +42,11 @@ def setup_ui(window) -> None:
     window.middle.addWidget(empty_hint())
     window.middle.addWidget(window.page_view)
     window.splitter = QSplitter(Qt.Orientation.Horizontal)
-    window.splitter.addWidget(make_side_panel(window.documents, window.thumbnails))
+    side = make_side_panel(window.documents, window.thumbnails)
+    window.splitter.addWidget(side)
+    from app.gui.page_range import install_page_range
+
+    window.page_range = install_page_range(window, side)
     window.splitter.addWidget(window.middle)
     window.splitter.addWidget(window.review)
     window.splitter.setSizes([190, 620, 630])
@@ -80,6 +84,15 @@ def setup_ui(window) -> None:
         rerun_region=window.rerun_region, touch=window.autosave.touch, status=status), window)
     window.find_bar = FindBar(window.editor, window.page_view, window.reveal, window)
     window.review.layout().insertWidget(1, window.find_bar)  # between the block bar and the editor
+    from app.gui.order_mode import OrderMode, scope_order_keys
+
+    window.order = OrderMode(window)
+    from app.gui.page_turns import PageTurns
+
+    window.turns = PageTurns(window)
+    from app.gui.table_editor import TableEditing
+
+    window.tables = TableEditing(window)
     window.actions = build_actions(window, window.engine_bar)
     scope_review_keys(window.actions, window.page_view, window.flow)
     window.flow.drawing_changed.connect(window.actions.draw_region.setChecked)
@@ -89,6 +102,7 @@ def setup_ui(window) -> None:
         current=lambda: window.work, flush_edits=window.editor.flush_edits, passwords=window.runs.passwords,
         status_bar=window.statusBar(), banner=window.banner, settings=window.settings,
         export_action=window.actions.export, update_actions=window.update_actions), window)
+    scope_order_keys(window.actions, window.page_view)
     window.actions.toggle_preview.setChecked(window.settings.get("show_preview"))
     window.actions.record.setChecked(window.settings.get("record_traces"))
     window.run_label = QLabel()

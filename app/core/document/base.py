@@ -118,6 +118,7 @@ class Document:
         self.cache = RenderCache(cache_pages, cache_bytes)
         self._lock = threading.RLock()
         self._closed = False
+        self._turns: dict[int, tuple[int, float]] = {}  # page → (clockwise turn, skew) applied to its renderings
 
     # -- to be provided by subclasses ----------------------------------------------------------------------------
     @property
@@ -150,7 +151,43 @@ class Document:
 
     def page_size_pt(self, index: int) -> tuple[float, float]:
         info = self.page_info(index)
+        if self.turn(index) in (90, 270):
+            return info.height_pt, info.width_pt
         return info.width_pt, info.height_pt
+
+    # -- the page as read: turned and straightened (app.core.layout.orientation finds how) ----------------------
+    def set_orientation(self, index: int, turn: int = 0, skew: float = 0.0) -> None:
+        """Every rendering and crop of page `index` from now on is turned `turn` degrees clockwise (0, 90, 180, 270)
+        and straightened by `skew` degrees (counter-clockwise); its size in points follows the turn."""
+        if turn not in (0, 90, 180, 270):
+            raise ValueError(f"a page turns by 0, 90, 180 or 270 degrees, not {turn}")
+        value = (int(turn), float(skew))
+        with self._lock:
+            if self._turns.get(index, (0, 0.0)) == value:
+                return
+            if value == (0, 0.0):
+                self._turns.pop(index, None)
+            else:
+                self._turns[index] = value
+            self.cache.clear()
+
+    def turn(self, index: int) -> int:
+        return self._turns.get(index, (0, 0.0))[0]
+
+    def orientation(self, index: int) -> tuple[int, float]:
+        """(turn, skew) applied to page `index`."""
+        return self._turns.get(index, (0, 0.0))
+
+    def turned(self, index: int) -> bool:
+        return index in self._turns
+
+    def image_bytes(self, index: int) -> bytes:
+        """The page as read, as PNG bytes (for tools that want a file, e.g. PyMuPDF's layout)."""
+        import io
+
+        buf = io.BytesIO()
+        self.render(index, self.native_dpi(index) or DEFAULT_DPI).save(buf, format="PNG")
+        return buf.getvalue()
 
     def rotation(self, index: int) -> int:
         return self.page_info(index).rotation
@@ -177,7 +214,7 @@ class Document:
             img = self.cache.get(key)
             if img is None:
                 try:
-                    img = self._render(index, dpi)
+                    img = _oriented(self._render(index, dpi), *self.orientation(index))
                 except DocumentError:
                     raise
                 except Exception as exc:  # MuPDF/PIL errors on damaged content
@@ -209,3 +246,18 @@ class Document:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} pages={self.page_count if not self._closed else '-'}>"
+
+
+def _oriented(img: "Image.Image", turn: int, skew: float) -> "Image.Image":
+    """`img` turned `turn` degrees clockwise and straightened by `skew` (white where there is no paper)."""
+    if not turn and not skew:
+        return img
+    from PIL import Image
+
+    if turn:
+        img = img.transpose({90: Image.Transpose.ROTATE_270, 180: Image.Transpose.ROTATE_180,
+                             270: Image.Transpose.ROTATE_90}[turn])
+    if skew:
+        fill = (255,) * len(img.getbands()) if len(img.getbands()) > 1 else 255
+        img = img.rotate(skew, resample=Image.Resampling.BICUBIC, fillcolor=fill)
+    return img

@@ -40,7 +40,7 @@ class ImageDocument(Document):
     def page_size_px(self, index: int, dpi: float) -> tuple[int, int]:
         w, h, native = self._frames[index]
         if abs(dpi - native) < 1e-6:
-            return w, h
+            return (h, w) if self.turn(index) in (90, 270) else (w, h)
         return super().page_size_px(index, dpi)
 
     def _frame(self, index: int) -> "Image.Image":
@@ -65,14 +65,18 @@ class ImageDocument(Document):
         from PIL import Image
 
         img = self._frame(index)
-        size = self.page_size_px(index, dpi)
+        w, h = self.page_size_px(index, dpi)
+        size = (h, w) if self.turn(index) in (90, 270) else (w, h)  # the frame as stored; the turn comes after
         if size == img.size:
             return img
         return img.resize(size, Image.Resampling.LANCZOS if size[0] < img.width else Image.Resampling.BICUBIC)
 
     def image_bytes(self, index: int) -> bytes:
-        """The frame as PNG bytes (for tools that want a file, e.g. PyMuPDF's layout on scanned pages)."""
+        """The frame as PNG bytes (for tools that want a file, e.g. PyMuPDF's layout on scanned pages), as read."""
         import io
+
+        if self.turned(index):
+            return super().image_bytes(index)
 
         buf = io.BytesIO()
         with self._lock:

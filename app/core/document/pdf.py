@@ -72,8 +72,11 @@ class PdfDocument(Document):
         return Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
 
     def text_layer(self, index: int) -> list[TextWord]:
-        """Words of the embedded text layer with boxes in points (displayed orientation); [] when none."""
+        """Words of the embedded text layer with boxes in points (displayed orientation); [] when none, or when the
+        page is read turned (its words' boxes are in the page as it is)."""
         self._check_index(index)
+        if self.turned(index):
+            return []
         import pymupdf
 
         with self._lock:

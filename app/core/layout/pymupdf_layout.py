@@ -104,7 +104,7 @@ class PyMuPDFLayout:
 
         tmp = pymupdf.open()
         try:
-            if document.kind == "pdf":
+            if document.kind == "pdf" and not document.turned(index):
                 with document.lock:
                     page = document.mupdf.load_page(index)
                     rot = page.rotation_matrix if page.rotation else None
@@ -113,7 +113,7 @@ class PyMuPDFLayout:
                     else:  # XPS, EPUB, CBZ: MuPDF writes the page as PDF
                         tmp.close()
                         tmp = pymupdf.open("pdf", document.mupdf.convert_to_pdf(index, index))
-            else:  # an image page: wrap it in a one-page PDF so the layout (and its OCR hook) can read it
+            else:  # an image page (or a page read turned): wrap it in a one-page PDF so the layout can read it
                 w_pt, h_pt = document.page_size_pt(index)
                 page = tmp.new_page(width=w_pt, height=h_pt)
                 page.insert_image(page.rect, stream=document.image_bytes(index))

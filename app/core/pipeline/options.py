@@ -78,6 +78,9 @@ class PipelineOptions:
     # regions of a page read together by a local engine with `decode_batch` (app.core.pipeline.batching): AUTO_BATCH
     # (0) = the engine's batch size, 1 = one at a time (the default: each region's rounds in turn), N = at most N
     batch: int = 1
+    # scanned pages turned the right way up and straightened before their layout (app.core.pipeline.orient):
+    # auto | none
+    rotate: str = "auto"
 
 
 def parse_pages(spec: str | Sequence[int] | None, page_count: int) -> list[int]:

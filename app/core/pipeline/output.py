@@ -44,11 +44,14 @@ class PageOutput:
     cer: float | None = None
     ms: float = 0.0
     decoded: bool = False
+    rotation: int = 0  # degrees the page was turned clockwise to be read (app.core.pipeline.orient)
+    skew: float = 0.0  # degrees it was then straightened by (counter-clockwise)
 
     def frame(self) -> dict[str, Any]:
         """The page's geometry and source, as LayoutDone carries it (without its regions)."""
         return {"width_pt": self.width_pt, "height_pt": self.height_pt, "dpi": self.dpi, "width_px": self.width_px,
-                "height_px": self.height_px, "has_text_layer": self.has_text_layer}
+                "height_px": self.height_px, "has_text_layer": self.has_text_layer, "rotation": self.rotation,
+                "skew": self.skew}
 
     def to_dict(self, pictures: dict[str, str] | None = None, edits: dict[str, str] | None = None,
                 reviewed: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -56,7 +59,8 @@ class PageOutput:
         return {
             "index": self.index, "number": self.index + 1, "width_pt": self.width_pt, "height_pt": self.height_pt,
             "dpi": self.dpi, "width_px": self.width_px, "height_px": self.height_px, "layout": self.layout,
-            "has_text_layer": self.has_text_layer, "cer": rounded(self.cer), "ms": round(self.ms, 1),
+            "has_text_layer": self.has_text_layer, "rotation": self.rotation, "skew": round(self.skew, 2),
+            "cer": rounded(self.cer), "ms": round(self.ms, 1),
             "blocks": [block_dict(r, blocks_md.get(r.id, ""), (pictures or {}).get(r.id), r.id in (edits or {}),
                                   r.id in reviewed) for r in self.regions],
         }
@@ -196,7 +200,8 @@ def render_searchable_pdf(output: DocumentOutput, password: str | None = None) -
 
     blocks = {rid: md for page in output.pages
               for rid, md in assemble_blocks(page.regions, output.pictures, output.edits).items()}
-    return render_pdf(output.path, [(p.index, p.regions) for p in output.pages], blocks, password)
+    return render_pdf(output.path, [(p.index, p.regions) for p in output.pages], blocks, password,
+                      {p.index: (p.rotation, p.skew) for p in output.pages if p.rotation or p.skew})
 
 
 def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictures: SavePictures,

@@ -48,6 +48,7 @@ from app.core.events import (
 )
 from app.core.pipeline.batching import batch_size, read_in_batches
 from app.core.pipeline.options import SCAN_LAYOUT_BUDGET_FACTOR, PipelineError, PipelineOptions, parse_pages, scanned
+from app.core.pipeline.orient import orient_page
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
 from app.core.pipeline.quality import mark_page_script
 from app.core.pipeline.pictures import keep_pictures as keep_crops
@@ -79,6 +80,7 @@ class Pipeline:
         self.output: DocumentOutput | None = None
         self._words_cache: dict[int, list] = {}
         self.fixed_layouts: dict[int, list[Region]] = {}  # pages a person laid out: read their regions, no layout
+        self.page_turns: dict[int, tuple[int, float]] = {}  # pages read turned as a person said (app.core.pipeline.orient)
         self.text_source = TextSource(self)  # the text layer or the layout's OCR instead of the engine, per region
         self.seat = seat  # a Seat in a batch's shared region queue (app.core.engines.region_queue), or None
 
@@ -287,8 +289,9 @@ class Pipeline:
 
     def new_page(self, index: int, dpi: float, layout: str, ms: float = 0.0) -> PageOutput:
         doc = self.document
+        turn, skew = doc.orientation(index)
         return PageOutput(index, *doc.page_size_pt(index), dpi, *doc.page_size_px(index, dpi), layout=layout,
-                          has_text_layer=bool(self.text_words(index)), ms=ms)
+                          has_text_layer=bool(self.text_words(index)), ms=ms, rotation=turn, skew=round(skew, 2))
 
     def _announce_layout(self, page: PageOutput) -> None:
         self.emit(LayoutDone(page.index, [r.to_dict() for r in page.regions], page.layout, **page.frame()))
@@ -296,6 +299,7 @@ class Pipeline:
     def layout_page(self, index: int, *, current: int = 0, total: int = 0) -> PageOutput:
         """Render page `index` and lay it out (emits PageRendered and LayoutDone)."""
         doc = self.document
+        orient_page(self, index)  # the right way up first: the layout, crops and boxes are of the page as read
         dpi = self.page_dpi(index)
         if index in self.fixed_layouts:  # a person's regions are the page's layout (app.core.review.region_edits)
             page = self.new_page(index, dpi, "person")

@@ -111,10 +111,11 @@ def noting_crop(emit, note: dict):
 
 
 def render_pdf(source_path: str, pages: Sequence[tuple[int, Sequence[Region]]], blocks_markdown: dict[str, str],
-               password: str | None = None) -> bytes:
+               password: str | None = None, turns: dict[int, tuple[int, float]] | None = None) -> bytes:
     """The searchable PDF of the document at `source_path`, its `pages` (index, regions) in order, as bytes.
-    `blocks_markdown`: region id → the Markdown the export writes for the block. Raises OSError with a message for a
-    person when the source cannot be read."""
+    `blocks_markdown`: region id → the Markdown the export writes for the block; `turns`: page → (turn, skew) of the
+    pages read turned (app.core.pipeline.orient), which go in as read. Raises OSError with a message for a person
+    when the source cannot be read."""
     import pymupdf
 
     from app.core.document import DocumentError, open_document
@@ -126,6 +127,8 @@ def render_pdf(source_path: str, pages: Sequence[tuple[int, Sequence[Region]]], 
     pdf = pymupdf.open()
     try:
         for index, regions in pages:
+            if (turns or {}).get(index, (0, 0.0)) != (0, 0.0):
+                source.set_orientation(index, *turns[index])  # the boxes are of the page as read
             page = _add_page(pdf, source, index)
             for region in sorted(regions, key=lambda r: r.order):
                 if region.task not in PLACED_TASKS:
@@ -150,7 +153,7 @@ def _add_page(pdf, source, index: int):
         src = source.mupdf
         with source.lock:
             original = src[index]
-            if original.rotation == 0 and not source.has_text_layer(index):
+            if original.rotation == 0 and not source.has_text_layer(index) and not source.turned(index):
                 pdf.insert_pdf(src, from_page=index, to_page=index)
                 return pdf[-1]
     dpi = RASTER_DPI if source.kind == "pdf" else (source.native_dpi(index) or 72.0)

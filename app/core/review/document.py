@@ -113,6 +113,14 @@ class DocumentWork:
     # (`region.extra["raw_text_span"]`): the R-SWA window view points at that text (journaled with the blocks)
     raw_stream: str = field(default="", repr=False)
     raw_spans: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    skipped_pages: list[int] = field(default_factory=list)  # pages the person chose not to read (0-based)
+    person_turns: dict[int, int] = field(default_factory=dict)  # page → the turn a person chose (app.core.review.page_turns)
+
+    def pages_to_read(self) -> list[int] | None:
+        """The pages a run of the whole document reads: all (None) unless the person skipped some."""
+        if not self.skipped_pages or not self.page_count:
+            return None
+        return [i for i in range(self.page_count) if i not in set(self.skipped_pages)]
 
     @property
     def name(self) -> str:
@@ -196,6 +204,8 @@ class DocumentWork:
             "current_page": self.current_page, "title": self.title, "engine": self.engine, "layout": self.layout,
             "stats": self.stats, "warnings": self.warnings, "cancelled": self.cancelled,
             "blocks": [b.to_dict() for b in self.ordered()],
+            "skipped_pages": sorted(self.skipped_pages),
+            "person_turns": {str(k): v for k, v in sorted(self.person_turns.items())},
             "raw_stream": self.raw_stream,  # the spans themselves travel in each region's extra["raw_text_span"]
         }
 
@@ -221,6 +231,8 @@ class DocumentWork:
             if isinstance(span, (list, tuple)) and len(span) == 2:
                 work.raw_spans[block.id] = (int(span[0]), int(span[1]))
         work.raw_stream = str(d.get("raw_stream") or "")
+        work.skipped_pages = sorted({int(i) for i in d.get("skipped_pages") or [] if int(i) >= 0})
+        work.person_turns = {int(k): int(v) % 360 // 90 * 90 for k, v in (d.get("person_turns") or {}).items()}
         return work
 
 

@@ -25,6 +25,8 @@ class RunRequest:
     run_id: int = 0
     # pages a person laid out (app.core.review.region_edits): their regions (Region.to_dict), read instead of a layout
     layouts: dict[int, list[dict]] = field(default_factory=dict)
+    # pages read turned as a person said, or as they were read when a person laid them out: (turn, skew)
+    turns: dict[int, tuple[int, float]] = field(default_factory=dict)
 
 
 class PipelineRunner:
@@ -52,6 +54,7 @@ class PipelineRunner:
         try:
             if request.pages and self._can_rerun(request, engine_key):
                 self.pipe.emit, self.pipe.cancel = emit, cancel
+                self.pipe.page_turns.update(request.turns)
                 for index, regions in request.layouts.items():  # the person's regions, as they are now
                     if index in {p.index for p in self.pipe.output.pages}:
                         self.pipe.set_regions(index, [Region.from_dict(r) for r in regions]).layout = "person"
@@ -60,6 +63,7 @@ class PipelineRunner:
                 self.pipe.close()
             self.pipe = Pipeline(replace(o, pages=request.pages), emit, cancel, engine=self.engine, layout=self.layout)
             self.pipe.fixed_layouts = {i: [_unread(r) for r in regions] for i, regions in request.layouts.items()}
+            self.pipe.page_turns = dict(request.turns)
             try:
                 return self.pipe.run(request.path)
             finally:
@@ -77,6 +81,9 @@ class PipelineRunner:
         if pipe.output.path != str(request.path):
             return False
         laid_out = {p.index for p in pipe.output.pages}
+        if any(pipe.document.orientation(i)[0] != turn for i, (turn, _skew) in request.turns.items()
+               if i in request.pages):
+            return False  # a page turned another way is laid out again
         return engine_key == self.engine_key and all(i in laid_out for i in request.pages)
 
     def _drop_engine(self) -> None:

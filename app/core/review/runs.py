@@ -21,6 +21,7 @@ from app.core.pipeline.options import PipelineOptions
 from app.core.pipeline.pictures import pictures_dir, prune_pictures
 from app.core.regions import DECODED_TASKS
 from app.core.review.document import DocumentWork
+from app.core.review.page_turns import page_turns
 from app.core.review.region_edits import fixed_layouts
 from app.core.review.runner import RunRequest
 from app.core.review.session import Change, Session
@@ -100,7 +101,9 @@ class RunController:
         self.conflicts = []
         if record_to is not None:
             self._record(work, record_to)
-        return self.lane.submit(RunRequest(work.path, options, pages, region_ids, layouts=fixed_layouts(work, pages)))
+        layouts = fixed_layouts(work, pages)
+        return self.lane.submit(RunRequest(work.path, options, pages, region_ids, layouts=layouts,
+                                           turns=page_turns(work, layouts)))
 
     def rerun_region(self, work: DocumentWork, region_id: str, options: PipelineOptions) -> int:
         """Read one region again (its page's layout is kept); 0 when it is not one an engine reads."""

@@ -109,7 +109,8 @@ class Session:
         if event.dpi > 0:
             work.pages[event.page] = PageOutput(event.page, event.width_pt, event.height_pt, event.dpi, event.width_px,
                                                 event.height_px, layout=event.source,
-                                                has_text_layer=event.has_text_layer)
+                                                has_text_layer=event.has_text_layer, rotation=event.rotation,
+                                                skew=event.skew)
         new = [Region.from_dict(r) for r in event.regions]
         keep_ids = {r.id for r in new}
         for rid in [rid for rid, b in work.blocks.items() if b.region.page == event.page]:
@@ -410,8 +411,9 @@ class Session:
     def plan_run(self, work: DocumentWork, pages: list[int] | None, region_ids: list[str] | None = None) -> None:
         """Before OCR runs again on laid-out pages or regions: how many blocks it sets out to read (the status says
         "cancelled (3 of 15 re-read)" if it is stopped). Blocks keep their text and status until read again."""
-        if pages is None and region_ids is None:
-            work.run = RunProgress()
+        laid_out = set(work.pages) | {b.region.page for b in work.layout_blocks()}
+        if pages is None and region_ids is None or region_ids is None and not set(pages) <= laid_out:
+            work.run = RunProgress()  # pages not laid out yet: the run counts them as it lays them out
             return
         work.run = RunProgress(to_read=len(work.readable(pages, region_ids)), planned=True)
 
