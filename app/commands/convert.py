@@ -82,6 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true",
                    help="skip the pages and inputs an earlier run into the same OUTDIR finished (its checkpoint)")
     add_remote_arguments(p)
+    add_llamacpp_arguments(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.add_argument("-v", "--verbose", action="store_true", help="also show third-party warnings and log lines")
 
@@ -101,6 +102,22 @@ def add_remote_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"environment variable holding the servers' API key (default {DEFAULT_KEY_VARIABLE})")
     p.add_argument("--no-stream", dest="stream", action="store_false",
                    help="whole answers instead of streamed text (SGLang then reports per-request draft statistics)")
+
+
+def add_llamacpp_arguments(p: argparse.ArgumentParser) -> None:
+    """--engine llamacpp's options (app.core.engines.llamacpp.OPTIONS; also `bench remote`'s)."""
+    from app.core.engines.llamacpp import OPTIONS
+
+    group = p.add_argument_group("--engine llamacpp (llama.cpp's llama-server, started by the app)")
+    for name, kind, default, flag, text in OPTIONS:
+        group.add_argument(flag, dest=f"llamacpp_{name}", type=kind, default=default, help=text,
+                           metavar="N" if kind is int else "FILE")
+
+
+def llamacpp_options(args: argparse.Namespace) -> dict:
+    from app.core.engines.llamacpp import OPTIONS
+
+    return {name: getattr(args, f"llamacpp_{name}") for name, *_ in OPTIONS}
 
 
 def remote_options(args: argparse.Namespace) -> dict:
@@ -192,6 +209,8 @@ def _run(args: argparse.Namespace) -> int:
             print("error: --engine remote needs at least one --server URL", file=sys.stderr)
             return EXIT_USAGE
         options.engine_options.update(remote_options(args))
+    if args.engine == "llamacpp":
+        options.engine_options.update(llamacpp_options(args))
     from app.commands.batch import (
         BatchProgress, FileResult, discard_checkpoints, expand_inputs, page_count, print_summary,
     )
@@ -249,6 +268,8 @@ def _run(args: argparse.Namespace) -> int:
         started = [r for r, c in zip(results, codes) if c is not None]
         if batch and started:
             print_summary(started)
+        if models["engine"] is not None:  # released with the run: a server the engine started is stopped
+            models["engine"].close()
     return worst
 
 

@@ -50,6 +50,7 @@ ENGINES: dict[str, EngineSpec] = {
         EngineSpec("builtin-ar", "Built-in model, autoregressive", "region", "app.core.engines.builtin:open_ar", "builtin", ""),
         EngineSpec("classic", "Classic OCR (RapidOCR, CPU)", "region", "app.core.engines.classic:open_engine", "", ""),
         EngineSpec("remote", "Remote server (SGLang, vLLM, OpenAI-compatible)", "region", "app.core.engines.remote:open_engine", "", ""),
+        EngineSpec("llamacpp", "llama.cpp (local)", "region", "app.core.engines.llamacpp:open_engine", "glm-ocr-gguf", ""),
     )
 }
 
