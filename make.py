@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Set-up and tasks with nothing but python3: `python3 make.py run` | `python3 make.py test` | `python3 make.py setup`
 | `python3 make.py llama-server` (builds llama.cpp's server once into a cache outside the checkout; `--where` only
-prints the cached binary's path, or fails without building).
+prints the cached binary's path, or fails without building; `--source` prints the llama.cpp source folder, with
+its convert_hf_to_gguf.py).
 
 It creates .venv/ beside this file, installs the project into it (editable, with test extras) when pyproject.toml
 changed since the last install, and runs the task inside it.
@@ -97,6 +98,12 @@ def _fetch_llama_source(lb) -> None:
 
 def llama_server(extra: list[str]) -> int:
     lb = _llama_build()
+    if "--source" in extra:  # llama.cpp's source (convert_hf_to_gguf.py) once it was fetched
+        if (lb.source_dir() / "convert_hf_to_gguf.py").is_file():
+            print(lb.source_dir())
+            return 0
+        print("make.py: the llama.cpp source is not fetched yet: run `python3 make.py llama-server`", file=sys.stderr)
+        return 1
     found = lb.cached_binary()
     if found or "--where" in extra:
         if found:
@@ -109,6 +116,22 @@ def llama_server(extra: list[str]) -> int:
         return 1
     if hasattr(os, "nice"):
         os.nice(19)  # low priority: the build must not starve the rest of the machine
+    lb.build_dir().mkdir(parents=True, exist_ok=True)
+    with open(lb.build_dir() / ".lock", "w") as lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)  # a second call waits for a build in progress, then finds it
+        except ImportError:  # pragma: no cover - Windows
+            pass
+        found = lb.cached_binary()
+        if found:  # built meanwhile by the call we waited for
+            print(found)
+            return 0
+        return _build_llama_server(lb)
+
+
+def _build_llama_server(lb) -> int:
     if not (lb.source_dir() / "CMakeLists.txt").exists():
         _fetch_llama_source(lb)
     build = lb.build_dir() / "build"
