@@ -142,6 +142,25 @@ def test_a_server_without_vision_is_refused_at_open_and_its_500_is_final_not_ret
         server.close()
 
 
+def test_a_running_llama_server_given_by_url_is_recognised_and_asked_for_logprobs(gguf_dir):
+    """`--engine remote --server URL` on a llama-server someone started: its kind read from /v1/models and /props,
+    log-probabilities asked for (→ block confidence), its timings in the region stats."""
+    from app.core.engines.llama_server import LlamaServer
+
+    server = LlamaServer(BINARY, gguf_dir / "tiny-glmocr.gguf", gguf_dir / "mmproj-tiny-glmocr.gguf", threads=1,
+                         ctx_size=8192, parallel=2).start(120)
+    try:
+        engine = open_engine("remote", servers=[server.url + "/v1"], max_new_tokens=12)
+        assert engine.model == "tiny-glmocr" and engine.servers[0].flavour == "llamacpp"
+        assert engine.servers[0].info["total_slots"] == 2 and engine.servers[0].info["slot_ctx"]
+        result = engine.decode_region(sample_images(1)[0], "text", region_id="r1")
+        assert result.logprobs and result.stats["timings"]["predicted_n"] >= 1
+        engine.close()
+    finally:
+        server.close()
+    assert server.process.returncode is not None
+
+
 def test_context_exhausted_in_the_stream_is_final_and_says_how_to_size_the_server(gguf_dir):
     """Four slots share a context too small for four answers at once: llama-server ends some mid-stream with
     "Context size has been exceeded"; those regions fail at once (no retry) with what to change."""
