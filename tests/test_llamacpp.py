@@ -121,6 +121,8 @@ def test_the_engine_reports_the_server_reads_logprobs_and_timings_and_stops_on_c
         assert stats["attempts"] == 1
         (server,) = engine.server_stats()
         assert server["flavour"] == "llamacpp" and server["slots"] == 3 and server["quantisation"]
+        # its /metrics counters were read; nothing was drafted (no draft model): no figure, never a made-up zero
+        assert "llamacpp:spec_decode_num_drafts" in engine.servers[0].metrics_before and server["spec"] is None
     finally:
         engine.close()
     assert engine.llama.process.returncode is not None
