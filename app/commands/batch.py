@@ -151,7 +151,7 @@ def checkpoint_settings(options) -> dict[str, Any]:
     d = asdict(options)
     out = {k: d.get(k) for k in keys}
     out["engine_options"] = {k: v for k, v in (options.engine_options or {}).items()
-                             if k in ("servers", "remote_model", "profile", "max_new_tokens")}
+                             if k in ("servers", "remote_model", "profile", "max_new_tokens", "gguf", "mmproj")}
     return json.loads(json.dumps(out, default=str))
 
 
