@@ -288,3 +288,58 @@ def test_bench_remote_on_llamacpp_prints_regions_per_second_sequential_and_concu
     assert set(rows) == {"sequential", "concurrent"} and all(float(r[2]) > 0 for r in rows.values())
     assert int(rows["concurrent"][4]) == 2 and "llama-server: llama.cpp" in out  # two slots busy at once
     assert _gone(gguf_dir, timeout=0)
+
+
+def test_a_server_killed_during_convert_dir_costs_only_its_regions_and_resume_reads_just_those_pages(gguf_dir,
+                                                                                                    tmp_path, capsys):
+    """`--server URL` on a llama-server that is killed mid-run: the regions it could not answer fail (exit 4), the
+    pages read before are kept; restarted, `--resume` reads the failed pages only, and every region ends read."""
+    from app.core.engines.llama_server import LlamaServer
+    from app.core.sample_documents import make_small_report
+    from app.core.trace import load_trace
+
+    src = tmp_path / "in"
+    for rel in ("a.pdf", "b.pdf"):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        make_small_report(src / rel)
+    files = dict(threads=1, ctx_size=8192, parallel=1)
+    server = LlamaServer(BINARY, gguf_dir / "tiny-glmocr.gguf", gguf_dir / "mmproj-tiny-glmocr.gguf", **files).start()
+    out = tmp_path / "out"
+    args = [src, "-o", out, "--engine", "remote", "--server", server.url, "--concurrency", "1", "--layout", "pymupdf",
+            "--text-layer", "ignore", "--max-new-tokens", "200"]
+    proc = _start_convert([*args, "--trace", tmp_path / "t1.jsonl"], tmp_path, "first")
+    first = out / ".scriptorium-checkpoint" / "a.json"
+    try:
+        _wait_for(lambda: first.exists() and json.loads(first.read_text())["pages"], proc)
+        server.kill()
+        assert proc.wait(240) == 4, (tmp_path / "first.out").read_text()  # converted, with failed regions
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.close()
+    printed = (tmp_path / "first.out").read_text()
+    assert "no longer" in printed or "cannot be reached" in printed or "Connect" in printed, printed
+    held = {}
+    for f in (out / ".scriptorium-checkpoint").glob("*.json"):
+        data = json.loads(f.read_text())
+        held[f.stem] = {p["index"] for p in data["pages"]}
+        assert not data["done"]  # a document with failed regions is not finished
+    assert held["a"]  # the page read before the server died is kept
+    statuses = [b["status"] for name in ("a", "b") for p in json.loads((out / f"{name}.json").read_text())["pages"]
+                for b in p["blocks"] if b["task"] == "text"]
+    assert "failed" in statuses and "done" in statuses
+    again = LlamaServer(BINARY, gguf_dir / "tiny-glmocr.gguf", gguf_dir / "mmproj-tiny-glmocr.gguf", port=server.port,
+                        **files).start()
+    try:
+        code, stdout, stderr = _convert(capsys, *args, "--resume", "--trace", tmp_path / "t2.jsonl")
+    finally:
+        again.close()
+    assert code == 0, stdout + stderr
+    for name, pages in held.items():
+        read = {e.page for e in load_trace(tmp_path / f"t2-{name}.jsonl").events if e.type == "layout_done"}
+        assert read and not read & pages  # only what is missing: no kept page read again
+    for name in ("a", "b"):
+        doc = json.loads((out / f"{name}.json").read_text())
+        assert [p["index"] for p in doc["pages"]] == [0, 1]
+        assert all(b["status"] == "done" for p in doc["pages"] for b in p["blocks"] if b["task"] == "text")
+    assert not (out / ".scriptorium-checkpoint").exists()

@@ -64,7 +64,8 @@ def _read(engine, jobs, lanes: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from app.commands.convert import add_llamacpp_arguments, add_remote_arguments, llamacpp_options, remote_options
+    from app.commands.arguments import add_llamacpp_arguments, llamacpp_options
+    from app.commands.convert import add_remote_arguments, remote_options
 
     p = argparse.ArgumentParser(prog="scriptorium bench remote", description=__doc__.split("\n\n")[0])
     p.add_argument("--engine", choices=("remote", "llamacpp"), default="remote",

@@ -22,3 +22,19 @@ def positive(kind: type, upper: float | None = None):
 
     parse.__name__ = kind.__name__  # argparse names the type in its messages
     return parse
+
+
+def add_llamacpp_arguments(p: argparse.ArgumentParser) -> None:
+    """--engine llamacpp's options (app.core.engines.llamacpp.OPTIONS; also `bench remote`'s)."""
+    from app.core.engines.llamacpp import OPTIONS
+
+    group = p.add_argument_group("--engine llamacpp (llama.cpp's llama-server, started by the app)")
+    for name, kind, default, flag, text in OPTIONS:
+        group.add_argument(flag, dest=f"llamacpp_{name}", type=kind, default=default, help=text,
+                           metavar="N" if kind is int else "FILE")
+
+
+def llamacpp_options(args: argparse.Namespace) -> dict:
+    from app.core.engines.llamacpp import OPTIONS
+
+    return {name: getattr(args, f"llamacpp_{name}") for name, *_ in OPTIONS}

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from app.commands.arguments import positive
+from app.commands.arguments import add_llamacpp_arguments, llamacpp_options, positive
 from app.core.pipeline.options import (
     AUTO_BATCH, DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES, parse_formats,
 )
@@ -102,22 +102,6 @@ def add_remote_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"environment variable holding the servers' API key (default {DEFAULT_KEY_VARIABLE})")
     p.add_argument("--no-stream", dest="stream", action="store_false",
                    help="whole answers instead of streamed text (SGLang then reports per-request draft statistics)")
-
-
-def add_llamacpp_arguments(p: argparse.ArgumentParser) -> None:
-    """--engine llamacpp's options (app.core.engines.llamacpp.OPTIONS; also `bench remote`'s)."""
-    from app.core.engines.llamacpp import OPTIONS
-
-    group = p.add_argument_group("--engine llamacpp (llama.cpp's llama-server, started by the app)")
-    for name, kind, default, flag, text in OPTIONS:
-        group.add_argument(flag, dest=f"llamacpp_{name}", type=kind, default=default, help=text,
-                           metavar="N" if kind is int else "FILE")
-
-
-def llamacpp_options(args: argparse.Namespace) -> dict:
-    from app.core.engines.llamacpp import OPTIONS
-
-    return {name: getattr(args, f"llamacpp_{name}") for name, *_ in OPTIONS}
 
 
 def remote_options(args: argparse.Namespace) -> dict:
@@ -261,7 +245,8 @@ def _run(args: argparse.Namespace) -> int:
                 worst = code if worst in (EXIT_OK, EXIT_WARNINGS) else worst
             elif code == EXIT_WARNINGS and worst == EXIT_OK:
                 worst = code
-        if len(codes) == len(items) and None not in codes and EXIT_ENGINE not in codes:
+        if len(codes) == len(items) and None not in codes and EXIT_ENGINE not in codes and not any(
+                r.failed for r in results):
             discard_checkpoints(out_dir)  # every input went through: nothing is left to resume
     finally:
         progress.clear()
@@ -379,6 +364,7 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
     checkpoint.pages, checkpoint.done = {}, False
     progress.start_document(inp.name, len(restored))
     warnings: list[str] = []
+    failed_pages: set[int] = set()  # pages with a region that failed (a server gone): a resumed run reads them again
     _Interrupts.armed = False
     pipe = None
 
@@ -391,7 +377,11 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
         if isinstance(event, ErrorRaised) and not event.fatal:
             warnings.append(event.message)
         if isinstance(event, PageFinished) and pipe is not None and pipe.output is not None:
-            checkpoint.page_finished(pipe.output.page(event.page), pipe.output.engine, pipe.output.layout)
+            page = pipe.output.page(event.page)
+            if any("error" in r.flags for r in page.regions):
+                failed_pages.add(page.index)
+            else:
+                checkpoint.page_finished(page, pipe.output.engine, pipe.output.layout)
         progress(event)
 
     try:  # before any decoding: a read-only folder must not cost the whole OCR first
@@ -422,7 +412,7 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
             out.pages = sorted([*out.pages, *restored.values()], key=lambda pg: pg.index)
             out.stats.update(pipe.document_stats(time.perf_counter() - t0))
         files = pipe.write(out_dir, stem)
-        checkpoint.done = True
+        checkpoint.done = not failed_pages  # written either way; with failed regions --resume reads those pages again
         checkpoint.save()
     except PipelineError as exc:
         if cancel.cancelled:
