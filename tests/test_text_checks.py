@@ -92,3 +92,29 @@ def test_builtin_reads_cyrillic_and_greek_no_worse_than_classic_and_flags_the_un
     r = _region(unread.text, unread.stats)
     assert unread.stats["unreadable_lines"] == 1 and region_outcome(r) == "garbled"
     assert r.extra["confidence"]["min"] < 0.3
+
+
+def test_a_text_layer_in_a_script_the_recogniser_cannot_read_is_kept(tmp_path):
+    """A born-digital Korean page: PP-OCRv6 writes no Hangul, so its OCR check cannot judge the layer; the layer is
+    taken (not replaced by an OCR reading of a script the recogniser does not know)."""
+    import pymupdf
+
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.rapid.recogniser import can_read
+
+    text = "코로나바이러스 관련 보험약관상 재해보험금 지급문제 및 개선과제를 살펴본다."
+    assert not can_read(text) and can_read("The quick brown fox") and can_read("中文的段落")
+    doc = pymupdf.open()
+    page = doc.new_page(width=420, height=200)
+    page.insert_font(fontname="korea", fontbuffer=pymupdf.Font("korea").buffer)
+    page.insert_textbox(pymupdf.Rect(30, 30, 390, 170), text + "\n" + text, fontsize=12, fontname="korea")
+    doc.save(tmp_path / "ko.pdf")
+    pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"))
+    try:
+        out = pipe.run(tmp_path / "ko.pdf")
+    finally:
+        pipe.close()
+    read = [r for r in out.pages[0].regions if r.text]
+    assert read and all(r.extra["stats"].get("text_source") == "text-layer" for r in read), \
+        [(r.text, r.extra.get("layer_rejected")) for r in read]
+    assert "코로나바이러스" in " ".join(r.text for r in read)

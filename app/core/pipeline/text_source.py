@@ -65,12 +65,11 @@ def paragraph(words) -> str:
 
 
 def _readable(text: str) -> bool:
-    """Is `text` in scripts the check's recogniser reads (Latin, digits, punctuation, CJK)? A Cyrillic or Arabic
-    line cannot be checked by it; its layer is judged on the other tests alone."""
-    from app.core.rapid.script_mask import is_cjk
+    """Is `text` in characters the check's recogniser can write? A Korean, Cyrillic or Arabic line cannot be checked
+    by it; its layer is judged on the other tests alone."""
+    from app.core.rapid.recogniser import can_read
 
-    ok = sum(1 for c in text if ord(c) < 0x250 or is_cjk(c))
-    return ok >= 0.8 * len(text)
+    return can_read(text)
 
 
 def _squash(text: str) -> str:

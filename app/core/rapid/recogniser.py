@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -46,6 +47,27 @@ def model_path() -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: reinstall rapidocr (its wheel ships {REC_MODEL})")
     return path
+
+
+@lru_cache(maxsize=1)
+def characters() -> frozenset[str]:
+    """Every character the recogniser can write (its dictionary, from the model's metadata; space included)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(model_path()), options, providers=["CPUExecutionProvider"])
+    return frozenset(session.get_modelmeta().custom_metadata_map["character"].splitlines()) | {" "}
+
+
+def can_read(text: str, share: float = 0.9) -> bool:
+    """Could the recogniser write `text`: are at least `share` of its visible characters in its dictionary? (PP-OCRv6
+    has no Hangul, no Cyrillic and few Greek capitals: a Korean or Russian line cannot be checked or read by it.)"""
+    visible = [c for c in text if not c.isspace()]
+    if not visible:
+        return True
+    known = characters()
+    return sum(1 for c in visible if c in known) >= share * len(visible)
 
 
 @dataclass
