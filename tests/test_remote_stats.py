@@ -69,6 +69,10 @@ def test_prometheus_counters_as_a_delta_and_sglang_gauges():
     sg = rs.from_prometheus({}, rs.parse_prometheus(SGLANG_PROM))
     assert sg == {"source": "sglang /metrics", "accept_length": 5.25, "accept_rate": 0.71}
     assert rs.from_prometheus({}, rs.parse_prometheus("# nothing\n")) is None
+    # llama-server (--metrics) counts drafts like vLLM under its own prefix, without labels
+    llama = [rs.parse_prometheus(VLLM_PROM.format(drafts=d, draft=t, accepted=a).replace("vllm:", "llamacpp:")
+                                 .replace('{engine="0",model_name="glm"}', "")) for d, t, a in ((0, 0, 0), (40, 160, 120))]
+    assert rs.from_prometheus(*llama) == {**got, "source": "llamacpp /metrics"}
 
 
 def test_merge_weights_accept_length_by_rounds():

@@ -1,9 +1,11 @@
 """`python -m app bench remote --server URL [--server URL2] [--remote-model NAME]`: the region scheduler against
 real OCR servers, sequential vs concurrent, in one run over the same servers and the same regions.
+`--engine llamacpp --gguf FILE --mmproj FILE` (or `--model DIR`) benches a llama-server the app starts itself:
+concurrent = its `--llama-parallel` slots.
 
 The sample document (repeated `--copies` times) is laid out once; its regions are then read twice through the
 region scheduler: one request at a time, then up to the engine's concurrency (`--concurrency` per server). Printed:
-pages/s of each, the most requests in flight at once, the requests each server got; the last line is
+regions/s and pages/s of each, the most requests in flight at once, the requests each server got; the last line is
 `concurrent/sequential pages/s: X.XX (max in flight N)`.
 
 On a GPU server concurrency is where the throughput comes from (SGLang/vLLM batch the requests); on a CPU-only
@@ -62,23 +64,39 @@ def _read(engine, jobs, lanes: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from app.commands.arguments import add_llamacpp_arguments, llamacpp_options
     from app.commands.convert import add_remote_arguments, remote_options
 
     p = argparse.ArgumentParser(prog="scriptorium bench remote", description=__doc__.split("\n\n")[0])
+    p.add_argument("--engine", choices=("remote", "llamacpp"), default="remote",
+                   help="remote: the --server URLs; llamacpp: a llama-server the app starts (default remote)")
+    p.add_argument("--model", default=None, metavar="DIR", help="--engine llamacpp: a folder holding the GGUF and "
+                   "its mmproj file")
     add_remote_arguments(p)
+    add_llamacpp_arguments(p)
     p.add_argument("--copies", type=int, default=2, help="times the sample document is read (default 2)")
     p.add_argument("--max-new-tokens", type=int, default=64, help="token budget per region (default 64)")
     args = p.parse_args(argv)
-    options = remote_options(args)
-    if not options["servers"]:
-        p.error("give at least one --server URL (an OpenAI-compatible OCR server)")
+    if args.engine == "remote" and not remote_options(args)["servers"]:
+        p.error("give at least one --server URL (an OpenAI-compatible OCR server), or --engine llamacpp")
     from app.core.engines import EngineUnavailable, open_engine
 
     try:
-        engine = open_engine("remote", **options, max_new_tokens=args.max_new_tokens)
+        if args.engine == "llamacpp":
+            engine = open_engine("llamacpp", **llamacpp_options(args), model_path=args.model,
+                                 max_new_tokens=args.max_new_tokens)
+        else:
+            engine = open_engine("remote", **remote_options(args), max_new_tokens=args.max_new_tokens)
     except EngineUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
+    try:
+        return _bench(engine, args)
+    finally:
+        engine.close()  # a llama-server the engine started is stopped
+
+
+def _bench(engine, args) -> int:
     lanes = engine.concurrency
     jobs, pages = _layout(engine, max(1, args.copies))
     _read(engine, jobs[:lanes], lanes)  # warm-up: the server's first forwards (and first batch) cost extra
@@ -86,10 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     con = _read(engine, jobs, lanes)
     print(f"servers: {', '.join(s.url for s in engine.servers)} · model {engine.model} · {pages} pages, "
           f"{len(jobs)} regions, ≤ {args.max_new_tokens} tokens each")
-    print(f"{'mode':<12}{'seconds':>9}{'pages/s':>9}{'max in flight':>15}{'failed':>8}  requests per server")
+    if engine.name == "llamacpp":
+        print(f"llama-server: {engine.device}")
+    print(f"{'mode':<12}{'seconds':>9}{'regions/s':>11}{'pages/s':>9}{'max in flight':>15}{'failed':>8}  "
+          "requests per server")
     for name, r in (("sequential", seq), ("concurrent", con)):
-        print(f"{name:<12}{r['seconds']:>9.2f}{pages / r['seconds']:>9.2f}{r['max_in_flight']:>15}{r['failed']:>8}  "
-              + ", ".join(str(n) for n in r["per_server"]))
+        print(f"{name:<12}{r['seconds']:>9.2f}{len(jobs) / r['seconds']:>11.2f}{pages / r['seconds']:>9.2f}"
+              f"{r['max_in_flight']:>15}{r['failed']:>8}  " + ", ".join(str(n) for n in r["per_server"]))
     for s in engine.server_stats():
         spec = s["spec"]
         said = (f"{spec['source']}: accept length {spec.get('accept_length')}" if spec
@@ -97,7 +118,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{s['url']} ({s['flavour']}): {said}")
     ratio = (pages / con["seconds"]) / (pages / seq["seconds"])
     print(f"concurrent/sequential pages/s: {ratio:.2f} (max in flight {con['max_in_flight']})")
-    engine.close()
     return 1 if seq["failed"] or con["failed"] else 0
 
 

@@ -247,13 +247,16 @@ def _run(args: argparse.Namespace) -> int:
                 worst = code if worst in (EXIT_OK, EXIT_WARNINGS) else worst
             elif code == EXIT_WARNINGS and worst == EXIT_OK:
                 worst = code
-        if len(codes) == len(items) and None not in codes and EXIT_ENGINE not in codes:
+        if len(codes) == len(items) and None not in codes and EXIT_ENGINE not in codes and not any(
+                r.failed for r in results):
             discard_checkpoints(out_dir)  # every input went through: nothing is left to resume
     finally:
         progress.clear()
         started = [r for r, c in zip(results, codes) if c is not None]
         if several and started:
             print_summary(started)
+        if models["engine"] is not None:  # released with the run: a server the engine started is stopped
+            models["engine"].close()
     return worst
 
 
@@ -308,6 +311,7 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
     checkpoint.pages, checkpoint.done = {}, False
     progress.start_document(inp.name, len(restored))
     warnings: list[str] = []
+    failed_pages: set[int] = set()  # pages with a region that failed (a server gone): a resumed run reads them again
     _Interrupts.armed = False
     pipe = None
 
@@ -320,7 +324,11 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
         if isinstance(event, ErrorRaised) and not event.fatal:
             warnings.append(event.message)
         if isinstance(event, PageFinished) and pipe is not None and pipe.output is not None:
-            checkpoint.page_finished(pipe.output.page(event.page), pipe.output.engine, pipe.output.layout)
+            page = pipe.output.page(event.page)
+            if any("error" in r.flags for r in page.regions):
+                failed_pages.add(page.index)
+            else:
+                checkpoint.page_finished(page, pipe.output.engine, pipe.output.layout)
         progress(event)
 
     try:  # before any decoding: a read-only folder must not cost the whole OCR first
@@ -350,7 +358,7 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
             out.pages = sorted([*out.pages, *restored.values()], key=lambda pg: pg.index)
             out.stats.update(pipe.document_stats(time.perf_counter() - t0))
         files = pipe.write(out_dir, stem)
-        checkpoint.done = True
+        checkpoint.done = not failed_pages  # written either way; with failed regions --resume reads those pages again
         checkpoint.save()
     except PipelineError as exc:
         if cancel.cancelled:

@@ -50,6 +50,7 @@ class Manifest:
     local_dir: str = ""
     license: str = ""
     notes: str = ""
+    download: str = ""  # how to get the weights, when no hub repository holds them ({folder}: where they are looked for)
 
     @classmethod
     def from_file(cls, path: Path) -> "Manifest":
@@ -61,6 +62,8 @@ class Manifest:
         return cls(**data)
 
     def download_hint(self) -> str:
+        if self.download:
+            return self.download.format(folder=user_models_dir() / self.name)
         if not self.repo_id:
             return "it is produced by `scriptorium train` (see docs/built-in-model.md, Training)"
         return (

@@ -69,6 +69,27 @@ def unregister(name: str) -> None:
     ENGINES.pop(name, None)
 
 
+LLAMACPP_OPTIONS = (
+    EngineOption("gguf", str, "", "the model's GGUF file (default: the one in --model DIR or the glm-ocr-gguf folder)",
+                 metavar="FILE", label="Model GGUF file (empty: the glm-ocr-gguf models folder)"),
+    EngineOption("mmproj", str, "", "the vision projector's GGUF (default: mmproj*.gguf beside the model)",
+                 metavar="FILE", label="Vision projector GGUF (empty: mmproj*.gguf beside the model)"),
+    EngineOption("llama_server", str, "", "the llama-server binary (default: $SCRIPTORIUM_LLAMA_SERVER, PATH, or the "
+                 "build of `python3 make.py llama-server`)", metavar="FILE", changes_text=False,
+                 label="llama-server binary (empty: found or built)"),
+    EngineOption("parallel", int, 2, "server slots = regions read at once (default 2)", flag="--llama-parallel",
+                 minimum=1, maximum=64, metavar="N", changes_text=False, label="Server slots (regions at once)"),
+    EngineOption("threads", int, 0, "CPU threads of the server (default 0: llama.cpp's choice)",
+                 flag="--llama-threads", minimum=0, maximum=512, metavar="N", changes_text=False,
+                 label="Server CPU threads (0: llama.cpp's choice)"),
+    EngineOption("ctx_size", int, 0, "context tokens shared by all slots (default 0: slots x 8192)",
+                 flag="--llama-ctx", minimum=0, metavar="N", changes_text=False,
+                 label="Context tokens (0: slots x 8192)"),
+    EngineOption("gpu_layers", int, -1, "layers offloaded to a GPU (default -1: llama.cpp's choice; 0: CPU only)",
+                 flag="--llama-gpu-layers", minimum=-1, metavar="N", changes_text=False,
+                 label="GPU layers (-1: llama.cpp's choice)"),
+)
+
 for _spec in (
     EngineSpec("gravity", "GravityOCR, self-speculative", "region", "app.core.engines.glm_engine:open_selfspec", "gravityocr", "rounds"),
     EngineSpec("gravity-ar", "GravityOCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "gravityocr", ""),
@@ -81,6 +102,8 @@ for _spec in (
                reads_formulas=False),
     EngineSpec("classic", "Classic OCR (RapidOCR, CPU)", "region", "app.core.engines.classic:open_engine",
                fallback=True, reads_layout_lines=True, reads_formulas=False),
+    EngineSpec("llamacpp", "llama.cpp (local)", "region", "app.core.engines.llamacpp:open_engine", "glm-ocr-gguf",
+               options=LLAMACPP_OPTIONS, group="llama.cpp"),
     EngineSpec("remote", "Remote server (SGLang, vLLM, OpenAI-compatible)", remote_kind,
                "app.core.engines.remote:open_engine", options=REMOTE_OPTIONS, group="Servers"),
 ):

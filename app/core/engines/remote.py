@@ -27,10 +27,10 @@ import json
 import os
 import time
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from app.core.engines import remote_stats
+from app.core.engines import remote_servers, remote_stats
 from app.core.engines.base import Emit, EngineUnavailable, RegionResult, no_emit
 from app.core.engines.remote_profiles import (  # noqa: F401 - importable from here too
     DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, DEFAULT_PROFILE, PROFILES, Profile, remote_kind,
@@ -58,11 +58,12 @@ class RemoteError(RuntimeError):
 @dataclass
 class Server:
     url: str  # the root, without /v1
-    flavour: str = "openai"  # sglang | vllm | openai (read from /v1/models' owned_by)
+    flavour: str = "openai"  # sglang | vllm | llamacpp | ollama | openai (app.core.engines.remote_servers)
     in_flight: int = 0
     requests: int = 0
     failures: int = 0
     metrics_before: dict[str, float] | None = None
+    info: dict[str, Any] = field(default_factory=dict)  # what it said about itself (llama.cpp's /props)
 
     @property
     def chat_url(self) -> str:
@@ -143,14 +144,18 @@ class RemoteEngine:
                 raise EngineUnavailable(f"{s.url}/v1/models did not answer with an OpenAI model list; is this an "
                                         "OpenAI-compatible server?") from None
             served = [m for m in listed if isinstance(m, dict)]
-            owners = {str(m.get("owned_by", "")).lower() for m in served}
-            s.flavour = "sglang" if "sglang" in owners else "vllm" if "vllm" in owners else "openai"
+            with httpx2.Client(timeout=10.0, headers=self._headers()) as client:
+                s.flavour, s.info = remote_servers.detect(client, s.url, served)
             if not self.model and served:
                 self.model = str(served[0].get("id", ""))
             names = [str(m.get("id", "")) for m in served]
             if self.model and names and self.model not in names:
                 raise EngineUnavailable(f"the OCR server {s.url} does not serve {self.model!r} (it serves: "
                                         f"{', '.join(names)}); name the model with --remote-model")
+            if remote_servers.without_vision(served, s.info, self.model):
+                raise EngineUnavailable(remote_servers.no_vision_message(s.url, self.model))
+            s.info.setdefault("slot_ctx", next((m["meta"].get("n_ctx") for m in served
+                                                if isinstance(m.get("meta"), dict)), None))
             s.metrics_before = self._read_metrics(s)
         if not self.model:
             raise EngineUnavailable(f"{self.servers[0].url} lists no model; name one with --remote-model")
@@ -198,8 +203,9 @@ class RemoteEngine:
                                 "temperature": 0, "max_tokens": self.budget(task), "stream": self.stream}
         if self.stream:
             body["stream_options"] = {"include_usage": True}
-        if server.flavour in ("sglang", "vllm"):
+        if server.flavour in remote_servers.LOGPROB_FLAVOURS:  # → block confidence
             body.update(top_k=1, logprobs=True)
+        if server.flavour in ("sglang", "vllm"):
             body.update(self.profile.sglang_extra if server.flavour == "sglang" else self.profile.vllm_extra)
             if server.flavour == "sglang" and not self.stream:
                 body["return_meta_info"] = True
@@ -254,7 +260,7 @@ class RemoteEngine:
 
         body = self.request_body(image, task, server)
         emit(RegionStarted(region_id, page, task, self.name, 0, body["max_tokens"]))
-        reply = _Reply(gravity=self.profile.gravity)
+        reply = _Reply(gravity=self.profile.gravity, server=server)
         server.in_flight += 1
         server.requests += 1
         self.in_flight += 1
@@ -308,6 +314,8 @@ class RemoteEngine:
             stats["truncated"] = True
         if reply.spec:
             stats["spec"] = reply.spec
+        if reply.timings:
+            stats["timings"] = reply.timings
         return stats
 
     def decode_region(self, image: Image.Image, task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
@@ -336,6 +344,9 @@ async def _check_status(resp, server: Server) -> None:
         return
     detail = (await resp.aread()).decode("utf-8", "replace")[:300]
     message = f"{server.url} answered HTTP {resp.status_code}: {detail}"
+    final = remote_servers.final_error(detail, server.url, server.info.get("total_slots"), server.info.get("slot_ctx"))
+    if final:
+        raise RemoteError(final)
     if resp.status_code in RETRY_STATUS:
         raise Transient(message)
     raise RemoteError(message)
@@ -344,8 +355,9 @@ async def _check_status(resp, server: Server) -> None:
 class _Reply:
     """What one answer said so far: text pieces, finish reason, usage, log-probabilities, speculative stats."""
 
-    def __init__(self, *, gravity: bool = False) -> None:
-        self.gravity = gravity
+    def __init__(self, *, gravity: bool = False, server: Server | None = None) -> None:
+        self.gravity, self.server = gravity, server
+        self.timings: dict[str, Any] | None = None
         self.parts: list[str] = []
         self.pieces = 0
         self.finish: str | None = None
@@ -374,7 +386,12 @@ class _Reply:
 
     def feed(self, chunk: dict[str, Any], emit: Emit, region_id: str) -> None:
         if chunk.get("error"):
-            raise Transient(f"the server reported an error: {str(chunk['error'])[:200]}")
+            error = str(chunk["error"])[:300]
+            s = self.server or Server("the server")
+            final = remote_servers.final_error(error, s.url, s.info.get("total_slots"), s.info.get("slot_ctx"))
+            if final:
+                raise RemoteError(final)
+            raise Transient(f"the server reported an error: {error[:200]}")
         for choice in chunk.get("choices") or []:
             piece = (choice.get("delta") or choice.get("message") or {}).get("content") or ""
             if piece:
@@ -391,6 +408,8 @@ class _Reply:
                 self.spec = remote_stats.from_sglang_meta(choice["meta_info"], gravity=self.gravity) or self.spec
         if chunk.get("usage"):
             self.usage = chunk["usage"]
+        if chunk.get("timings"):
+            self.timings = remote_servers.timings(chunk["timings"]) or self.timings
         if chunk.get("metrics"):
             self.spec = remote_stats.from_vllm_metrics(chunk["metrics"]) or self.spec
 

@@ -23,6 +23,8 @@ VLLM_COUNTERS = {
     "vllm:spec_decode_num_draft_tokens": "draft_tokens",
     "vllm:spec_decode_num_accepted_tokens": "accepted_tokens",
 }
+# llama.cpp's server (with --metrics) counts its drafts the way vLLM does, under its own prefix
+LLAMACPP_COUNTERS = {name.replace("vllm:", "llamacpp:"): key for name, key in VLLM_COUNTERS.items()}
 SGLANG_GAUGES = {"sglang:spec_accept_length": "accept_length", "sglang:spec_accept_rate": "accept_rate"}
 
 
@@ -78,7 +80,7 @@ def parse_prometheus(text: str) -> dict[str, float]:
     one metric with several labels summed)."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    wanted = set(VLLM_COUNTERS) | set(SGLANG_GAUGES)
+    wanted = set(VLLM_COUNTERS) | set(LLAMACPP_COUNTERS) | set(SGLANG_GAUGES)
     out: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
@@ -89,21 +91,26 @@ def parse_prometheus(text: str) -> dict[str, float]:
 
 
 def from_prometheus(before: dict[str, float], after: dict[str, float]) -> dict[str, Any] | None:
-    """Stats over a run from two `parse_prometheus` readings (vLLM counters as a delta, SGLang gauges as read at
-    the end), or None when the server exposes neither."""
-    if all(name in after for name in VLLM_COUNTERS):
-        delta = {key: after[name] - before.get(name, 0.0) for name, key in VLLM_COUNTERS.items()}
-        if delta["drafts"] <= 0:
-            return None
-        return {"source": "vllm /metrics", "steps": int(delta["drafts"]), "drafted": int(delta["draft_tokens"]),
-                "accepted": int(delta["accepted_tokens"]),
-                "accept_length": round(1 + delta["accepted_tokens"] / delta["drafts"], 4),
-                "accept_rate": round(delta["accepted_tokens"] / delta["draft_tokens"], 4)
-                if delta["draft_tokens"] else 0.0}
+    """Stats over a run from two `parse_prometheus` readings (vLLM's or llama.cpp's counters as a delta, SGLang
+    gauges as read at the end), or None when the server exposes none."""
+    for counters, source in ((VLLM_COUNTERS, "vllm /metrics"), (LLAMACPP_COUNTERS, "llamacpp /metrics")):
+        if all(name in after for name in counters):
+            return _counted(before, after, counters, source)
     gauges = {key: after[name] for name, key in SGLANG_GAUGES.items() if name in after}
     if gauges.get("accept_length"):
         return {"source": "sglang /metrics", **{k: round(v, 4) for k, v in gauges.items()}}
     return None
+
+
+def _counted(before: dict[str, float], after: dict[str, float], counters: dict[str, str],
+             source: str) -> dict[str, Any] | None:
+    delta = {key: after[name] - before.get(name, 0.0) for name, key in counters.items()}
+    if delta["drafts"] <= 0:
+        return None
+    return {"source": source, "steps": int(delta["drafts"]), "drafted": int(delta["draft_tokens"]),
+            "accepted": int(delta["accepted_tokens"]),
+            "accept_length": round(1 + delta["accepted_tokens"] / delta["drafts"], 4),
+            "accept_rate": round(delta["accepted_tokens"] / delta["draft_tokens"], 4) if delta["draft_tokens"] else 0.0}
 
 
 def merge(per_request: list[dict[str, Any]]) -> dict[str, Any] | None:
