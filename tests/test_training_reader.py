@@ -44,11 +44,11 @@ def test_recogniser_reads_a_rendered_line(recogniser):
     assert Reading.from_json(reading.to_json()).text == text
 
 
-def test_prefix_codec_rows():
+def test_prefix_codec_rows_first_version():
     from app.core.engines.builtin.reader import PrefixCodec, build_reader
     from app.core.rapid.recogniser import Reading
 
-    model, tok = build_reader("test")
+    model, tok = build_reader("test", version=1)
     codec = PrefixCodec(tok)
     r = Reading(["a", "ß", "\u4e00"], [0.99, 0.6, 0.3], ["", "B", "x"], [0.0, 0.25, 0.5])
     rows = codec.rows(r)
@@ -57,6 +57,34 @@ def test_prefix_codec_rows():
     assert rows[0][2:] == (codec.alt_unk, codec.alt_bins[0])  # no alternative
     assert rows[1][2:] == (codec.alt["B"], codec.alt_bins[2])
     assert max(max(row) for row in rows) < model.get_input_embeddings().weight.shape[0]
+
+
+def test_prefix_codec_rows_second_version_write_every_recogniser_character():
+    """The second version's vocabulary holds every character the recogniser writes; a prefix row holds the
+    character, its confidence bin and up to two alternatives (their own character rows, gated per slot and bin)."""
+    import torch
+
+    from app.core.engines.builtin.reader import PrefixCodec, build_reader, prefix_embeddings
+    from app.core.rapid.recogniser import Reading, dictionary
+
+    model, tok = build_reader("test", version=2)
+    codec = PrefixCodec(tok)
+    assert codec.version == 2 and set(dictionary()) <= set(codec.char)
+    r = Reading(["a", "北", "京"], [0.99, 0.6, 0.3], ["", "比", "x"], [0.0, 0.25, 0.5], ["", "", "京"],
+                [0.0, 0.0, 0.05])
+    rows = codec.rows(r)
+    assert [row[0] for row in rows] == [codec.char["a"], codec.char["北"], codec.char["京"]]
+    assert [row[1] for row in rows] == [codec.conf[3], codec.conf[1], codec.conf[0]]
+    assert rows[0][2:] == (-1, -1, -1, -1)  # no alternatives
+    assert rows[1][2:] == (codec.char["比"], codec.gates[0][2], -1, -1)
+    assert rows[2][2:] == (codec.char["x"], codec.gates[0][3], codec.char["京"], codec.gates[1][1])
+    with torch.no_grad():
+        e = prefix_embeddings(model, torch.tensor([rows]), codec.sep)
+        swapped = Reading(["比"], [0.6], ["北"], [0.25])  # "北, maybe 比" is not "比, maybe 北"
+        e2 = prefix_embeddings(model, torch.tensor([codec.rows(swapped)]), codec.sep)
+    assert e.shape == (1, 4, model.config.text_config.hidden_size)
+    assert not torch.allclose(e[0, 1], e2[0, 0])
+    assert tok.decode(codec.encode_text("北京 2024年")) == "北京 2024年"
 
 
 def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torch_thread):
@@ -81,7 +109,7 @@ def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torc
     import random
 
     tr.rng = random.Random(0)
-    items = [(__import__("numpy").array(codec.rows(r)).reshape(-1, 4), codec.encode_text(t)) for r, t in
+    items = [(__import__("numpy").array(codec.rows(r)).reshape(-1, codec.width), codec.encode_text(t)) for r, t in
              zip(readings, texts)]
     rows, targets, n, mask1 = tr.collate(items, corrupt=False)
 
