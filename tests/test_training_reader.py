@@ -161,6 +161,19 @@ def test_train_command_smoke_then_resume(tmp_path, capsys):
     assert "wall time" in capsys.readouterr().out
     engine = open_engine("builtin", model_path=out, device="cpu")
     assert engine.block_size == 4 and hasattr(engine, "recogniser")
+    # the second version writes every character the recogniser reads: a Chinese line goes through the decoder (its
+    # rounds), never to the recogniser fallback, and self-spec equals AR token for token
+    from PIL import Image, ImageDraw, ImageFont
+    import pymupdf
+
+    (tmp_path / "cjk.ttf").write_bytes(bytes(pymupdf.Font("china-s").buffer))
+    font = ImageFont.truetype(str(tmp_path / "cjk.ttf"), 32)
+    img = Image.new("RGB", (400, 64), "white")
+    ImageDraw.Draw(img).text((16, 16), "北京市人民政府", font=font, fill="black")
+    spec = engine.decode_region(img, "text", region_id="zh")
+    ar = open_engine("builtin", model_path=out, device="cpu", mode="ar").decode_region(img, "text", region_id="zh")
+    assert spec.stats["fallback_lines"] == 0 and spec.stats["rounds"] > 0 and spec.tokens == ar.tokens
+    assert spec.stats["line_stats"][0]["recogniser"] == "北京市人民政府"
     assert main(args + ["--steps", "3", "--resume", "--no-final-eval"]) == 0
     assert "resumed from" in capsys.readouterr().out
     assert json.loads((out / "train_report.json").read_text())["steps"] == 3

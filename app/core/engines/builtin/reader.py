@@ -1,5 +1,5 @@
 """The built-in reader: a small `GlmOcrForConditionalGeneration` whose text decoder reads RapidOCR's recogniser
-output as a discrete prefix and writes the line's text (DESIGN §2, "built-in line reader").
+output as a discrete prefix and writes the line's text.
 
 Sequence of one line: `[prefix tokens][SEP] text [EOS]`. Prefix token i stands for the recogniser's i-th collapsed
 CTC character and is embedded as the SUM of four rows of the model's own embedding table:
@@ -7,7 +7,11 @@ CTC character and is embedded as the SUM of four rows of the model's own embeddi
     E[char] + E[<|confK|>] + E[<|alt:c2|> or <|alt:unk|>] + E[<|altJ|>]
 
 (the character, its confidence bin, its best alternative character and that alternative's probability bin, alt0 =
-none), then `<|assistant|>` (SEP) as a plain token. Text tokens are plain rows of the same table, so the decoders
+none), then `<|assistant|>` (SEP) as a plain token. That is the first version (a 300-character vocabulary). The
+second version's vocabulary holds every character the recogniser writes (vocab.build_reader_tokenizer_v2) and its
+prefix token i is E[char] + E[<|confK|>] + Σ_k λ_k·E[alt_k] ⊙ (1 + E[<|altK·bJ|>]) + E[<|altK·bJ|>] over the
+recogniser's two best alternatives (their own character rows, gated per slot and probability bin); `PrefixCodec`
+tells the versions apart by the tokenizer. Text tokens are plain rows of the same table, so the decoders
 of the app (autoregressive.py, selfspec.py) run the checkpoint unchanged after `prefill` has put the prefix into the
 KV cache.
 
