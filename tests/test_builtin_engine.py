@@ -293,3 +293,17 @@ def test_a_chinese_line_is_read_never_as_mu(shipped, tmp_path):
     ar = shipped["ar"].decode_region(region(["Order No. 48213, due 2025-01-31"]), "text", region_id="la", page=42)
     assert latin.text == "Order No. 48213, due 2025-01-31" and latin.tokens == ar.tokens
     assert latin.stats["fallback_lines"] == 0 and latin.stats["rounds"] > 0 and latin.stats["disagreements"] == 0
+
+
+@needs_shipped
+def test_a_greek_line_reads_no_worse_than_the_classic_engine(shipped):
+    """Greek letters are outside the first version's vocabulary: the built-in engine reads such a line as the
+    recogniser reads it (never µ), so no worse than the classic engine (RapidOCR with the same recogniser)."""
+    from rapidfuzz.distance import Levenshtein
+
+    text = "Η θάλασσα είναι ήρεμη σήμερα"
+    img = region([text])
+    ours = shipped["selfspec"].decode_region(img, "text", region_id="el", page=43)
+    classic = open_engine("classic", device="cpu").decode_region(img, "text", region_id="el", page=43)
+    assert "µ" not in ours.text
+    assert Levenshtein.distance(ours.text, text) <= Levenshtein.distance(classic.text, text), (ours.text, classic.text)
