@@ -1,4 +1,5 @@
-"""Routing and each assembly rule (DESIGN §5, gravity.md §7.4), with expected outputs written by hand."""
+"""Routing and each assembly rule (docs/architecture.md, Labels, tasks and prompts; Assembly), with expected outputs
+written by hand."""
 from __future__ import annotations
 
 import pytest

@@ -39,7 +39,7 @@ def test_without_a_model_it_says_how_to_train_one(no_bundled_models):
         open_engine("builtin")
     msg = str(info.value)
     assert "No built-in model is installed" in msg
-    assert "python -m app train" in msg and "The built-in model" in msg
+    assert "python -m app train" in msg and "docs/built-in-model.md" in msg
 
 
 def test_a_missing_explicit_folder_is_reported(tmp_path):

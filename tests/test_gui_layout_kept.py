@@ -72,7 +72,7 @@ def test_after_a_crash_the_journal_brings_back_the_persons_regions_and_a_rerun_k
     assert second.work.pages[0].layout == "person"
     assert [(i, box, task) for i, box, task, _, _ in _layout(second.work)] == laid
     assert "p1-u01" in second.page_view.region_items  # shown on the page
-    assert not second.flow.undo_stack.canUndo()  # the undo history is not kept (README: what the journal keeps)
+    assert not second.flow.undo_stack.canUndo()  # the undo history is not kept (docs/user-guide.md, The journal)
     second.engine_bar.set_engine("classic")
     assert second.rerun_page()
     _wait(qtbot, second)

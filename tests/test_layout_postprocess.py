@@ -1,4 +1,5 @@
-"""Each layout post-processing step (DESIGN §5) on small hand-made boxes; expected outputs written from the rules."""
+"""Each layout post-processing step (docs/architecture.md, Layout post-processing) on small hand-made boxes; expected
+outputs written from the rules."""
 from __future__ import annotations
 
 import random

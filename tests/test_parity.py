@@ -40,7 +40,7 @@ def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_p
     w.grab().save(str(artifacts_dir / "main_window_parity.png"))
     exported = w.export_current(tmp_path / "gui" / "report.md")
     assert main(["convert", str(pdf), "-o", str(tmp_path / "cli"), "--engine", "classic", "-q",
-                 "--text-layer", "compare",  # the window compares (DESIGN §5); convert prefers the layer unless told
+                 "--text-layer", "compare",  # as the window does; convert prefers the layer (docs/architecture.md)
                  "--formats", "md,json,html,pdf"]) == 0
 
     gui_md, cli_md = (tmp_path / d / "report.md" for d in ("gui", "cli"))

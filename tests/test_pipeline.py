@@ -237,8 +237,9 @@ def test_page_where_pymupdf_finds_nothing_is_read_whole(tmp_path):
 
 
 def test_pymupdf_headings_only_the_document_title_is_level_one():
-    """PyMuPDF ranks headers per page; DESIGN §5 wants `# ` for the document title only. The bundled sample: page 1
-    has the title and "1. Results", page 2 only "2. Results" (level 1 on its own page, yet a section)."""
+    """PyMuPDF ranks headers per page; docs/architecture.md (Assembly) wants `# ` for the document title only. The
+    bundled sample: page 1 has the title and "1. Results", page 2 only "2. Results" (level 1 on its own page, yet a
+    section)."""
     from app.core.paths import sample_document
     from app.core.textlayer import reference_text
 

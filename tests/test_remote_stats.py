@@ -1,5 +1,5 @@
 """The speculative-decoding statistics parsers on the payload shapes SGLang and vLLM document
-(reference/remote.md): per-request SGLang meta_info (old and new counter names, GravityOCR's two forwards a round),
+(docs/servers.md): per-request SGLang meta_info (old and new counter names, GravityOCR's two forwards a round),
 vLLM per-request metrics, Prometheus counters as a delta; nothing reported → None, never a made-up figure."""
 from __future__ import annotations
 

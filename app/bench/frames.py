@@ -40,7 +40,8 @@ def _word_tokens(rng: random.Random, n: int) -> list[str]:
 
 
 def synthetic_rounds_trace(tokens: int = 10_000, *, block_size: int = 8, seed: int = 0, region_id: str = "p0-r0") -> list[Event]:
-    """A self-speculative run of one region: RoundVerified events obeying DESIGN §3's accept rule."""
+    """A self-speculative run of one region: RoundVerified events obeying the accept rule (docs/architecture.md, The
+    self-speculative round)."""
     rng = random.Random(seed)
     texts = _word_tokens(rng, tokens + block_size + 2)
     vocab = {t: i + 10 for i, t in enumerate(sorted(set(texts)))}
@@ -84,7 +85,8 @@ def synthetic_rounds_trace(tokens: int = 10_000, *, block_size: int = 8, seed: i
 
 
 def synthetic_window_trace(tokens: int = 10_000, *, window: int = 128, pages: int = 2, seed: int = 0, region_id: str = "doc") -> list[Event]:
-    """A whole-document R-SWA run: PrefixLaid then one WindowStepped per output (DESIGN §4's formulas)."""
+    """A whole-document R-SWA run: PrefixLaid then one WindowStepped per output (the formulas of docs/architecture.md,
+    The R-SWA window)."""
     rng = random.Random(seed)
     segments = [{"kind": "bos", "label": "BOS", "start": 0, "end": 1}]
     pos = 1

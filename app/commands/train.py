@@ -1,4 +1,4 @@
-"""`scriptorium train`: train the built-in line reader on CPU (README, "The built-in model").
+"""`scriptorium train`: train the built-in line reader on CPU (docs/built-in-model.md).
 
     python -m app train --out models/builtin                  # the recipe: features + 60 min training, <= 2 h on 2 cores
     python -m app train --out models/builtin --resume         # continue an interrupted run (same --work folder)

@@ -138,7 +138,7 @@ class RegionStarted(Event):
 
 @dataclass
 class RoundVerified(Event):
-    """One self-speculative round (DESIGN §3): draft forward then verify forward.
+    """One self-speculative round (docs/architecture.md, The self-speculative round): draft forward then verify forward.
 
     candidates = [a0, d1..dB]; verified[i] = the verifier's argmax for the position of candidates[i];
     k = first i with candidates[i] != verified[i] (B+1 when all match); new_tokens = candidates[:k] + [verified[k]]
@@ -180,8 +180,9 @@ class TokensCommitted(Event):
 
 @dataclass
 class PrefixLaid(Event):
-    """R-SWA decoding (DESIGN §4): the pinned prefix is in the cache. `segments` describe it left to right, each
-    {"kind": "bos"|"image"|"prompt", "label": str, "start": int, "end": int} (end exclusive, token positions)."""
+    """R-SWA decoding (docs/architecture.md, The R-SWA window): the pinned prefix is in the cache. `segments` describe
+    it left to right, each {"kind": "bos"|"image"|"prompt", "label": str, "start": int, "end": int} (end exclusive,
+    token positions)."""
 
     type: ClassVar[str] = "prefix_laid"
     region_id: str

@@ -62,7 +62,7 @@ class Manifest:
 
     def download_hint(self) -> str:
         if not self.repo_id:
-            return "it is produced by `scriptorium train` (see the README's Training section)"
+            return "it is produced by `scriptorium train` (see docs/built-in-model.md, Training)"
         return (
             f"on a machine with internet run `hf download {self.repo_id}` (it lands in the Hugging Face "
             f"cache, where Scriptorium finds it), or download https://huggingface.co/{self.repo_id} into a folder "

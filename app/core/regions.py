@@ -16,7 +16,7 @@ from typing import Any, Sequence
 TASKS = ("text", "table", "formula", "picture", "skipped")
 DECODED_TASKS = ("text", "table", "formula")  # the tasks an OCR engine reads; pictures and skipped ones are not read
 
-# Prompts of the GLM-OCR family, per task (DESIGN §2/§3).
+# Prompts of the GLM-OCR family, per task (docs/architecture.md, Labels, tasks and prompts).
 TASK_PROMPTS = {
     "text": "Text Recognition:",
     "table": "Table Recognition:",
@@ -97,6 +97,15 @@ def token_confidence(logprobs: Sequence[float]) -> dict[str, float] | None:
     return {"mean": round(sum(probs) / len(probs), 4), "min": round(min(probs), 4), "tokens": len(probs)}
 
 
+def line_confidence(stats: dict[str, Any]) -> dict[str, float] | None:
+    """How sure a line reader was of a block, for engines that report no token log-probabilities: the mean and the
+    minimum of its lines' scores (`stats["line_scores"]`, probabilities in 0..1), or None when there are none."""
+    scores = [float(s) for s in stats.get("line_scores") or () if isinstance(s, (int, float)) and math.isfinite(s)]
+    if not scores:
+        return None
+    return {"mean": round(sum(scores) / len(scores), 4), "min": round(min(scores), 4), "lines": len(scores)}
+
+
 def record_result(region: Region, text: str, stats: dict[str, Any], *, cancelled: bool, engine: str,
                   logprobs: Sequence[float] = ()) -> None:
     """Record a decode's result on its region: the text, the engine and its stats, its confidence (from the tokens'
@@ -106,7 +115,10 @@ def record_result(region: Region, text: str, stats: dict[str, Any], *, cancelled
     region.text = text
     region.extra["engine"] = engine
     region.extra["stats"] = dict(stats)
-    region.extra["confidence"] = token_confidence(logprobs)
+    confidence, lines = token_confidence(logprobs), line_confidence(stats)
+    if confidence is not None and lines is not None:  # a line the reader left mostly unread lowers the minimum
+        confidence["min"] = min(confidence["min"], lines["min"])
+    region.extra["confidence"] = confidence or lines
     region.flags = [f for f in region.flags if f not in ("error", "cancelled", "truncated")]
     if stats.get("error"):
         region.flags.append("error")

@@ -10,7 +10,7 @@ from app.core.pipeline.quality import region_confidence, region_outcome, review_
 from app.core.regions import Region
 from app.gui.theme import FOUND_COLOR, LIVE_COLOR, REVIEW_COLOR, task_color
 
-OUTCOME_MARKS = {"truncated": " …", "repetition-blocked": " ↻", "error": " !", "cancelled": " ×"}
+OUTCOME_MARKS = {"truncated": " …", "repetition-blocked": " ↻", "garbled": " ?", "error": " !", "cancelled": " ×"}
 
 
 def region_rect_pt(region: Region) -> QRectF:
@@ -120,7 +120,7 @@ class RegionItem(QGraphicsRectItem):
 
     def badge_text(self) -> str:
         """The order number, then what a glance should tell: edited ✎, reviewed ✓, an outcome other than ok
-        (… truncated, ↻ repetition-blocked, ! error, × cancelled) and the model's mean confidence when it gave one."""
+        (… truncated, ↻ repetition-blocked, ? garbled, ! error, × cancelled) and the model's mean confidence when it gave one."""
         label = str(self.region.order + 1) + ("✎" if self.edited else "") + ("✓" if self.reviewed else "")
         if self.status in ("done", "failed", "cancelled"):
             label += OUTCOME_MARKS.get(region_outcome(self.region), "")

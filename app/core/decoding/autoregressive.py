@@ -1,11 +1,13 @@
 """Greedy autoregressive decoding of GlmOcrForConditionalGeneration by hand, plus the pieces every GLM-OCR decoder
-shares: the prefill, M-RoPE text positions, the cache and the forward call (DESIGN §3).
+shares: the prefill, M-RoPE text positions, the cache and the forward call (docs/architecture.md, The self-speculative
+round).
 
 Why by hand and not `model.generate`: every forward must be observable (one event per committed token) and
 cancellable, and the self-speculative decoder (selfspec.py) reuses exactly this prefill and these positions so that
 both decoders agree with `generate(do_sample=False)` token for token.
 
-What must never live here: prompts, tokenizers' text handling, events or Qt (see glmocr_engine.py).
+What must never live here: prompts, tokenizers' text handling, events or Qt (app/core/engines/glmocr.py turns tokens
+into events).
 """
 from __future__ import annotations
 

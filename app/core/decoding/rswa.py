@@ -1,6 +1,6 @@
-"""R-SWA decoding (DESIGN §4): greedy decoding with transformers' native `UnlimitedOcrForConditionalGeneration`,
-its reference-sliding-window KV cache, a window observer that reads the real cache, and the windowed no-repeat
-n-gram blocker that reports when it intervenes.
+"""R-SWA decoding (docs/architecture.md, The R-SWA window): greedy decoding with transformers' native
+`UnlimitedOcrForConditionalGeneration`, its reference-sliding-window KV cache, a window observer that reads the real
+cache, and the windowed no-repeat n-gram blocker that reports when it intervenes.
 
 Window semantics (verified against an explicit mask in tests/test_rswa.py): output token j sits at absolute
 position P + j (P = prefix length: BOS, image tokens of every page, prompt). Output 0 comes from the prefill. Decode
@@ -12,7 +12,7 @@ The observer shadows `update` of ONE cache-layer instance (an instance attribute
 subclass the layer class: that re-registers the layer type for the whole process) and reads integers and tensor
 shapes only: no tensor is copied.
 
-What must never live here: events, Qt, page images (see unlimited_engine.py for the document engine).
+What must never live here: events, Qt, page images (see app/core/engines/unlimited.py for the document engine).
 """
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
-"""GravityOCR's self-speculative decoding (DESIGN §3): each round drafts B tokens with the learned mask row in one
-bidirectional forward, verifies them with one causal forward of the same model, and keeps the longest prefix on
-which the two agree plus the verifier's next token. Greedy only; the output equals `model.generate(do_sample=False)`
-token for token in fp32 for any weights.
+"""GravityOCR's self-speculative decoding (docs/architecture.md, The self-speculative round): each round drafts B tokens
+with the learned mask row in one bidirectional forward, verifies them with one causal forward of the same model, and
+keeps the longest prefix on which the two agree plus the verifier's next token. Greedy only; the output equals
+`model.generate(do_sample=False)` token for token in fp32 for any weights.
 
 Notation: `clen` cached tokens; `x0` the last committed token whose KV is not cached yet (none in round 0); M the
 mask id; B the block size; a token at absolute index i sits at M-RoPE position i + δ. x0 leads the draft window
 causally, so the draft already computes its exact key/values (and a0, the exact AR token): they are kept, and the
 verify runs the B+1 candidates only. Draft and verify therefore have the same shape (B+1 rows) from round 1 on.
 
-What must never live here: prompts, text, events or Qt (glmocr_engine.py turns Round records into events).
+What must never live here: prompts, text, events or Qt (app/core/engines/glmocr.py turns Round records into events).
 """
 from __future__ import annotations
 

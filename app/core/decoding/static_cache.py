@@ -28,7 +28,7 @@ def resolve_cache_mode(mode: str, device: Any) -> str:
     """`auto`: static on CUDA, where per-forward launches and copies dominate (no concatenation of the whole cache,
     fixed shapes for compile/CUDA graphs; not measured yet: no GPU in the session that wrote this, see
     `bench gpu`); dynamic on CPU/MPS, where `bench paths` measured the two within noise of each other (eager), and
-    where compiling costs about a minute per shape before it pays (README, Decoder performance)."""
+    where compiling costs about a minute per shape before it pays (docs/benchmarks.md, Decoder performance)."""
     if mode not in CACHE_MODES:
         raise ValueError(f"cache must be one of {', '.join(CACHE_MODES)}, not {mode!r}")
     if mode != "auto":

@@ -1,6 +1,6 @@
 """Decoding statistics per region and per run: TPF, acceptance, draft vs verify time, throughput.
 
-Definitions (DESIGN §3):
+Definitions (docs/architecture.md, The self-speculative round):
 - TPF = response tokens (the stop token excluded) / decode forwards (draft + verify; AR: one per step). The prefill
   and vision encoding are not counted as forwards.
 - k = accepted candidates of a round (0..B+1; candidate 0 is a0, the exact AR token). `mean_accepted` is the mean

@@ -55,8 +55,8 @@ ENGINES: dict[str, EngineSpec] = {
 
 
 def resolve_engine_name(name: str = "auto", model_path: str | None = None) -> str:
-    """The engine "auto" stands for here (DESIGN §2): GravityOCR when its weights are found (or a model folder is
-    given), else the built-in model when installed, else classic RapidOCR."""
+    """The engine "auto" stands for here (docs/engines.md, Automatic choice): GravityOCR when its weights are found (or
+    a model folder is given), else the built-in model when installed, else classic RapidOCR."""
     if name and name != "auto":
         return name
     if model_path:

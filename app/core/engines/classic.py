@@ -20,6 +20,7 @@ from app.core.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask, install
 from app.core.events import RegionFinished, RegionStarted
 from app.core.tables import from_rows
+from app.core.textcheck import line_coverage, unread
 
 _ENGINE = None
 PAD = 24  # white pixels added around a crop before detection
@@ -155,9 +156,14 @@ class ClassicEngine:
         pieces = self.read_lines(image)
         text, lines = pieces_to_text(task, pieces)
         ms = (time.perf_counter() - t0) * 1000
+        # a piece whose text covers little of its box was mostly not read (a script the recogniser lacks): its
+        # score is capped by its coverage, so the block's confidence says so (app.core.textcheck)
+        scores = [min(score, line_coverage(box, t)) for box, t, score in pieces]
         stats = {
             "engine": self.name, "ms": round(ms, 1), "lines": lines, "pieces": len(pieces), "chars": len(text),
             "mean_score": round(sum(s for *_, s in pieces) / len(pieces), 4) if pieces else 0.0,
+            "line_scores": [round(x, 4) for x in scores],
+            "unreadable_lines": sum(1 for box, t, _ in pieces if unread(box, t)),
         }
         emit(RegionFinished(region_id=region_id, text=text, stats=stats))
         return RegionResult(region_id, text, stats=stats)

@@ -33,7 +33,8 @@ class ModelUnavailable(EngineUnavailable, ModelError):
 
 
 def clean_text(text: str) -> str:
-    """DESIGN §3 post-processing: drop <think>…</think> (and an unclosed <think> tail), trim."""
+    """Post-processing of a region's text (docs/architecture.md, The self-speculative round): drop <think>…</think> (and
+    an unclosed <think> tail), trim."""
     text = _THINK.sub("", text)
     if "<think>" in text:
         text = text.split("<think>", 1)[0]
@@ -271,7 +272,7 @@ class GlmOcrEngine:
                          on_token=on_token if listening else None, cancel=cancel)
 
     def text_of(self, tokens: Sequence[int]) -> str:
-        """The region text of decoded tokens (stop ids dropped, DESIGN §3 post-processing)."""
+        """The region text of decoded tokens (stop ids dropped, then `clean_text`)."""
         body = [t for t in tokens if t not in self.stop_ids]
         return clean_text(self.tokenizer.decode(body, skip_special_tokens=True))
 

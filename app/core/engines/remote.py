@@ -1,7 +1,7 @@
 """The remote engine: regions read by OpenAI-compatible OCR servers (SGLang, vLLM, `transformers serve`).
 
 One request per region: `POST /v1/chat/completions` with the crop as a base64 PNG data URL and the model family's
-prompt (`reference/remote.md`), temperature 0, the task's token budget, streamed so the text reaches the views as
+prompt (docs/servers.md), temperature 0, the task's token budget, streamed so the text reaches the views as
 it is written. `finish_reason == "length"` marks the region truncated (its stats say so; never done). Requests go to
 the least busy of the servers; a 429, a 5xx or a broken connection is retried with exponential backoff (tenacity),
 on another server when there is one; other failures and exhausted retries raise, and the scheduler flags the region.

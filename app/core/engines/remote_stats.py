@@ -1,4 +1,5 @@
-"""Speculative-decoding statistics as OCR servers report them (`reference/remote.md`), read into one plain shape.
+"""Speculative-decoding statistics as OCR servers report them (docs/servers.md, Speculative-decoding statistics), read
+into one plain shape.
 
 Three sources, best first: SGLang's per-request `meta_info` (non-streaming requests with `return_meta_info`),
 vLLM's per-request `metrics.speculative_decoding`, and the Prometheus `/metrics` counters of either server, taken

@@ -1,4 +1,5 @@
-"""The Unlimited-OCR document engine: whole pages, or a whole PDF, in ONE R-SWA generation (DESIGN §4).
+"""The Unlimited-OCR document engine: whole pages, or a whole PDF, in ONE R-SWA generation (docs/architecture.md, The
+R-SWA window).
 
 One page → gundam mode (1024 global view + 640 tiles), prompt `<image>document parsing.`, n-gram window 128.
 Several pages → base mode (one 1024 view per page, one `<image>` each), prompt `<image>…<image>Multi page parsing.`,

@@ -30,7 +30,8 @@ REF_CLOSE = "<|/ref|>"
 NOISE_TOKENS = ("<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>", "<｜▁pad▁｜>", "<|grounding|>")
 _NOISE_RE = re.compile("|".join(re.escape(t) for t in NOISE_TOKENS))
 
-# Unlimited-OCR (DeepSeek-OCR family) labels → the layout vocabulary (PP-DocLayoutV3 names, DESIGN §5).
+# Unlimited-OCR (DeepSeek-OCR family) labels → the layout vocabulary (PP-DocLayoutV3 names: docs/architecture.md,
+# Labels, tasks and prompts).
 LABEL_ALIASES = {
     "text": "text", "paragraph": "text", "list": "text", "list_item": "text", "plain_text": "text",
     "title": "paragraph_title", "sub_title": "paragraph_title", "subtitle": "paragraph_title",

@@ -3,7 +3,7 @@
     layout = open_layout("auto" | "ppdoclayout" | "pymupdf" | "page", model_path=None, device=None)
     regions = layout.analyse(document, page_index, image, dpi, keep_headers=False)   # list[Region]
 
-- `ppdoclayout`: PP-DocLayoutV3 through transformers + the post-processing of DESIGN §5 (postprocess.py);
+- `ppdoclayout`: PP-DocLayoutV3 through transformers + the post-processing of docs/architecture.md (postprocess.py);
 - `pymupdf`: PyMuPDF's own layout analysis (pymupdf4llm; no download; scanned pages through RapidOCR);
 - `page`: the whole page as one text region (the last resort, and what a failing layout falls back to).
 "auto" = ppdoclayout when its weights are found (app.core.loader.find_model_dir), else pymupdf when importable,

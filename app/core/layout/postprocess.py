@@ -1,4 +1,5 @@
-"""Layout post-processing (DESIGN §5, after the GLM-OCR SDK's Apache-2.0 `layout_postprocess_utils.py`, re-derived):
+"""Layout post-processing (docs/architecture.md, Layout post-processing; after the GLM-OCR SDK's Apache-2.0
+`layout_postprocess_utils.py`, re-derived):
 
 1. `nms`: keep the highest-scoring box, drop others overlapping it with IoU ≥ 0.6 (same class) or ≥ 0.98 (across
    classes); IoU uses the +1 pixel convention of the SDK (a box [0, 0, 9, 9] has area 100).
@@ -120,7 +121,7 @@ def clamp_boxes(dets: list[Detection], page_w: float, page_h: float) -> list[Det
 def postprocess(
     dets: list[Detection], page_w: float, page_h: float, *, threshold: float = 0.0, use_nms: bool = True
 ) -> list[Detection]:
-    """The whole chain of DESIGN §5 for one page; returns detections in reading order."""
+    """The whole chain above for one page; returns detections in reading order."""
     dets = [d for d in dets if d.score >= threshold]
     if use_nms:
         dets = nms(dets)

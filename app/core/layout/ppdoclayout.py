@@ -1,4 +1,4 @@
-"""PP-DocLayoutV3 (transformers `PPDocLayoutV3ForObjectDetection`) + the post-processing of DESIGN §5.
+"""PP-DocLayoutV3 (transformers `PPDocLayoutV3ForObjectDetection`) + the post-processing of docs/architecture.md.
 
 The image processor resizes the page (800 × 800 for the real checkpoint), the model returns class logits, boxes
 and a reading-order head; `post_process_object_detection(threshold=0.3)` gives scored, labelled boxes already

@@ -1,6 +1,6 @@
-"""The page pipeline (DESIGN §5) as a package: options (`options`), the run and re-runs (`run`), whole-document
-engines inside a run (`document_engine`), the output and the ONE Markdown/JSON writer (`output`), Markdown rules
-(`assembly`) and the picture store (`pictures`).
+"""The page pipeline (docs/architecture.md, The page pipeline) as a package: options (`options`), the run and re-runs
+(`run`), whole-document engines inside a run (`document_engine`), the output and the ONE Markdown/JSON writer
+(`output`), Markdown rules (`assembly`) and the picture store (`pictures`).
 
 What must never live here: Qt, model code (app.core.engines), review state (app.core.review).
 """

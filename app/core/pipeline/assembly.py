@@ -1,4 +1,4 @@
-"""Assembly (decoded regions → Markdown), per DESIGN §5 / gravity.md §7.2-7.4: the one place Markdown is made,
+"""Assembly (decoded regions → Markdown), per docs/architecture.md, Assembly: the one place Markdown is made,
 for `convert`, the window's editor and its export alike.
 
 Assembly rules, one function each (unit-tested one by one):

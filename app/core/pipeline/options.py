@@ -17,6 +17,9 @@ DEFAULT_FORMATS = ("md", "json")
 TEXT_LAYER_MODES = ("prefer", "compare", "ignore")  # a PDF's own text layer: taken where good | measured | unused
 AUTO_BATCH = 0  # PipelineOptions.batch: the engine's own batch size (convert's default; the app reads one at a time)
 DEFAULT_LAYOUT_TIMEOUT_S = 20.0  # a page's layout past this falls back to the whole page (app.core.layout.budget)
+# a page with no text layer is read by the layout's OCR while it is laid out: that time is the page's reading, not
+# overhead, so its budget is this many times the layout budget (a dense scan on a busy CPU takes ~1 min)
+SCAN_LAYOUT_BUDGET_FACTOR = 8.0
 
 
 def parse_formats(spec: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -104,3 +107,17 @@ def parse_pages(spec: str | Sequence[int] | None, page_count: int) -> list[int]:
     if not chosen:
         raise ValueError(f"no pages chosen by {spec!r}")
     return sorted(chosen)
+
+
+def scanned(document, index: int) -> bool:
+    """Is page `index` a picture of a page: an image file, or a PDF page mostly covered by images?"""
+    if document.kind != "pdf":
+        return True
+    with document.lock:
+        page = document.mupdf.load_page(index)
+        area = abs(page.rect) or 1.0
+        try:
+            shown = sum(abs(page.rect & info["bbox"]) for info in page.get_image_info())
+        except (RuntimeError, ValueError):  # a damaged image list: not known to be a scan
+            return False
+    return shown >= 0.5 * area

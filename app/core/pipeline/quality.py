@@ -1,6 +1,7 @@
 """How far a block can be trusted, from the region alone: its run status, its honest outcome (ok, truncated at its
-token budget, repetition-blocked, error, cancelled…), and why it needs a person's review (low confidence, high CER
-against the text layer, truncated, repetition, error). The thresholds are defined here once; the JSON, the page
+token budget, repetition-blocked, garbled, error, cancelled…), and why it needs a person's review (low confidence,
+high CER against the text layer, truncated, repetition, garbled or unread text, characters outside the page's
+script, error). The thresholds are defined here once; the JSON, the page
 badges, the document list and the "next block needing review" key all read them from here.
 
 What must never live here: decoding, Qt, writing files.
@@ -10,11 +11,12 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from app.core.regions import DECODED_TASKS, Region
+from app.core.textcheck import dominant_script, text_reasons
 
 LOW_MEAN_CONFIDENCE = 0.80  # a block whose tokens' mean probability is below this needs review
 LOW_MIN_CONFIDENCE = 0.30  # … or whose least sure token is below this
 HIGH_CER = 0.10  # a block further than this from the PDF's own text layer needs review
-OUTCOMES = ("ok", "truncated", "repetition-blocked", "error", "cancelled", "pending", "skipped")
+OUTCOMES = ("ok", "truncated", "repetition-blocked", "garbled", "error", "cancelled", "pending", "skipped")
 # what an engine's stats say when the decode ended at its token budget (GLM-OCR family: "stopped"; R-SWA: "stop")
 _BUDGET_STOPS = ("max_new_tokens", "budget", "length")
 
@@ -44,7 +46,21 @@ def region_outcome(r: Region) -> str:
         return "truncated"
     if stats.get("stopped") == "repetition" or int(stats.get("ngram_bans") or 0) > 0:
         return "repetition-blocked"
+    if garbled_reasons(r):
+        return "garbled"
     return "ok"
+
+
+def garbled_reasons(r: Region) -> list[str]:
+    """Why a read block's text is not really text: lines left mostly unread (a script the recogniser does not
+    know), placeholder characters, one character repeated (app.core.textcheck)."""
+    stats = r.extra.get("stats") or {}
+    reasons = [t for t in text_reasons(r.text) if not t.startswith("characters outside")]
+    unread = int(stats.get("unreadable_lines") or 0)
+    if unread:
+        reasons.append(f"{unread} of {stats.get('lines', unread)} lines mostly unread (a script the engine cannot "
+                       f"read?)")
+    return reasons
 
 
 def region_confidence(r: Region) -> dict[str, float] | None:
@@ -63,6 +79,10 @@ def review_reasons(r: Region) -> list[str]:
         reasons.append(f"error: {why}" if why else "error")
     elif outcome in ("truncated", "repetition-blocked", "cancelled"):
         reasons.append(outcome)
+    elif outcome == "garbled":
+        reasons.extend(garbled_reasons(r))
+    if outcome != "error":
+        reasons.extend(t for t in text_reasons(r.text, r.extra.get("page_script", "")) if t.startswith("characters outside"))
     conf = region_confidence(r)
     if conf is not None and (conf["mean"] < LOW_MEAN_CONFIDENCE or conf["min"] < LOW_MIN_CONFIDENCE):
         reasons.append(f"low confidence ({conf['mean']:.0%} mean, {conf['min']:.0%} min)")
@@ -70,6 +90,15 @@ def review_reasons(r: Region) -> list[str]:
     if isinstance(cer, (int, float)) and cer > HIGH_CER:
         reasons.append(f"CER {cer:.0%}")
     return reasons
+
+
+def mark_page_script(regions: list[Region]) -> None:
+    """Record the script most of a page's read text is in on each of its decoded regions, so a block in another
+    script can be flagged (review_reasons)."""
+    decoded = [r for r in regions if r.task in DECODED_TASKS]
+    script = dominant_script(r.text for r in decoded)
+    for r in decoded:
+        r.extra["page_script"] = script
 
 
 def outcome_counts(regions: Iterable[Region]) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""The run (DESIGN §5): document → pages → layout → regions → crops → decode, and re-runs of pages or regions.
+"""The run (docs/architecture.md, The page pipeline): document → pages → layout → regions → crops → decode, and re-runs
+of pages or regions.
 
 Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this code.
 
@@ -46,8 +47,9 @@ from app.core.events import (
     TextLayerCompared,
 )
 from app.core.pipeline.batching import batch_size, read_in_batches, record_failure
-from app.core.pipeline.options import PipelineError, PipelineOptions, parse_pages
+from app.core.pipeline.options import SCAN_LAYOUT_BUDGET_FACTOR, PipelineError, PipelineOptions, parse_pages, scanned
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
+from app.core.pipeline.quality import mark_page_script
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
 from app.core.pipeline.page_reader import decode_concurrently, read_pages
@@ -309,6 +311,8 @@ class Pipeline:
         from app.core.layout.budget import LayoutTimeout
 
         budget = self.options.layout_timeout or None
+        if budget and not self.text_words(index) and scanned(doc, index):  # the layout's OCR reads it meanwhile
+            budget *= SCAN_LAYOUT_BUDGET_FACTOR
         try:
             regions = layout.analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers,
                                      cancel=self.cancel, timeout=budget)
@@ -379,6 +383,7 @@ class Pipeline:
     def finish_page(self, page: PageOutput, t0: float) -> PageOutput:
         """A page's regions are all read: compare it with its text layer and announce it."""
         page.decoded = True
+        mark_page_script(page.regions)
         self.compare_page(page)
         page.ms += (time.perf_counter() - t0) * 1000
         self.emit(PageFinished(page.index, len(page.regions), round(page.ms, 1)))

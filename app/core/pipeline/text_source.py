@@ -1,5 +1,5 @@
-"""Where a region's text comes from (DESIGN §5, text-layer policy): the document's own text layer, the layout's OCR,
-or the engine. Every decoded region records its source in `stats["text_source"]` (`text-layer` or `ocr`).
+"""Where a region's text comes from (docs/architecture.md, The text-layer policy): the document's own text layer, the
+layout's OCR, or the engine. Every decoded region records its source in `stats["text_source"]` (`text-layer` or `ocr`).
 
     source = TextSource(pipeline)
     if not source.take(region):           # the layer's text (prefer) or the layout's OCR lines (classic engine)

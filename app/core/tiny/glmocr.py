@@ -2,9 +2,9 @@
 
 `build(out_dir)` writes config.json, model.safetensors, the tokenizer files, the processor files (image processor +
 chat template), generation_config.json and block_diffusion.json; `app.core.loader.load_model("gravityocr", out_dir)`
-loads it. The special tokens follow the real checkpoint's relative order (reference/selfspec.md §1), the stop ids
-are [<|endoftext|>, <|user|>] as in the real generation config, and the `<|mask|>` row is either an existing vocab
-row (like the real 59282 < 59392) or a row appended with `resize_token_embeddings`.
+loads it. The special tokens follow the real checkpoint's relative order (docs/architecture.md, The self-speculative
+round), the stop ids are [<|endoftext|>, <|user|>] as in the real generation config, and the `<|mask|>` row is either an
+existing vocab row (like the real 59282 < 59392) or a row appended with `resize_token_embeddings`.
 
 Weights are drawn with a larger std than the HF default so that greedy decoding has clear top-1 margins and does not
 stop at once; the outputs are gibberish, but long and deterministic. What must never live here: decoding code.

@@ -1,4 +1,5 @@
-"""The round-by-round panels of the acceptance-rounds view (GravityOCR self-speculative decoding, DESIGN §3).
+"""The round-by-round panels of the acceptance-rounds view (GravityOCR self-speculative decoding: docs/architecture.md,
+The self-speculative round).
 
 - `RoundHistory`: one compact painted row per round (accepted-length bar, reject marker); scrollable, selectable.
   Only visible rows are painted, so 10,000 rounds cost what 40 do.

@@ -1,4 +1,5 @@
-"""The current round of the acceptance-rounds view (GravityOCR self-speculative decoding, DESIGN §3).
+"""The current round of the acceptance-rounds view (GravityOCR self-speculative decoding: docs/architecture.md, The
+self-speculative round).
 
 `RoundStrip`: the current round's B+1 candidate cells (a0, d1..dB) appear together (one draft forward), a verify
 sweep turns matching cells green left to right, the first mismatch turns red with the verifier's token under it,

@@ -1,8 +1,9 @@
 """State behind the rounds view, built from events alone (no Qt here, so it is cheap to test and to rebuild).
 
-`RoundsModel` keeps the self-speculative rounds of every region (DESIGN §3): the rounds in order, the character
-span each round appended to the region's text, and running statistics. Feeding 10,000 events must stay in the low
-milliseconds per thousand events: every update is O(1) or O(block size), text is kept as pieces and joined lazily.
+`RoundsModel` keeps the self-speculative rounds of every region (docs/architecture.md, The self-speculative round): the
+rounds in order, the character span each round appended to the region's text, and running statistics. Feeding 10,000
+events must stay in the low milliseconds per thousand events: every update is O(1) or O(block size), text is kept as
+pieces and joined lazily.
 
 What must never live here: painting, widgets, timers.
 """
@@ -169,7 +170,7 @@ class RegionRounds:
             i -= 1
         return self.rounds[max(i, 0)]
 
-    # statistics (DESIGN §3: TPF counts the draft and the verify forward of every round)
+    # statistics (docs/architecture.md: TPF counts the draft and the verify forward of every round)
     @property
     def live_tpf(self) -> float:
         """Response tokens per forward so far; like the engine's figure, a committed stop token does not count."""

@@ -1,6 +1,6 @@
-"""The acceptance-rounds view (GravityOCR self-speculative decoding, DESIGN §3): `RoundsView` composes the round
-strip (app.gui.views.round_strip), the history, the tinted text and the statistics (app.gui.views.round_panels),
-with the region chooser and the follow-live switch.
+"""The acceptance-rounds view (GravityOCR self-speculative decoding: docs/architecture.md, The self-speculative round):
+`RoundsView` composes the round strip (app.gui.views.round_strip), the history, the tinted text and the statistics
+(app.gui.views.round_panels), with the region chooser and the follow-live switch.
 
 Everything reads `RoundsModel` (app.gui.views.rounds_state); nothing here decodes or keeps its own copy of the run.
 """

@@ -1,7 +1,8 @@
 """State behind the R-SWA window view, built from events alone (no Qt here, so it is cheap to test and to rebuild).
 
-`WindowModel` keeps the R-SWA stream of a whole-document run (DESIGN §4): the pinned prefix, the output tokens and
-their character spans, the attended window, the cache size per step and the n-gram blocks. Every update is O(1).
+`WindowModel` keeps the R-SWA stream of a whole-document run (docs/architecture.md, The R-SWA window): the pinned
+prefix, the output tokens and their character spans, the attended window, the cache size per step and the n-gram blocks.
+Every update is O(1).
 
 What must never live here: painting, widgets, timers.
 """

@@ -1,4 +1,4 @@
-"""The R-SWA window view (Unlimited-OCR, DESIGN §4).
+"""The R-SWA window view (Unlimited-OCR: docs/architecture.md, The R-SWA window).
 
 - `TokenRibbon`: two rows. The overview draws the whole sequence to scale: the pinned prefix at the left (BOS,
   each page's image tokens as a block, the prompt), then every output token, evicted ones grey, the window of

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
+from app.core.textcheck import MIN_LINE_COVERAGE, line_coverage
 from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -330,6 +331,10 @@ class ReaderEngine:
         stats = merge_stats([s for s in per_line if not s.get("fallback")], self.block_size)
         stats.update(fallback_lines=sum(1 for s in per_line if s.get("fallback")),
                      disagreements=sum(1 for s in per_line if s.get("disagrees")))
+        # a line whose text covers little of its box was mostly not read (a script the recogniser lacks)
+        coverage = [min(1.0, line_coverage(tuple(s["box"]), s.get("text", ""))) for s in per_line]
+        stats.update(line_scores=[round(c, 4) for c in coverage],
+                     unreadable_lines=sum(1 for c in coverage if c < MIN_LINE_COVERAGE))
         stats.update(engine=self.name, lines=len(per_line), rows=len(rows), line_boxes=[s["box"] for s in per_line],
                      line_stats=per_line, lines_from="detector" if lines is None else "given",
                      lines_unread=0 if cancelled else len(flat) - len(per_line), detect_ms=round(det_ms, 2),
@@ -348,8 +353,8 @@ class ReaderEngine:
 
 TRAIN_HINT = (
     "The app ships one in models/builtin/; to make your own, run `python -m app train --out models/builtin` "
-    "(CPU, under 2 hours on 2 cores) or copy a trained checkpoint folder to {user_dir}; see the README section "
-    "\"The built-in model\" (Training the built-in model). Meanwhile use the `classic` engine (RapidOCR) or a "
+    "(CPU, under 2 hours on 2 cores) or copy a trained checkpoint folder to {user_dir}; see docs/built-in-model.md, "
+    "Training. Meanwhile use the `classic` engine (RapidOCR) or a "
     "GravityOCR / GLM-OCR checkpoint."
 )
 

@@ -1,5 +1,5 @@
 """The built-in reader: a small `GlmOcrForConditionalGeneration` whose text decoder reads RapidOCR's recogniser
-output as a discrete prefix and writes the line's text.
+output as a discrete prefix and writes the line's text (docs/built-in-model.md).
 
 Sequence of one line: `[prefix tokens][SEP] text [EOS]`. Prefix token i stands for the recogniser's i-th collapsed
 CTC character and is embedded as the SUM of four rows of the model's own embedding table:

@@ -1,0 +1,49 @@
+"""One layout per page, whatever the engine: a scanned two-column page is laid out into the same regions when the
+classic engine reads it as when the built-in engine does (the layout never depends on the engine, and a scan's
+layout — which reads the page with its OCR as it lays it out — gets a budget that fits that reading)."""
+from __future__ import annotations
+
+import pytest
+
+
+def _two_column_scan(path):
+    import pymupdf
+
+    words = ("the quick brown fox jumps over lazy dogs while seven wizards box and judge the vexing quiz "
+             "of a jolly sphinx").split()
+    doc = pymupdf.open()
+    page = doc.new_page(width=420, height=300)
+    page.insert_textbox(pymupdf.Rect(30, 20, 390, 44), "Two Columns Of Scanned Text", fontsize=15, fontname="tibo",
+                        align=1)
+    for k, x in enumerate((30, 220)):
+        body = " ".join(words[(k * 7 + i) % len(words)] for i in range(45)).capitalize() + "."
+        page.insert_textbox(pymupdf.Rect(x, 60, x + 170, 280), body, fontsize=10, fontname="tiro")
+    png = page.get_pixmap(dpi=150).tobytes("png")
+    out = pymupdf.open()
+    out.new_page(width=420, height=300).insert_image(pymupdf.Rect(0, 0, 420, 300), stream=png)
+    out.save(path)
+    return path
+
+
+@pytest.mark.slow
+def test_a_scan_gets_the_same_regions_under_classic_and_builtin(tmp_path):
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.pipeline.options import scanned
+    from app.core.document import open_document
+
+    pdf = _two_column_scan(tmp_path / "scan.pdf")
+    assert scanned(open_document(pdf), 0)
+    layouts = {}
+    for engine in ("classic", "builtin"):
+        pipe = Pipeline(PipelineOptions(engine=engine, device="cpu"))
+        try:
+            out = pipe.run(pdf)
+        finally:
+            pipe.close()
+        page = out.pages[0]
+        layouts[engine] = (page.layout, [(r.label, tuple(round(v) for v in r.box)) for r in page.regions])
+    assert layouts["classic"] == layouts["builtin"]
+    layout, regions = layouts["classic"]
+    assert layout != "page", layouts  # laid out, not read as one whole-page region
+    columns = [box for label, box in regions if label == "text" and box[3] - box[1] > 100]
+    assert len(columns) >= 2 and max(b[0] for b in columns) > min(b[2] for b in columns), layouts  # side by side
