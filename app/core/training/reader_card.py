@@ -36,7 +36,7 @@ def model_card(report: dict[str, Any], cfg: Any, params: int) -> str:
         rows += f"\n\n{head.format('script')}\n{table('per_script')}\n\n{head.format('degradation')}\n" \
                 f"{table('per_degradation')}"
     version = getattr(cfg, "version", 1)
-    vocab = ("every character the recogniser writes (18,709 plus a few typographic extras: Latin, Greek, Chinese, "
+    vocab = ("every character the recogniser writes (its 18,709-character dictionary: Latin, Greek, Chinese, "
              "Japanese, symbols)" if version == 2 else "300 characters")
     evidence = ("its confidence bin and its two best alternative characters (their own character rows, scaled and "
                 "gated per slot and probability bin)" if version == 2 else
