@@ -177,3 +177,57 @@ def test_train_command_smoke_then_resume(tmp_path, capsys):
     assert main(args + ["--steps", "3", "--resume", "--no-final-eval"]) == 0
     assert "resumed from" in capsys.readouterr().out
     assert json.loads((out / "train_report.json").read_text())["steps"] == 3
+
+
+def test_warm_start_reads_a_latin_line_as_the_first_version(tmp_path, one_torch_thread):
+    """A second-version model warm-started from a first-version one gives the same logits over the old characters
+    for a reading without alternatives (layers copied, rows mapped by character, the "no alternative" rows folded
+    into the confidence rows), whatever the new rows are."""
+    import torch
+
+    from app.core.engines.builtin.reader import PrefixCodec, build_reader, prefill, save_reader
+    from app.core.rapid.recogniser import Reading
+    from app.core.training.warm_start import warm_start
+
+    old, old_tok = build_reader("test", seed=5, version=1)
+    save_reader(old, old_tok, tmp_path / "v1", block_size=4)
+    new, new_tok = build_reader("test", seed=6, version=2)
+    counts = warm_start(new, new_tok, tmp_path / "v1", log=lambda _m: None)
+    assert counts["rows_kept"] > 130 and counts["gate_rows"] == 6 and counts["rows_new"] > 18000
+    reading = Reading(list("Total 4.50"), [0.99, 0.7, 0.99, 0.99, 0.4, 0.99, 0.99, 0.99, 0.99, 0.99], [""] * 10,
+                      [0.0] * 10)
+    old.eval()
+    new.eval()
+    with torch.no_grad():
+        a, b = prefill(old, PrefixCodec(old_tok), reading).seed, prefill(new, PrefixCodec(new_tok), reading).seed
+    chars = [ch for ch in old_tok.get_vocab() if len(ch) == 1]
+    ia = torch.tensor([old_tok.convert_tokens_to_ids(ch) for ch in chars])
+    ib = torch.tensor([new_tok.convert_tokens_to_ids(ch) for ch in chars])
+    torch.testing.assert_close(a[ia], b[ib], atol=1e-4, rtol=1e-4)
+
+
+def test_sampled_softmax_over_every_row_is_the_full_loss(one_torch_thread):
+    import torch
+
+    from app.core.engines.builtin.reader import (
+        RESPONSE_START, PrefixCodec, build_reader, prefix_embeddings, prefix_positions,
+    )
+    from app.core.training.objective import complementary_masks, joint_forward_embeds, joint_loss, response_targets
+    from app.core.rapid.recogniser import Reading
+
+    model, tok = build_reader("test", seed=1, version=2)
+    codec = PrefixCodec(tok)
+    rows = torch.tensor([codec.rows(Reading(list("北京 7"), [0.9] * 4, [""] * 4, [0.0] * 4))])
+    targets, n = response_targets([codec.encode_text("北京 7")], codec.eos, 4)
+    mask1 = complementary_masks(1, targets.shape[1], 4, generator=torch.Generator().manual_seed(0))
+    valid = torch.ones(1, rows.shape[1] + 1, dtype=torch.bool)
+    out = joint_forward_embeds(model, prefix_embeddings(model, rows, codec.sep),
+                               prefix_positions(valid).expand(3, -1, -1), targets, mask1, mask_id=codec.mask,
+                               block_size=4, prefix_valid=valid, response_start=RESPONSE_START)
+    full, _ = joint_loss(model, out, targets, n, mask1, block_size=4)
+    every = torch.arange(model.get_input_embeddings().weight.shape[0])
+    sampled, _ = joint_loss(model, out, targets, n, mask1, block_size=4, classes=every)
+    some = torch.unique(torch.cat([targets[0], every[:50]]))
+    few, _ = joint_loss(model, out, targets, n, mask1, block_size=4, classes=some)
+    torch.testing.assert_close(sampled, full)
+    assert float(few.detach()) < float(full.detach())  # fewer competitors: a smaller loss

@@ -128,7 +128,8 @@ def get_font(spec: str, size: int):
 
 @lru_cache(maxsize=64)
 def font_charset(spec: str) -> str:
-    """The characters a line may hold that the font has a glyph for (PyMuPDF reads its cmap; Pillow's font: drawn and compared)."""
+    """The characters a line may hold that the font has a glyph for (PyMuPDF reads its cmap; Pillow's font: drawn
+    and compared)."""
     ok_chars = allowed()
     if spec != "pillow":
         import pymupdf

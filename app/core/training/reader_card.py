@@ -30,7 +30,8 @@ def model_card(report: dict[str, Any], cfg: Any, params: int) -> str:
                          f"{v.get('corrected', '')} | {v.get('broken', '')} |"
                          for k, v in ev.get(group, {}).items())
 
-    head = "| {} | lines | chars | CER model | CER recogniser | lines corrected | lines broken |\n|---|---|---|---|---|---|---|"
+    head = ("| {} | lines | chars | CER model | CER recogniser | lines corrected | lines broken |\n"
+            "|---|---|---|---|---|---|---|")
     rows = f"{head.format('font')}\n{table('per_font')}"
     if ev.get("per_script"):
         rows += f"\n\n{head.format('script')}\n{table('per_script')}\n\n{head.format('degradation')}\n" \

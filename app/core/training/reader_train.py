@@ -309,7 +309,8 @@ class ReaderTrainer:
             chars = "".join(ch for ch in self.codec.char if ch != "\n")
             synthetic = synthetic_readings(self.cfg.synthetic, self.cfg.seed, chars)
         data = Data(self.codec, paths, synthetic=synthetic)
-        self.log(f"data: {len(data.items)} lines ({data.rendered} rendered) from {data.shards} shards; model: {self.params / 1e6:.2f}M "
+        self.log(f"data: {len(data.items)} lines ({data.rendered} rendered) from {data.shards} shards; "
+                 f"model: {self.params / 1e6:.2f}M "
                  f"parameters, block {self.cfg.block_size}, batch {self.cfg.batch_size}")
         heldout: list[dict] | None = None  # made when first needed (another process may be making it meanwhile)
         last_save = last_eval = time.perf_counter()
@@ -373,7 +374,8 @@ class ReaderTrainer:
         report: dict[str, Any] = {
             "steps": self.step, "epochs": round(self.epoch + self.batch_in_epoch / max(1, len(batches)), 2),
             "lines_seen": self.lines_seen, "train_minutes": round(self.train_seconds / 60, 1),
-            "training_lines": len(data.items), "rendered_lines": data.rendered, "synthetic_lines": self.cfg.synthetic, "params": self.params, "block_size": self.cfg.block_size,
+            "training_lines": len(data.items), "rendered_lines": data.rendered, "synthetic_lines": self.cfg.synthetic,
+            "params": self.params, "block_size": self.cfg.block_size,
             "preset": self.cfg.preset, "seed": self.cfg.seed, "threads": self.cfg.threads,
             "version": self.cfg.version, "init": self.cfg.init, "warm_start": getattr(self, "warm", None),
         }

@@ -23,7 +23,8 @@ JA_LOCALES = ("ja_JP",)
 FIELDS = ("name", "address", "company", "job", "date", "phone_number", "street_address", "city", "sentence",
           "sentence", "text", "email", "date_time", "postcode", "ssn")
 ZH_PUNCT = "，，，、；：？！"
-ZH_NUMBERS = ("{y}年{m}月{d}日", "第{n}条", "共计{n}元", "￥{p}", "{n}%", "电话：{t}", "{n}号", "（{n}）", "编号{t}")
+ZH_NUMBERS = ("{y}年{m}月{d}日", "第{n}条", "共计{n}元", "￥{p}", "{n}%", "电话：{t}", "{n}号", "（{n}）",
+              "编号{t}")
 
 
 @lru_cache(maxsize=16)
@@ -49,8 +50,8 @@ def faker_piece(rng: random.Random, locale: str) -> str:
 
 @lru_cache(maxsize=2)
 def jieba_words(held_out: bool) -> tuple[tuple[str, ...], tuple[float, ...]]:
-    """(words, cumulative weights): jieba's dictionary words of CJK characters, weighted by frequency ** 0.5 (training: without the
-    held-out eighth; held out: all of them)."""
+    """(words, cumulative weights): jieba's dictionary words of CJK characters, weighted by frequency ** 0.5
+    (training: without the held-out eighth; held out: all of them)."""
     import itertools
 
     import jieba
