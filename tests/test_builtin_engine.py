@@ -304,3 +304,17 @@ def test_a_rewrite_is_not_a_correction():
     assert not rewrote("1O0 apples", "100 apples")
     assert rewrote("This is a handwritten line", "Thisis s hand witteett reen itinenen ppplilinethhhe")
     assert rewrote("Total", "Totalalalalalal")
+
+
+@needs_shipped
+def test_a_greek_line_reads_no_worse_than_the_classic_engine(shipped):
+    """Greek letters are outside the first version's vocabulary: the built-in engine reads such a line as the
+    recogniser reads it (never µ), so no worse than the classic engine (RapidOCR with the same recogniser)."""
+    from rapidfuzz.distance import Levenshtein
+
+    text = "Η θάλασσα είναι ήρεμη σήμερα"
+    img = region([text])
+    ours = shipped["selfspec"].decode_region(img, "text", region_id="el", page=43)
+    classic = open_engine("classic", device="cpu").decode_region(img, "text", region_id="el", page=43)
+    assert "µ" not in ours.text
+    assert Levenshtein.distance(ours.text, text) <= Levenshtein.distance(classic.text, text), (ours.text, classic.text)

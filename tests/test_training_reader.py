@@ -44,11 +44,11 @@ def test_recogniser_reads_a_rendered_line(recogniser):
     assert Reading.from_json(reading.to_json()).text == text
 
 
-def test_prefix_codec_rows():
+def test_prefix_codec_rows_first_version():
     from app.core.engines.builtin.reader import PrefixCodec, build_reader
     from app.core.rapid.recogniser import Reading
 
-    model, tok = build_reader("test")
+    model, tok = build_reader("test", version=1)
     codec = PrefixCodec(tok)
     r = Reading(["a", "ß", "\u4e00"], [0.99, 0.6, 0.3], ["", "B", "x"], [0.0, 0.25, 0.5])
     rows = codec.rows(r)
@@ -57,6 +57,34 @@ def test_prefix_codec_rows():
     assert rows[0][2:] == (codec.alt_unk, codec.alt_bins[0])  # no alternative
     assert rows[1][2:] == (codec.alt["B"], codec.alt_bins[2])
     assert max(max(row) for row in rows) < model.get_input_embeddings().weight.shape[0]
+
+
+def test_prefix_codec_rows_second_version_write_every_recogniser_character():
+    """The second version's vocabulary holds every character the recogniser writes; a prefix row holds the
+    character, its confidence bin and up to two alternatives (their own character rows, gated per slot and bin)."""
+    import torch
+
+    from app.core.engines.builtin.reader import PrefixCodec, build_reader, prefix_embeddings
+    from app.core.rapid.recogniser import Reading, dictionary
+
+    model, tok = build_reader("test", version=2)
+    codec = PrefixCodec(tok)
+    assert codec.version == 2 and set(dictionary()) <= set(codec.char)
+    r = Reading(["a", "北", "京"], [0.99, 0.6, 0.3], ["", "比", "x"], [0.0, 0.25, 0.5], ["", "", "京"],
+                [0.0, 0.0, 0.05])
+    rows = codec.rows(r)
+    assert [row[0] for row in rows] == [codec.char["a"], codec.char["北"], codec.char["京"]]
+    assert [row[1] for row in rows] == [codec.conf[3], codec.conf[1], codec.conf[0]]
+    assert rows[0][2:] == (-1, -1, -1, -1)  # no alternatives
+    assert rows[1][2:] == (codec.char["比"], codec.gates[0][2], -1, -1)
+    assert rows[2][2:] == (codec.char["x"], codec.gates[0][3], codec.char["京"], codec.gates[1][1])
+    with torch.no_grad():
+        e = prefix_embeddings(model, torch.tensor([rows]), codec.sep)
+        swapped = Reading(["比"], [0.6], ["北"], [0.25])  # "北, maybe 比" is not "比, maybe 北"
+        e2 = prefix_embeddings(model, torch.tensor([codec.rows(swapped)]), codec.sep)
+    assert e.shape == (1, 4, model.config.text_config.hidden_size)
+    assert not torch.allclose(e[0, 1], e2[0, 0])
+    assert tok.decode(codec.encode_text("北京 2024年")) == "北京 2024年"
 
 
 def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torch_thread):
@@ -81,7 +109,7 @@ def test_joint_forward_over_padded_prefixes_equals_the_decoders_forward(one_torc
     import random
 
     tr.rng = random.Random(0)
-    items = [(__import__("numpy").array(codec.rows(r)).reshape(-1, 4), codec.encode_text(t)) for r, t in
+    items = [(__import__("numpy").array(codec.rows(r)).reshape(-1, codec.width), codec.encode_text(t)) for r, t in
              zip(readings, texts)]
     rows, targets, n, mask1 = tr.collate(items, corrupt=False)
 
@@ -133,6 +161,73 @@ def test_train_command_smoke_then_resume(tmp_path, capsys):
     assert "wall time" in capsys.readouterr().out
     engine = open_engine("builtin", model_path=out, device="cpu")
     assert engine.block_size == 4 and hasattr(engine, "recogniser")
+    # the second version writes every character the recogniser reads: a Chinese line goes through the decoder (its
+    # rounds), never to the recogniser fallback, and self-spec equals AR token for token
+    from PIL import Image, ImageDraw, ImageFont
+    import pymupdf
+
+    (tmp_path / "cjk.ttf").write_bytes(bytes(pymupdf.Font("china-s").buffer))
+    font = ImageFont.truetype(str(tmp_path / "cjk.ttf"), 32)
+    img = Image.new("RGB", (400, 64), "white")
+    ImageDraw.Draw(img).text((16, 16), "北京市人民政府", font=font, fill="black")
+    spec = engine.decode_region(img, "text", region_id="zh")
+    ar = open_engine("builtin", model_path=out, device="cpu", mode="ar").decode_region(img, "text", region_id="zh")
+    assert spec.stats["fallback_lines"] == 0 and spec.stats["rounds"] > 0 and spec.tokens == ar.tokens
+    assert spec.stats["line_stats"][0]["recogniser"] == "北京市人民政府"
     assert main(args + ["--steps", "3", "--resume", "--no-final-eval"]) == 0
     assert "resumed from" in capsys.readouterr().out
     assert json.loads((out / "train_report.json").read_text())["steps"] == 3
+
+
+def test_warm_start_reads_a_latin_line_as_the_first_version(tmp_path, one_torch_thread):
+    """A second-version model warm-started from a first-version one gives the same logits over the old characters
+    for a reading without alternatives (layers copied, rows mapped by character, the "no alternative" rows folded
+    into the confidence rows), whatever the new rows are."""
+    import torch
+
+    from app.core.engines.builtin.reader import PrefixCodec, build_reader, prefill, save_reader
+    from app.core.rapid.recogniser import Reading
+    from app.core.training.warm_start import warm_start
+
+    old, old_tok = build_reader("test", seed=5, version=1)
+    save_reader(old, old_tok, tmp_path / "v1", block_size=4)
+    new, new_tok = build_reader("test", seed=6, version=2)
+    counts = warm_start(new, new_tok, tmp_path / "v1", log=lambda _m: None)
+    assert counts["rows_kept"] > 130 and counts["gate_rows"] == 6 and counts["rows_new"] > 18000
+    reading = Reading(list("Total 4.50"), [0.99, 0.7, 0.99, 0.99, 0.4, 0.99, 0.99, 0.99, 0.99, 0.99], [""] * 10,
+                      [0.0] * 10)
+    old.eval()
+    new.eval()
+    with torch.no_grad():
+        a, b = prefill(old, PrefixCodec(old_tok), reading).seed, prefill(new, PrefixCodec(new_tok), reading).seed
+    chars = [ch for ch in old_tok.get_vocab() if len(ch) == 1]
+    ia = torch.tensor([old_tok.convert_tokens_to_ids(ch) for ch in chars])
+    ib = torch.tensor([new_tok.convert_tokens_to_ids(ch) for ch in chars])
+    torch.testing.assert_close(a[ia], b[ib], atol=1e-4, rtol=1e-4)
+
+
+def test_sampled_softmax_over_every_row_is_the_full_loss(one_torch_thread):
+    import torch
+
+    from app.core.engines.builtin.reader import (
+        RESPONSE_START, PrefixCodec, build_reader, prefix_embeddings, prefix_positions,
+    )
+    from app.core.training.objective import complementary_masks, joint_forward_embeds, joint_loss, response_targets
+    from app.core.rapid.recogniser import Reading
+
+    model, tok = build_reader("test", seed=1, version=2)
+    codec = PrefixCodec(tok)
+    rows = torch.tensor([codec.rows(Reading(list("北京 7"), [0.9] * 4, [""] * 4, [0.0] * 4))])
+    targets, n = response_targets([codec.encode_text("北京 7")], codec.eos, 4)
+    mask1 = complementary_masks(1, targets.shape[1], 4, generator=torch.Generator().manual_seed(0))
+    valid = torch.ones(1, rows.shape[1] + 1, dtype=torch.bool)
+    out = joint_forward_embeds(model, prefix_embeddings(model, rows, codec.sep),
+                               prefix_positions(valid).expand(3, -1, -1), targets, mask1, mask_id=codec.mask,
+                               block_size=4, prefix_valid=valid, response_start=RESPONSE_START)
+    full, _ = joint_loss(model, out, targets, n, mask1, block_size=4)
+    every = torch.arange(model.get_input_embeddings().weight.shape[0])
+    sampled, _ = joint_loss(model, out, targets, n, mask1, block_size=4, classes=every)
+    some = torch.unique(torch.cat([targets[0], every[:50]]))
+    few, _ = joint_loss(model, out, targets, n, mask1, block_size=4, classes=some)
+    torch.testing.assert_close(sampled, full)
+    assert float(few.detach()) < float(full.detach())  # fewer competitors: a smaller loss

@@ -40,6 +40,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=positive(int), default=None,
                    help="torch / ONNX Runtime CPU threads (default 2)")
+    p.add_argument("--version", type=int, default=2, choices=(1, 2),
+                   help="model version: 2 (default) writes every character the recogniser reads and sees its top-3 "
+                        "per character; 1 is the first 300-character model")
+    p.add_argument("--init", default=None,
+                   help="warm start from this checkpoint folder (e.g. the shipped first-version models/builtin)")
+    p.add_argument("--negatives", type=positive(int), default=1024,
+                   help="random vocabulary rows per step in the sampled softmax (default 1024)")
+    p.add_argument("--synthetic", type=int, default=0,
+                   help="lines whose prefix is their own text (no image), added to the rendered ones: they teach the "
+                        "decoder to write the recogniser's rarer characters cheaply (default 0)")
+    p.add_argument("--wait-for-features", action="store_true",
+                   help="train on the feature shards already made (another process is making the rest), picking "
+                        "up new ones each epoch")
     p.add_argument("--no-final-eval", action="store_true", help="skip the CPU engine measurements at the end")
 
 
@@ -63,6 +76,8 @@ def run_reader(args: argparse.Namespace, out) -> int:
         minutes=args.minutes or 60.0, steps=args.steps, batch_size=args.batch_size or 32, lr=args.lr or 1e-3,
         preset=args.preset, block_size=args.block_size, seed=args.seed, threads=args.threads or 2,
         workers=2 if args.workers is None else args.workers, resume=args.resume, final_eval=not args.no_final_eval,
+        version=args.version, init=args.init, negatives=args.negatives, synthetic=args.synthetic,
+        wait_for_features=args.wait_for_features,
     )
     # a state that does not match the options: a person's mistake (exit 2)
     report, code = _guarded(lambda: train_reader(cfg, log=lambda m: print(m, flush=True)), (ValueError,))

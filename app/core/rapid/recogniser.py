@@ -49,15 +49,26 @@ def model_path() -> Path:
     return path
 
 
+_DICTIONARY: list[str] | None = None
+
+
+def dictionary() -> list[str]:
+    """The recogniser's characters (its CTC classes without the blank: the ONNX file's dictionary, then space)."""
+    global _DICTIONARY
+    if _DICTIONARY is None:
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        session = ort.InferenceSession(str(model_path()), opts, providers=["CPUExecutionProvider"])
+        _DICTIONARY = [*session.get_modelmeta().custom_metadata_map["character"].splitlines(), " "]
+    return list(_DICTIONARY)
+
+
 @lru_cache(maxsize=1)
 def characters() -> frozenset[str]:
-    """Every character the recogniser can write (its dictionary, from the model's metadata; space included)."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(str(model_path()), options, providers=["CPUExecutionProvider"])
-    return frozenset(session.get_modelmeta().custom_metadata_map["character"].splitlines()) | {" "}
+    """Every character the recogniser can write (its dictionary; space included), as a set."""
+    return frozenset(dictionary())
 
 
 def can_read(text: str, share: float = 0.9) -> bool:
@@ -79,6 +90,8 @@ class Reading:
     alts: list[str] = field(default_factory=list)  # best other non-blank class in the segment ("" = none)
     alt_p: list[float] = field(default_factory=list)
     cols: list[tuple[int, int]] = field(default_factory=list)  # each segment's CTC columns [a, z) (not serialised)
+    alts2: list[str] = field(default_factory=list)  # the second-best other class ("" = none), when read with it
+    alt_p2: list[float] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -106,16 +119,22 @@ class Reading:
         return words
 
     def to_json(self) -> list:
+        if len(self.alts2) == len(self.chars):
+            return [[c, round(p, 4), a, round(q, 4), a2, round(q2, 4)] for c, p, a, q, a2, q2 in
+                    zip(self.chars, self.conf, self.alts, self.alt_p, self.alts2, self.alt_p2)]
         return [[c, round(p, 4), a, round(q, 4)] for c, p, a, q in zip(self.chars, self.conf, self.alts, self.alt_p)]
 
     @classmethod
     def from_json(cls, rows: list) -> "Reading":
         r = cls()
-        for c, p, a, q in rows:
+        for c, p, a, q, *more in rows:
             r.chars.append(c)
             r.conf.append(float(p))
             r.alts.append(a)
             r.alt_p.append(float(q))
+            if more:
+                r.alts2.append(more[0])
+                r.alt_p2.append(float(more[1]))
         return r
 
 
@@ -217,15 +236,16 @@ def _segment(reading: Reading, probs, top2, p_top2, a: int, z: int, characters) 
     reading.chars.append(characters[c] if c < len(characters) else "")
     reading.cols.append((a, z))
     reading.conf.append(float(p_top2[a:z, 0].max()))
-    # the best class other than c and blank within the segment's columns
-    seg = probs[a:z].copy()
-    seg[:, 0] = 0.0
-    seg[:, c] = 0.0
-    flat = int(seg.argmax())
-    col, k = divmod(flat, seg.shape[1])
-    q = float(seg[col, k])
-    reading.alts.append(characters[k] if q >= ALT_EDGES[0] and k < len(characters) else "")
-    reading.alt_p.append(q if q >= ALT_EDGES[0] else 0.0)
+    # the two best classes other than c and blank within the segment's columns (each at its best column)
+    seg = probs[a:z].max(axis=0)
+    seg[0] = 0.0
+    seg[c] = 0.0
+    top = np.argpartition(-seg, 2)[:2]
+    top = top[np.argsort(-seg[top])]
+    for k, alts, alt_p in ((int(top[0]), reading.alts, reading.alt_p), (int(top[1]), reading.alts2, reading.alt_p2)):
+        q = float(seg[k])
+        alts.append(characters[k] if q >= ALT_EDGES[0] and k < len(characters) else "")
+        alt_p.append(q if q >= ALT_EDGES[0] else 0.0)
 
 
 def conf_bin(p: float) -> int:

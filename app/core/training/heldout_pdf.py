@@ -16,7 +16,9 @@ import random
 import sys
 from pathlib import Path
 
-from app.core.training.linedata import HELD_OUT_SEED, docstring_text, font_charset, font_name, held_out_fonts
+from app.core.training.linedata import (
+    HELD_OUT_SEED, docstring_text, font_charset, font_name, held_out_fonts, is_cjk,
+)
 
 PAGE_W, PAGE_H = 595, 842
 MARGIN = 56
@@ -52,7 +54,7 @@ def make(folder: str | Path, lines_per_font: int = 44, seed: int = 0) -> list[Pa
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     made = []
-    for spec in held_out_fonts():
+    for spec in [f for f in held_out_fonts() if not is_cjk(f)]:  # Latin prints (docstring text)
         rng = random.Random(HELD_OUT_SEED + seed * 7 + sum(map(ord, spec)))
         if spec.startswith("pymupdf:"):
             kw = {"fontname": spec.split(":", 1)[1]}

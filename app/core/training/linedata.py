@@ -33,16 +33,25 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from app.core.engines.builtin.vocab import CHARSET, EXTRA_CHARS
+from app.core.engines.builtin.vocab import EXTRA_CHARS, full_charset
 
-SHARD = 1000
+SHARD = 500
 HELD_OUT_FONTS = ("pymupdf:cour", "pymupdf:coit", "pymupdf:cobo", "pymupdf:cobi", "pymupdf:tibi",
-                  "DejaVuSansMono-BoldOblique", "DejaVuSerifCondensed-BoldItalic")
+                  "DejaVuSansMono-BoldOblique", "DejaVuSerifCondensed-BoldItalic", "pymupdf:china-s+bold")
+# PyMuPDF's built-in CJK font (Droid Sans Fallback): the only CJK font offline. Trained in its regular weight; held
+# out drawn emboldened ("+bold": a stroke of size/20 px), a face no training line has.
+CJK_FONTS = ("pymupdf:china-s", "pymupdf:china-s+bold")
+SCRIPTS = (("latin", 0.5), ("zh", 0.36), ("ja", 0.14))
 PYMUPDF_FONTS = ("helv", "heit", "hebo", "hebi", "tiro", "tiit", "tibo", "tibi", "cour", "coit", "cobo", "cobi")
 SKIP_FONTS = ("math", "extralight", "symbol", "dingbat")
 LENGTHS = ((1, 12, 0.15), (8, 30, 0.3), (24, 56, 0.3), (48, 96, 0.25))
 HELD_OUT_SEED = 10 ** 9
-ALLOWED = set(CHARSET) - {"\n"}
+
+
+@lru_cache(maxsize=1)
+def allowed() -> frozenset:
+    """The characters a line may hold: every character the decoder writes (the recogniser's, and a few extras)."""
+    return frozenset(full_charset()) - {"\n"}
 
 
 # --- fonts -------------------------------------------------------------------------------------------------------
@@ -67,7 +76,7 @@ def all_fonts() -> list[str]:
                 continue
             seen.add(name)
             files.append("file:" + path)
-    specs = files + [f"pymupdf:{n}" for n in PYMUPDF_FONTS]
+    specs = files + [f"pymupdf:{n}" for n in PYMUPDF_FONTS] + list(CJK_FONTS)
     try:
         import pymupdf  # noqa: F401
     except ImportError:  # pragma: no cover
@@ -85,6 +94,10 @@ def is_held_out(spec: str) -> bool:
     return font_name(spec) in HELD_OUT_FONTS or spec in HELD_OUT_FONTS
 
 
+def is_cjk(spec: str) -> bool:
+    return spec in CJK_FONTS
+
+
 def training_fonts() -> list[str]:
     return [f for f in all_fonts() if not is_held_out(f)]
 
@@ -98,7 +111,7 @@ def _font_bytes(spec: str) -> bytes | None:
     if spec.startswith("pymupdf:"):
         import pymupdf
 
-        return bytes(pymupdf.Font(spec.split(":", 1)[1]).buffer)
+        return bytes(pymupdf.Font(spec.split(":", 1)[1].split("+")[0]).buffer)
     return None
 
 
@@ -115,15 +128,21 @@ def get_font(spec: str, size: int):
 
 @lru_cache(maxsize=64)
 def font_charset(spec: str) -> str:
-    """The characters of CHARSET the font draws with a real glyph."""
+    """The characters a line may hold that the font has a glyph for (PyMuPDF reads its cmap; Pillow's font: drawn
+    and compared)."""
+    ok_chars = allowed()
+    if spec != "pillow":
+        import pymupdf
+
+        data = _font_bytes(spec)
+        font = pymupdf.Font(fontbuffer=data) if data is not None else pymupdf.Font(fontfile=spec[5:])
+        cmap = set(font.valid_codepoints())
+        return "".join(sorted(ch for ch in ok_chars if ord(ch) in cmap or ch == " "))
     font = get_font(spec, 24)
-    try:
-        ref = np.asarray(font.getmask("\uffff"))
-        ref_box = font.getmask("\uffff").getbbox()
-    except Exception:  # pragma: no cover
-        return "".join(ALLOWED)
+    ref = np.asarray(font.getmask("\uffff"))
+    ref_box = font.getmask("\uffff").getbbox()
     ok = []
-    for ch in sorted(ALLOWED):
+    for ch in sorted(ch for ch in ok_chars if ord(ch) < 0x3000):
         if ch == " ":
             ok.append(ch)
             continue
@@ -157,7 +176,7 @@ def docstring_corpus(held_out: bool) -> tuple[str, ...]:
                     continue
                 for para in doc.split("\n\n"):
                     text = " ".join(para.split())
-                    if len(text) >= 12 and all(ch in ALLOWED for ch in text) and ">>>" not in text:
+                    if len(text) >= 12 and all(ch in allowed() for ch in text) and ">>>" not in text:
                         out.append(text)
     return tuple(out)
 
@@ -176,19 +195,29 @@ def docstring_text(rng: random.Random, lo: int, hi: int, held_out: bool = False)
     return out[:hi] if len(out) > hi else out
 
 
-def line_text(rng: random.Random, charset: str, held_out: bool = False) -> tuple[str, str]:
-    """(text, kind) for one line: its length class, then the docstring corpus or the synthetic mix."""
+def line_text(rng: random.Random, charset: str, held_out: bool = False, script: str = "latin") -> tuple[str, str]:
+    """(text, kind) for one line: its length class, then (Latin) the docstring corpus, the synthetic mix or faker's
+    fields, or (Chinese, Japanese) texts.script_text."""
     from app.core.training.synthetic import random_text
+    from app.core.training.texts import script_text
 
     lo, hi = rng.choices([(a, b) for a, b, _ in LENGTHS], [w for *_, w in LENGTHS])[0]
+    if script != "latin":
+        lo, hi = max(1, lo // 2), max(4, hi // 2)  # CJK characters are twice as wide
     extra = "".join(ch for ch in EXTRA_CHARS if ch in charset)
+    allowed_here = set(charset)
     for _ in range(10):
-        if rng.random() < 0.45:
+        u = rng.random()
+        if script != "latin":
+            text, kind = script_text(rng, script, lo, hi, held_out)
+        elif u < 0.35:
             text, kind = docstring_text(rng, lo, hi, held_out), "prose"
-        else:
+        elif u < 0.7:
             text, kind = random_text(rng, lo, hi, extra), "mixed"
+        else:
+            text, kind = script_text(rng, "latin", lo, hi, held_out)
         text = " ".join(text.split())
-        text = "".join(ch for ch in text if ch in charset)
+        text = " ".join("".join(ch for ch in text if ch in allowed_here).split())
         if text.strip():
             return text, kind
     return rng.choice("abcdefghijklmnopqrstuvwxyz"), "mixed"
@@ -197,20 +226,39 @@ def line_text(rng: random.Random, charset: str, held_out: bool = False) -> tuple
 # --- rendering ---------------------------------------------------------------------------------------------------
 
 
-def render(text: str, spec: str, rng: random.Random, *, clean: bool = False) -> np.ndarray:
-    """A grey uint8 crop of `text` as a line detector would cut it from a page, degraded unless `clean`."""
+def render(text: str, spec: str, rng: random.Random, *, clean: bool = False, tags: list | None = None) -> np.ndarray:
+    """A grey uint8 crop of `text` as a line detector would cut it from a page, degraded unless `clean`. The
+    degradations applied are appended to `tags` (faint, skew, italic, tight, lowres, blur, noise, jpeg)."""
     import cv2
     from PIL import Image, ImageDraw, ImageFilter
 
+    tags = [] if tags is None else tags
     size = rng.randint(14, 44)
-    font = get_font(spec, size)
+    font = get_font(spec.split("+")[0], size)
+    stroke = max(1, size // 20) if spec.endswith("+bold") else 0
     bg = 255 if clean or rng.random() < 0.55 else rng.randint(150, 255)
     ink = 0 if clean or rng.random() < 0.5 else rng.randint(0, max(0, bg - 90))
-    left, top, right, bottom = font.getbbox(text)
+    if bg - ink < 150:
+        tags.append("faint")
+    left, top, right, bottom = font.getbbox(text, stroke_width=stroke)
     m = size * 2
     canvas = Image.new("L", (max(1, right - left) + 2 * m, max(1, bottom - top) + 2 * m), bg)
-    ImageDraw.Draw(canvas).text((m - left, m - top), text, font=font, fill=ink)
+    draw = ImageDraw.Draw(canvas)
+    if not clean and len(text) > 1 and rng.random() < 0.1:  # tight kerning: characters drawn closer together
+        tags.append("tight")
+        squeeze, x = rng.uniform(0.06, 0.18), m - left
+        for ch in text:
+            draw.text((x, m - top), ch, font=font, fill=ink, stroke_width=stroke, stroke_fill=ink)
+            x += font.getlength(ch) * (1 - squeeze)
+    else:
+        draw.text((m - left, m - top), text, font=font, fill=ink, stroke_width=stroke, stroke_fill=ink)
+    if not clean and rng.random() < 0.1:  # slanted (a synthetic italic)
+        tags.append("italic")
+        sh = rng.uniform(0.12, 0.3)
+        canvas = canvas.transform(canvas.size, Image.AFFINE, (1, sh, -sh * canvas.height / 2, 0, 1, 0),
+                                  resample=Image.BILINEAR, fillcolor=bg)
     if not clean and rng.random() < 0.3:
+        tags.append("skew")
         canvas = canvas.rotate(rng.uniform(-3.0, 3.0), resample=Image.BILINEAR, expand=False, fillcolor=bg)
     arr = np.asarray(canvas)
     inkmask = np.abs(arr.astype(np.int16) - bg) > max(8, abs(bg - ink) // 3)
@@ -231,29 +279,40 @@ def render(text: str, spec: str, rng: random.Random, *, clean: bool = False) -> 
         return np.ascontiguousarray(crop)
     img = Image.fromarray(crop)
     if rng.random() < 0.25:  # low resolution
+        tags.append("lowres")
         f = rng.uniform(0.35, 0.8)
         small = img.resize((max(1, int(img.width * f)), max(1, int(img.height * f))), Image.BILINEAR)
         img = small.resize(img.size, Image.BILINEAR)
     if rng.random() < 0.3:
+        tags.append("blur")
         img = img.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 1.4)))
     out = np.asarray(img).astype(np.float32)
     if rng.random() < 0.3:
+        tags.append("noise")
         out += np.random.default_rng(rng.getrandbits(32)).normal(0, rng.uniform(2, 22), out.shape)
     out = np.clip(out, 0, 255).astype(np.uint8)
     if rng.random() < 0.15:
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, rng.randint(20, 70)])
         if ok:
+            tags.append("jpeg")
             out = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE)
     return np.ascontiguousarray(out)
 
 
 def make_line(rng: random.Random, fonts: list[str], *, held_out_text: bool = False, clean: bool | None = None):
-    """(image, text, font, kind) for one random line."""
-    spec = rng.choice(fonts)
-    text, kind = line_text(rng, font_charset(spec), held_out_text)
+    """(image, text, font, kind, script, tags) for one random line: its script (SCRIPTS' weights, among those the
+    fonts can draw), a font of that script, its text, its rendering."""
+    cjk = [f for f in fonts if is_cjk(f)]
+    latin = [f for f in fonts if not is_cjk(f)]
+    scripts = [(s, w) for s, w in SCRIPTS if (cjk if s != "latin" else latin)]
+    script = rng.choices([s for s, _ in scripts], [w for _, w in scripts])[0]
+    spec = rng.choice(cjk if script != "latin" else latin)
+    text, kind = line_text(rng, font_charset(spec), held_out_text, script)
     if clean is None:
         clean = rng.random() < 0.4
-    return render(text, spec, rng, clean=clean), text, spec, kind
+    tags: list[str] = []
+    image = render(text, spec, rng, clean=clean, tags=tags)
+    return image, text, spec, kind, script, tags or ["clean"]
 
 
 # --- the feature cache -------------------------------------------------------------------------------------------
@@ -276,9 +335,9 @@ def make_shard(folder: Path, index: int, seed: int, fonts: list[str], threads: i
     for start in range(0, size, 32):
         items = [make_line(rng, fonts, held_out_text=held_out) for _ in range(min(32, size - start))]
         readings = rec.read([im for im, *_ in items])
-        for (im, text, spec, kind), reading in zip(items, readings):
-            rows.append({"text": text, "font": font_name(spec), "kind": kind, "h": int(im.shape[0]),
-                         "w": int(im.shape[1]), "reading": reading.to_json()})
+        for (im, text, spec, kind, script, tags), reading in zip(items, readings):
+            rows.append({"text": text, "font": font_name(spec), "kind": kind, "script": script, "tags": tags,
+                         "h": int(im.shape[0]), "w": int(im.shape[1]), "reading": reading.to_json()})
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     with gzip.open(tmp, "wt", encoding="utf-8") as f:
         for row in rows:

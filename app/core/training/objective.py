@@ -162,22 +162,35 @@ def loss_weights(n, length: int, block_size: int, device=None):
     return r <= n, r < n + block_size
 
 
-def joint_loss(model, out: JointOutput, targets, n, mask1, *, block_size: int, lam: float = 1.0) -> tuple[Any, dict]:
+def _head(model, h, classes):
+    """Logits of hidden rows `h`: over the whole vocabulary, or over `classes` (a sampled softmax)."""
+    if classes is None:
+        return model.lm_head(h)
+    return h @ model.lm_head.weight[classes].T
+
+
+def joint_loss(model, out: JointOutput, targets, n, mask1, *, block_size: int, lam: float = 1.0,
+               classes=None) -> tuple[Any, dict]:
     """(L_AR + λ·L_diff) / (1 + λ), with the EOS rules; returns (loss, {"ar": ..., "diff": ...} detached 0-d
-    tensors). Token means are computed with weights, not boolean indexing, so a GPU step never syncs."""
+    tensors). Token means are computed with weights, not boolean indexing, so a GPU step never syncs.
+    `classes` (sorted 1-D ids holding every target): the softmax runs over these rows only (a sampled softmax for
+    a large vocabulary; the targets are remapped into it)."""
     import torch
     import torch.nn.functional as F
 
     P, L = out.prefix_len, out.length
+    if classes is not None:
+        targets = torch.searchsorted(classes, targets)
     ar_w, diff_w = loss_weights(n, L, block_size, device=targets.device)
     ar_w, diff_w = ar_w.float(), diff_w.float()
-    ar_ce = F.cross_entropy(clean_logits(model, out).float().transpose(1, 2), targets, reduction="none")
+    ar_ce = F.cross_entropy(_head(model, out.hidden[:, P - 1:P + L - 1], classes).float().transpose(1, 2), targets,
+                            reduction="none")
     l_ar = (ar_ce * ar_w).sum() / ar_w.sum()
     # The predicting row of y_j lives in the stream where y_j is masked.
     h1 = torch.cat([out.hidden[:, P - 1:P], out.hidden[:, P + L:P + 2 * L - 1]], dim=1)
     h2 = torch.cat([out.hidden[:, P - 1:P], out.hidden[:, P + 2 * L:P + 3 * L - 1]], dim=1)
     h = torch.where(mask1[..., None], h1, h2)
-    diff_ce = F.cross_entropy(model.lm_head(h).float().transpose(1, 2), targets, reduction="none")
+    diff_ce = F.cross_entropy(_head(model, h, classes).float().transpose(1, 2), targets, reduction="none")
     l_diff = (diff_ce * diff_w).sum() / diff_w.sum()
     loss = (l_ar + lam * l_diff) / (1.0 + lam)
     return loss, {"ar": l_ar.detach(), "diff": l_diff.detach()}

@@ -24,15 +24,31 @@ def model_card(report: dict[str, Any], cfg: Any, params: int) -> str:
     from app.core.rapid.recogniser import LICENSE_NOTE
 
     ev = report.get("eval") or {}
-    rows = "\n".join(f"| {k} | {v['chars']} | {v['cer']:.2%} | {v['rec_cer']:.2%} |"
-                     for k, v in ev.get("per_font", {}).items())
+
+    def table(group: str) -> str:
+        return "\n".join(f"| {k} | {v['lines']} | {v['chars']} | {v['cer']:.2%} | {v['rec_cer']:.2%} | "
+                         f"{v.get('corrected', '')} | {v.get('broken', '')} |"
+                         for k, v in ev.get(group, {}).items())
+
+    head = ("| {} | lines | chars | CER model | CER recogniser | lines corrected | lines broken |\n"
+            "|---|---|---|---|---|---|---|")
+    rows = f"{head.format('font')}\n{table('per_font')}"
+    if ev.get("per_script"):
+        rows += f"\n\n{head.format('script')}\n{table('per_script')}\n\n{head.format('degradation')}\n" \
+                f"{table('per_degradation')}"
+    version = getattr(cfg, "version", 1)
+    vocab = ("every character the recogniser writes (its 18,709-character dictionary: Latin, Greek, Chinese, "
+             "Japanese, symbols)" if version == 2 else "300 characters")
+    evidence = ("its confidence bin and its two best alternative characters (their own character rows, scaled and "
+                "gated per slot and probability bin)" if version == 2 else
+                "its confidence bin, its best alternative character and that alternative's probability bin")
     return f"""# Scriptorium built-in line reader
 
 A {params / 1e6:.2f}M-parameter `GlmOcrForConditionalGeneration` text decoder (hidden {PRESETS[cfg.preset]['hidden']},
 {PRESETS[cfg.preset]['layers']} layers, preset `{cfg.preset}`; its vision tower is a minimal unused stub) that reads the output of RapidOCR's
 pretrained PP-OCRv6 line recogniser (`PP-OCRv6_rec_small.onnx`, run with ONNX Runtime): the recogniser's greedy CTC
-characters, each with its confidence bin, its best alternative character and that alternative's probability bin,
-form a discrete prefix embedded with the model's own embedding table; the decoder writes the line's text. Trained
+characters, each with {evidence}, form a discrete prefix embedded with the model's own embedding table; the decoder
+writes the line's text. Vocabulary (version {version}): {vocab}. Trained
 with GravityOCR's joint AR + block-diffusion objective (block size {cfg.block_size}, learned `<|mask|>` row), so the
 app's self-speculative decoder drafts {cfg.block_size} tokens a round with it and verifies them with the same weights.
 
@@ -42,14 +58,20 @@ app's self-speculative decoder drafts {cfg.block_size} tokens a round with it an
   (a resumed run counts only its own wall time):
   {report.get('steps')} steps of {cfg.batch_size} lines, {report.get('lines_seen')} lines seen
   ({report.get('epochs')} epochs over {report.get('training_lines')} cached lines), AdamW lr {cfg.lr}.
-- Data: synthetic lines rendered offline (prose from the Python standard library's docstrings and a synthetic mix of
-  prose, numbers, dates, prices, codes, punctuation and random characters; sizes 14-44 px; DejaVu, the standard PDF
-  fonts PyMuPDF embeds, Pillow's font; about 60 % degraded: grey levels, low contrast, blur, noise, low resolution,
-  JPEG, skew up to ±3°, loose crops), read by the recogniser; plus synthetic low-confidence slips in
-  {cfg.corrupt:.0%} of the prefixes.
+- Warm start: {('from ' + str(cfg.init) + ' (' + str(report.get('warm_start')) + ')') if getattr(cfg, 'init', None) else 'none'}.
+- Data: synthetic lines rendered offline, read by the recogniser: Latin (about half: prose from the Python standard
+  library's docstrings, a synthetic mix of numbers, dates, prices, codes and punctuation, and `faker`'s (MIT) names,
+  addresses, companies, dates and sentences in nine European locales), Chinese (about a third: `jieba`'s (MIT)
+  dictionary words sampled by frequency into pseudo-sentences, `faker`'s zh_CN / zh_TW fields, Chinese dates and
+  amounts) and Japanese (`faker`'s ja_JP fields); fonts DejaVu, the standard PDF fonts PyMuPDF embeds, Pillow's font,
+  and PyMuPDF's built-in CJK font (Droid Sans Fallback, Apache-2.0); sizes 14-44 px; about 60 % degraded (faint
+  print, blur, noise, low resolution, JPEG, skew up to ±3°, synthetic italic, tight kerning, loose crops); plus
+  synthetic low-confidence slips in {cfg.corrupt:.0%} of the prefixes.
 
 ## Measured on held-out synthetic lines (fonts {', '.join(HELD_OUT_FONTS)} and texts never trained on, {ev.get('lines')}
-lines, about 60 % of them degraded: blur, noise, low contrast, low resolution, JPEG, skew)
+lines, about 60 % of them degraded; the CJK font is the training one drawn emboldened, the only other CJK face
+available offline; Chinese held-out texts are drawn from the whole jieba dictionary, whose held-out eighth of words
+no training line holds)
 | | |
 |---|---|
 | CER, built-in model (self-speculative) | {ev.get('cer', float('nan')):.2%} |
@@ -60,8 +82,8 @@ lines, about 60 % of them degraded: blur, noise, low contrast, low resolution, J
 | self-spec == AR token for token (fp32) | {ev.get('selfspec_equals_ar')} ({ev.get('selfspec_ar_mismatches')} mismatches) |
 | decoder ms per line, self-spec / AR | {ev.get('selfspec_ms_per_line')} / {ev.get('ar_ms_per_line')} (×{ev.get('speedup')}) |
 
-| font | chars | CER model | CER recogniser |
-|---|---|---|---|
+| lines the decoder corrected / broke (fewer / more edits than the recogniser) | {ev.get('corrected')} / {ev.get('broken')} |
+
 {rows}
 
 On these (partly degraded) lines, CER <= {BAR_CER:.0%} per font, TPF >= {BAR_TPF}, self-spec == AR:

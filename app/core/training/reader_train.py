@@ -56,12 +56,16 @@ class ReaderConfig:
     log_every: int = 25
     final_eval: bool = True
     wait_for_features: bool = False  # train on the shards present, picking up new ones each epoch
+    version: int = 2  # 2: every recogniser character, top-3 evidence; 1: the first 300-character model
+    init: str | None = None  # warm start from this checkpoint folder (a first-version model, same preset)
+    negatives: int = 1024  # random rows in each step's sampled softmax (vocabularies over 4,096 rows)
+    synthetic: int = 0  # lines whose prefix is their own text (no image; texts.synthetic_readings), added to the data
 
 
 class Data:
     """The cached lines as (prefix rows (P, 4), text ids) pairs, in length-bucketed, seeded batches."""
 
-    def __init__(self, codec, paths, max_text: int = 110) -> None:
+    def __init__(self, codec, paths, max_text: int = 110, synthetic: list | None = None) -> None:
         from app.core.training.linedata import load_shards
         from app.core.rapid.recogniser import Reading
 
@@ -73,7 +77,11 @@ class Data:
             if not text or len(text) > max_text:
                 continue
             reading = Reading.from_json(row["reading"])
-            rows = np.array(codec.rows(reading), dtype=np.int64).reshape(-1, 4)
+            rows = np.array(codec.rows(reading), dtype=np.int64).reshape(-1, codec.width)
+            self.items.append((rows, codec.encode_text(text), text, reading.text))
+        self.rendered = len(self.items)
+        for text, reading in synthetic or []:
+            rows = np.array(codec.rows(reading), dtype=np.int64).reshape(-1, codec.width)
             self.items.append((rows, codec.encode_text(text), text, reading.text))
         self.shards = len(paths)
 
@@ -94,7 +102,8 @@ def corrupt_rows(rows: np.ndarray, codec, rng: random.Random) -> np.ndarray:
     """1-2 synthetic recogniser slips with low confidence: a substituted (the true character as its alternative),
     dropped or doubled character."""
     rows = rows.copy()
-    chars = list(codec.char.values())
+    chars = sorted(codec.char.values())
+    inv = {v: k for k, v in codec.char.items()}
     for _ in range(rng.randint(1, 2)):
         if len(rows) == 0:
             break
@@ -103,12 +112,12 @@ def corrupt_rows(rows: np.ndarray, codec, rng: random.Random) -> np.ndarray:
         low = codec.conf[rng.choice((0, 0, 1, 1, 2))]
         if kind < 0.6:
             true = int(rows[i, 0])
-            rows[i, 0] = rng.choice(chars)
+            # a confusable: mostly a character of the same kind (a CJK character for a CJK one)
+            rows[i, 0] = rng.choice(chars) if true < 0 or rng.random() < 0.5 else rng.choice(
+                chars[max(0, true - 200):true + 200] or chars)
             rows[i, 1] = low
-            inv = {v: k for k, v in codec.char.items()}
-            alt = codec.alt.get(inv.get(true, ""), codec.alt_unk)
             if rng.random() < 0.6:
-                rows[i, 2], rows[i, 3] = alt, codec.alt_bins[rng.choice((1, 2, 3))]
+                rows[i, 2:4] = codec.alt_cols(inv.get(true, ""), rng.choice((1, 2, 3)), 0)
         elif kind < 0.8 and len(rows) > 1:
             rows = np.delete(rows, i, axis=0)
         else:
@@ -128,9 +137,17 @@ class ReaderTrainer:
         torch.set_num_threads(max(1, cfg.threads))
         self.out = Path(cfg.out)
         self.work = Path(cfg.work)
-        self.model, self.tok = build_reader(cfg.preset, seed=cfg.seed)
+        self.model, self.tok = build_reader(cfg.preset, seed=cfg.seed, version=cfg.version)
+        if cfg.init and not (cfg.resume and (self.work / "state" / "state.json").is_file()):
+            from app.core.training.warm_start import warm_start
+
+            self.warm = warm_start(self.model, self.tok, cfg.init, seed=cfg.seed, log=log)
         self.model.train()
         self.codec = PrefixCodec(self.tok)
+        from app.core.engines.builtin.vocab import CHARSET
+        from app.core.training.warm_start import fixed_classes
+
+        self.fixed = fixed_classes(self.tok, len(CHARSET))
         self.params = count_parameters(self.model)
         decay = [p for n, p in self.model.named_parameters() if p.ndim >= 2 and "embed" not in n]
         no_decay = [p for n, p in self.model.named_parameters() if not (p.ndim >= 2 and "embed" not in n)]
@@ -166,7 +183,7 @@ class ReaderTrainer:
         meta = {"param_groups": opt["param_groups"], "opt_scalars": scalars, "step": self.step, "epoch": self.epoch,
                 "batch_in_epoch": self.batch_in_epoch, "lines_seen": self.lines_seen,
                 "train_seconds": self.train_seconds, "preset": self.cfg.preset, "block_size": self.cfg.block_size,
-                "seed": self.cfg.seed, "history": self.history, "rng": self.rng.getstate()[1][:1]}
+                "seed": self.cfg.seed, "history": self.history, "version": self.cfg.version, "rng": self.rng.getstate()[1][:1]}
         self.state_dir.mkdir(parents=True, exist_ok=True)
         tmp = self.state_dir / "state.safetensors.tmp"
         save_file(tensors, str(tmp))
@@ -178,6 +195,9 @@ class ReaderTrainer:
         from safetensors.torch import load_file
 
         meta = json.loads((self.state_dir / "state.json").read_text(encoding="utf-8"))
+        if meta.get("version", 1) != self.cfg.version:
+            raise ValueError(f"{self.state_dir} holds a run of model version {meta.get('version', 1)}; pass the same "
+                             f"--version to resume")
         if meta["preset"] != self.cfg.preset or meta["block_size"] != self.cfg.block_size:
             raise ValueError(f"{self.state_dir} holds a run with preset {meta['preset']!r} and block size "
                              f"{meta['block_size']}; pass the same --preset/--block-size to resume")
@@ -231,7 +251,7 @@ class ReaderTrainer:
             texts.append(text_ids)
         P = max(len(r) for r in rows_list)
         b = len(items)
-        rows = torch.full((b, P, 4), -1, dtype=torch.long)
+        rows = torch.full((b, P, self.codec.width), -1, dtype=torch.long)
         for i, r in enumerate(rows_list):
             if len(r):
                 rows[i, P - len(r):] = torch.from_numpy(np.asarray(r, dtype=np.int64))
@@ -252,7 +272,15 @@ class ReaderTrainer:
         pos = prefix_positions(valid).expand(3, -1, -1)
         out = joint_forward_embeds(self.model, embeds, pos, targets, mask1, mask_id=self.codec.mask,
                                    block_size=self.cfg.block_size, prefix_valid=valid, response_start=RESPONSE_START)
-        return joint_loss(self.model, out, targets, n, mask1, block_size=self.cfg.block_size, lam=self.cfg.lam)
+        classes = None
+        vocab = self.model.get_input_embeddings().weight.shape[0]
+        if vocab > 4096:
+            from app.core.training.warm_start import candidate_classes
+
+            g = torch.Generator().manual_seed(self.cfg.seed * 7_000_003 + self.step)
+            classes = candidate_classes(self.fixed, targets, rows, vocab, self.cfg.negatives, g)
+        return joint_loss(self.model, out, targets, n, mask1, block_size=self.cfg.block_size, lam=self.cfg.lam,
+                          classes=classes)
 
     # --- loop ----------------------------------------------------------------------------------------------------
 
@@ -274,10 +302,17 @@ class ReaderTrainer:
 
         t_all = time.perf_counter()
         paths = self.features()
-        data = Data(self.codec, paths)
-        self.log(f"data: {len(data.items)} lines from {data.shards} shards; model: {self.params / 1e6:.2f}M "
+        synthetic = None
+        if self.cfg.synthetic:
+            from app.core.training.texts import synthetic_readings
+
+            chars = "".join(ch for ch in self.codec.char if ch != "\n")
+            synthetic = synthetic_readings(self.cfg.synthetic, self.cfg.seed, chars)
+        data = Data(self.codec, paths, synthetic=synthetic)
+        self.log(f"data: {len(data.items)} lines ({data.rendered} rendered) from {data.shards} shards; "
+                 f"model: {self.params / 1e6:.2f}M "
                  f"parameters, block {self.cfg.block_size}, batch {self.cfg.batch_size}")
-        heldout = self.heldout()
+        heldout: list[dict] | None = None  # made when first needed (another process may be making it meanwhile)
         last_save = last_eval = time.perf_counter()
         window: list[float] = []
         lines_window = 0
@@ -315,6 +350,7 @@ class ReaderTrainer:
                     break
                 now = time.perf_counter()
                 if now - last_eval >= self.cfg.eval_every_minutes * 60:
+                    heldout = heldout if heldout is not None else self.heldout()
                     ev = self.evaluate(heldout[: self.cfg.eval_lines], selfspec_check=False)
                     self.log("eval: " + json.dumps({k: ev[k] for k in ("cer", "rec_cer", "exact", "tpf",
                                                                        "mean_accepted")}))
@@ -332,16 +368,19 @@ class ReaderTrainer:
                 if self.cfg.wait_for_features:
                     new = self.features()
                     if len(new) > data.shards:
-                        data = Data(self.codec, new)
+                        data = Data(self.codec, new, synthetic=synthetic)
                         self.log(f"data: {len(data.items)} lines from {data.shards} shards")
         self._save_state()
         report: dict[str, Any] = {
             "steps": self.step, "epochs": round(self.epoch + self.batch_in_epoch / max(1, len(batches)), 2),
             "lines_seen": self.lines_seen, "train_minutes": round(self.train_seconds / 60, 1),
-            "training_lines": len(data.items), "params": self.params, "block_size": self.cfg.block_size,
+            "training_lines": len(data.items), "rendered_lines": data.rendered, "synthetic_lines": self.cfg.synthetic,
+            "params": self.params, "block_size": self.cfg.block_size,
             "preset": self.cfg.preset, "seed": self.cfg.seed, "threads": self.cfg.threads,
+            "version": self.cfg.version, "init": self.cfg.init, "warm_start": getattr(self, "warm", None),
         }
         if self.cfg.final_eval:
+            heldout = heldout if heldout is not None else self.heldout()
             report["eval"] = self.evaluate(heldout, selfspec_check=True)
         report["wall_minutes"] = round((time.perf_counter() - t_all) / 60, 1)
         self.save_checkpoint(report)
@@ -360,67 +399,10 @@ class ReaderTrainer:
         return out
 
     def _evaluate(self, rows: list[dict], *, selfspec_check: bool) -> dict[str, Any]:
-        import torch
+        from app.core.training.reader_eval import evaluate_lines
 
-        from app.core.decoding.autoregressive import ar_decode
-        from app.core.decoding.selfspec import selfspec_decode
-        from app.core.engines.builtin.reader import decode_text, prefill
-        from app.core.rapid.recogniser import Reading
-
-        stops = list(self.model.generation_config.eos_token_id)
-        errs = rec_errs = chars = exact = 0
-        tokens = forwards = 0
-        accepted: list[int] = []
-        mismatches = 0
-        ar_tokens = 0
-        ar_ms = ss_ms = 0.0
-        per_font: dict[str, list[int]] = {}
-        examples = []
-        with torch.no_grad():
-            for row in rows:
-                reading = Reading.from_json(row["reading"])
-                t0 = time.perf_counter()
-                pre = prefill(self.model, self.codec, reading)
-                budget = min(160, 2 * len(reading.chars) + 16)
-                dec = selfspec_decode(self.model, pre, mask_id=self.codec.mask, block_size=self.cfg.block_size,
-                                      stop_ids=stops, max_new_tokens=budget)
-                ss_ms += (time.perf_counter() - t0) * 1e3
-                text = decode_text(self.tok, dec.tokens, stops)
-                if selfspec_check:
-                    t0 = time.perf_counter()
-                    ar = ar_decode(self.model, prefill(self.model, self.codec, reading), stop_ids=stops,
-                                   max_new_tokens=budget)
-                    ar_ms += (time.perf_counter() - t0) * 1e3
-                    mismatches += int(ar.tokens != dec.tokens)
-                    ar_tokens += len(ar.tokens)
-                e, n = cer(row["text"], text)
-                re_, _ = cer(row["text"], reading.text)
-                errs, rec_errs, chars = errs + e, rec_errs + re_, chars + n
-                exact += int(e == 0)
-                f = per_font.setdefault(row["font"], [0, 0, 0])
-                f[0] += e
-                f[1] += n
-                f[2] += re_
-                body = [t for t in dec.tokens if t not in stops]
-                tokens += len(body)
-                forwards += 2 * len(dec.rounds)
-                accepted += [r.k for r in dec.rounds]
-                if e and len(examples) < 8:
-                    examples.append({"text": row["text"], "model": text, "recogniser": reading.text})
-        out = {
-            "lines": len(rows), "cer": round(errs / max(1, chars), 5), "rec_cer": round(rec_errs / max(1, chars), 5),
-            "exact": round(exact / max(1, len(rows)), 4), "tpf": round(tokens / max(1, forwards), 3),
-            "mean_accepted": round(float(np.mean(accepted)) if accepted else 0.0, 3),
-            "per_font": {k: {"cer": round(v[0] / max(1, v[1]), 5), "rec_cer": round(v[2] / max(1, v[1]), 5),
-                             "chars": v[1]} for k, v in sorted(per_font.items())},
-            "examples": examples,
-            "selfspec_ms_per_line": round(ss_ms / max(1, len(rows)), 2),
-        }
-        if selfspec_check:
-            out.update(selfspec_equals_ar=mismatches == 0, selfspec_ar_mismatches=mismatches,
-                       ar_ms_per_line=round(ar_ms / max(1, len(rows)), 2),
-                       speedup=round(ar_ms / max(1e-9, ss_ms), 2))
-        return out
+        return evaluate_lines(self.model, self.tok, self.codec, rows, block_size=self.cfg.block_size,
+                              selfspec_check=selfspec_check)
 
     # --- checkpoint ----------------------------------------------------------------------------------------------
 

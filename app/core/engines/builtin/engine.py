@@ -15,6 +15,12 @@ per page) through the same recogniser and decoder. On a Latin page the recognise
 (app.core.rapid.script_mask, as in the classic engine). A line or region cut at its token budget says so:
 `stopped: "max_new_tokens"` and `truncated` in the stats (app.core.pipeline.quality), never "done".
 
+A line whose reading holds a character the decoder cannot write (outside a first-version model's 300 characters:
+Chinese, Japanese, most symbols) is not decoded: the engine takes the recogniser's own reading of it, its
+confidences as the line's probabilities, no rounds, and says so (`fallback: "recogniser"` in the line's stats,
+`fallback_lines` in the region's). A line whose decoded text differs from the recogniser's reading is marked
+`disagrees` (the region counts them in `disagreements`), so the review flow can find where the decoder overruled it.
+
 The checkpoint is looked for in the user's model folder (<data>/models/builtin) and in the bundled models/builtin/
 (the package's `open_engine`).
 """

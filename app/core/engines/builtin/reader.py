@@ -7,7 +7,11 @@ CTC character and is embedded as the SUM of four rows of the model's own embeddi
     E[char] + E[<|confK|>] + E[<|alt:c2|> or <|alt:unk|>] + E[<|altJ|>]
 
 (the character, its confidence bin, its best alternative character and that alternative's probability bin, alt0 =
-none), then `<|assistant|>` (SEP) as a plain token. Text tokens are plain rows of the same table, so the decoders
+none), then `<|assistant|>` (SEP) as a plain token. That is the first version (a 300-character vocabulary). The
+second version's vocabulary holds every character the recogniser writes (vocab.build_reader_tokenizer_v2) and its
+prefix token i is E[char] + E[<|confK|>] + Σ_k λ_k·E[alt_k] ⊙ (1 + E[<|altK·bJ|>]) + E[<|altK·bJ|>] over the
+recogniser's two best alternatives (their own character rows, gated per slot and probability bin); `PrefixCodec`
+tells the versions apart by the tokenizer. Text tokens are plain rows of the same table, so the decoders
 of the app (autoregressive.py, selfspec.py) run the checkpoint unchanged after `prefill` has put the prefix into the
 KV cache.
 
@@ -27,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from app.core.checkpoints.glm_processor import EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section
 from app.core.rapid.recogniser import Reading, alt_bin, conf_bin
 from app.core.engines.builtin.vocab import (
-    ALT_BIN_TOKENS, ALT_UNK_TOKEN, CONF_TOKENS, SEP_TOKEN, UNK_TOKEN, alt_token, build_reader_tokenizer,
+    ALT_BIN_TOKENS, ALT_SCALE, ALT_SLOTS, ALT_UNK_TOKEN, CONF_TOKENS, GATE_TOKENS, SEP_TOKEN, UNK_TOKEN, alt_token,
+    build_reader_tokenizer, build_reader_tokenizer_v2, gate_token,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,21 +47,47 @@ MAX_PREFIX = 160  # recognised characters kept per line (a longer reading is cut
 
 
 class PrefixCodec:
-    """Readings → (P, 4) prefix id rows (char, confidence bin, alternative, alternative bin) for one tokenizer."""
+    """Readings → prefix id rows for one tokenizer. First version (P, 4): char, confidence bin, alternative row,
+    alternative bin. Second version (P, 6), when the tokenizer has the gate rows: char, confidence bin, then per
+    alternative slot its character row and its gate row (-1, -1 when there is none); see `prefix_embeddings`."""
 
     def __init__(self, tokenizer) -> None:
         vocab = tokenizer.get_vocab()
         self.char = {tok: i for tok, i in vocab.items() if len(tok) == 1}
         self.unk = vocab[UNK_TOKEN]
         self.conf = [vocab[t] for t in CONF_TOKENS]
-        self.alt_bins = [vocab[t] for t in ALT_BIN_TOKENS]
-        self.alt_unk = vocab[ALT_UNK_TOKEN]
-        self.alt = {ch: vocab[alt_token(ch)] for ch in self.char if alt_token(ch) in vocab}
+        self.version = 2 if GATE_TOKENS[0] in vocab else 1
+        self.width = 6 if self.version == 2 else 4
+        if self.version == 2:
+            self.gates = [[-1] + [vocab[gate_token(k, j)] for j in (1, 2, 3)] for k in range(ALT_SLOTS)]
+        else:
+            self.alt_bins = [vocab[t] for t in ALT_BIN_TOKENS]
+            self.alt_unk = vocab[ALT_UNK_TOKEN]
+            self.alt = {ch: vocab[alt_token(ch)] for ch in self.char if alt_token(ch) in vocab}
         self.sep = vocab[SEP_TOKEN]
         self.eos = vocab[EOS_TOKEN]
         self.mask = vocab[MASK_TOKEN]
 
-    def rows(self, reading: Reading) -> list[tuple[int, int, int, int]]:
+    def alt_cols(self, ch: str, bin_: int, slot: int = 0) -> tuple[int, int]:
+        """The two prefix columns saying "alternative `ch` with probability bin `bin_`" (0 = none) in `slot`."""
+        if self.version == 2:
+            if not bin_ or ch not in self.char:
+                return -1, -1
+            return self.char[ch], self.gates[slot][bin_]
+        return (self.alt.get(ch, self.alt_unk) if bin_ else self.alt_unk), self.alt_bins[bin_]
+
+    def rows(self, reading: Reading) -> list[tuple[int, ...]]:
+        if self.version == 2:
+            out2 = []
+            n = len(reading.chars)
+            a2 = reading.alts2 if len(reading.alts2) == n else [""] * n
+            q2 = reading.alt_p2 if len(reading.alt_p2) == n else [0.0] * n
+            for c, p, a, q, b, r in list(zip(reading.chars, reading.conf, reading.alts, reading.alt_p, a2, q2))[
+                    :MAX_PREFIX]:
+                out2.append((self.char.get(c, self.unk), self.conf[conf_bin(p)],
+                             *self.alt_cols(a, alt_bin(q) if a else 0, 0),
+                             *self.alt_cols(b, alt_bin(r) if b else 0, 1)))
+            return out2
         out = []
         for c, p, a, q in list(zip(reading.chars, reading.conf, reading.alts, reading.alt_p))[:MAX_PREFIX]:
             b = alt_bin(q) if a else 0
@@ -68,15 +99,16 @@ class PrefixCodec:
         return [self.char.get(ch, self.unk) for ch in text]
 
 
-def build_reader(preset: str = "small", *, seed: int = 0):
-    """A freshly initialised reader (model, tokenizer); the mask row is drawn from the embedding's statistics."""
+def build_reader(preset: str = "small", *, seed: int = 0, version: int = 1, tokenizer=None):
+    """A freshly initialised reader (model, tokenizer); the mask row is drawn from the embedding's statistics.
+    `version` 2: every character the recogniser writes, top-3 evidence (vocab.build_reader_tokenizer_v2)."""
     import torch
     from transformers import GenerationConfig, GlmOcrConfig, GlmOcrForConditionalGeneration
 
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     p = PRESETS[preset]
-    tok = build_reader_tokenizer()
+    tok = tokenizer or (build_reader_tokenizer_v2() if version == 2 else build_reader_tokenizer())
     ids = {t: tok.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
     config = GlmOcrConfig(
         text_config=dict(
@@ -106,12 +138,23 @@ def build_reader(preset: str = "small", *, seed: int = 0):
 
 
 def prefix_embeddings(model, rows: "torch.Tensor", sep: int) -> "torch.Tensor":
-    """(b, P+1, H): the summed prefix rows (b, P, 4) then SEP. Rows of all -1 are padding (zero vectors)."""
+    """(b, P+1, H): the prefix rows (b, P, 4 or 6) embedded, then SEP. Rows of all -1 are padding (zero vectors).
+    Four columns (first version): the sum of the four rows. Six (second version): E[c] + E[conf] + per alternative
+    slot k, when present, λ_k·E[a_k] ⊙ (1 + E[gate_k]) + E[gate_k] (vocab.ALT_SCALE)."""
     import torch
 
     emb = model.get_input_embeddings()
     valid = rows[..., 0] >= 0
-    e = emb(rows.clamp(min=0)).sum(dim=2) * valid[..., None].to(emb.weight.dtype)
+    if rows.shape[-1] == 6:
+        x = emb(rows.clamp(min=0))
+        e = x[:, :, 0] + x[:, :, 1]
+        for k in range(ALT_SLOTS):
+            a, g = x[:, :, 2 + 2 * k], x[:, :, 3 + 2 * k]
+            present = (rows[..., 2 + 2 * k] >= 0)[..., None].to(x.dtype)
+            e = e + present * (ALT_SCALE[k] * a * (1 + g) + g)
+        e = e * valid[..., None].to(emb.weight.dtype)
+    else:
+        e = emb(rows.clamp(min=0)).sum(dim=2) * valid[..., None].to(emb.weight.dtype)
     sep_e = emb(torch.full(rows.shape[:1], sep, dtype=torch.long, device=rows.device))[:, None]
     return torch.cat([e, sep_e], dim=1)
 
@@ -126,7 +169,7 @@ def prefill(model, codec: PrefixCodec, reading: Reading):
     device = model.device
     rows = codec.rows(reading)
     with torch.no_grad():
-        r = torch.tensor(rows, dtype=torch.long, device=device).view(1, len(rows), 4)
+        r = torch.tensor(rows, dtype=torch.long, device=device).view(1, len(rows), codec.width)
         embeds = prefix_embeddings(model, r, codec.sep).to(model.dtype)
         P = embeds.shape[1]
         pos = prefix_positions(torch.ones(1, P, dtype=torch.bool, device=device)).expand(3, 1, P)

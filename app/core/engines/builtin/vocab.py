@@ -15,6 +15,14 @@ CHARSET = ASCII_CHARS + EXTRA_CHARS
 UNK_TOKEN = "<|unk|>"
 
 
+def full_charset() -> str:
+    """The second version's characters: CHARSET first, then every other character the recogniser can write (its
+    dictionary: Latin, Greek, Chinese, Japanese, symbols), so the decoder writes whatever the recogniser reads."""
+    from app.core.rapid.recogniser import dictionary
+
+    return "".join(dict.fromkeys(CHARSET + "".join(ch for ch in dictionary() if len(ch) == 1)))
+
+
 def build_char_tokenizer(charset: str = CHARSET, extra_special: tuple[str, ...] | list[str] = ()):
     """A tokenizer with one id per character of `charset` (ids 0..n-1), `<|unk|>`, then SPECIAL_TOKENS (then
     `extra_special`)."""
@@ -60,6 +68,28 @@ def prefix_special_tokens(charset: str = CHARSET) -> list[str]:
 
 
 def build_reader_tokenizer(charset: str = CHARSET):
-    """The built-in reader's tokenizer: `build_char_tokenizer` plus the prefix rows (confidence bins, alternative
-    bins and one alternative row per character), all special (never decoded as text)."""
+    """The built-in reader's first tokenizer: `build_char_tokenizer` plus the prefix rows (confidence bins,
+    alternative bins and one alternative row per character), all special (never decoded as text)."""
     return build_char_tokenizer(charset, prefix_special_tokens(charset))
+
+
+# --- the second version: every recogniser character, top-3 evidence --------------------------------------------
+# Prefix row of a recognised character c with alternatives a1, a2 (probability bins j1, j2):
+#     E[c] + E[<|confK|>] + sum_k (λ_k · E[a_k] ⊙ (1 + E[<|altK·bJ|>]) + E[<|altK·bJ|>])
+# (λ = 0.5, 0.25): the alternatives are the model's own character rows, scaled and gated per slot and bin, so
+# "c with alternative a" differs from "a with alternative c" without an alternative row per character (18,710 of
+# them would double the table).
+ALT_SLOTS = 2
+ALT_SCALE = (0.5, 0.25)
+GATE_TOKENS = tuple(f"<|alt{k + 1}b{j}|>" for k in range(ALT_SLOTS) for j in range(1, 4))
+
+
+def gate_token(slot: int, bin_: int) -> str:
+    """The gate row of alternative `slot` (0, 1) in probability bin `bin_` (1..3)."""
+    return f"<|alt{slot + 1}b{bin_}|>"
+
+
+def build_reader_tokenizer_v2(charset: str | None = None):
+    """The second version's tokenizer: every character the recogniser writes, `<|unk|>`, the GLM-OCR specials, then
+    the confidence bins and the alternative gates (special, never decoded as text)."""
+    return build_char_tokenizer(charset if charset is not None else full_charset(), [*CONF_TOKENS, *GATE_TOKENS])
