@@ -15,7 +15,7 @@ from app.core.decoding.autoregressive import forward_logits, prefill, text_posit
 from app.core.decoding.inspector import InspectOptions  # noqa: E402
 from app.core.decoding.selfspec import inner_mask  # noqa: E402
 from app.core.events import RoundVerified, SlotInspection  # noqa: E402
-from app.core.tiny.glmocr import sample_images  # noqa: E402
+from app.core.tiny.glm_checkpoint import sample_images  # noqa: E402
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -92,7 +92,7 @@ def check_rounds(events, model, make_prefix, mask_id: int, block: int, *, expect
 
 @pytest.fixture(scope="module")
 def tiny(tiny_glmocr_dir):
-    from app.core.engines.glmocr import open_ar, open_selfspec
+    from app.core.engines.glm_engine import open_ar, open_selfspec
 
     spec = open_selfspec(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32", block_size=4, max_new_tokens=24)
     ar = open_ar(model_path=tiny_glmocr_dir, device="cpu", dtype="fp32", max_new_tokens=24)

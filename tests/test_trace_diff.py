@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from app.cli import main  # noqa: E402
 from app.core.decoding.inspector import InspectOptions  # noqa: E402
 from app.core.events import RunFinished, RunStarted  # noqa: E402
-from app.core.tiny.glmocr import build, sample_images  # noqa: E402
+from app.core.tiny.glm_checkpoint import build, sample_images  # noqa: E402
 from app.core.trace import write_trace  # noqa: E402
 from app.core.trace_compare import compare, first_char_difference, word_diff_text  # noqa: E402
 
@@ -23,7 +23,7 @@ NEW = 32
 
 def record(model_dir, path, *, block: int, label: str):
     """Decode three sample regions with every slot inspected; write the trace; return (path, results)."""
-    from app.core.engines.glmocr import open_selfspec
+    from app.core.engines.glm_engine import open_selfspec
 
     engine = open_selfspec(model_path=model_dir, device="cpu", dtype="fp32", block_size=block, max_new_tokens=NEW)
     engine.inspect = InspectOptions(all_slots=True)

@@ -64,29 +64,28 @@ def _read(engine, jobs, lanes: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from app.commands.arguments import add_llamacpp_arguments, llamacpp_options
-    from app.commands.convert import add_remote_arguments, remote_options
+    from app.commands.engine_flags import add_engine_arguments, engine_options, missing
+    from app.core.engines import ENGINES
 
+    served = [name for name, spec in ENGINES.items() if spec.group in ("Servers", "llama.cpp")]  # engines of servers
     p = argparse.ArgumentParser(prog="scriptorium bench remote", description=__doc__.split("\n\n")[0])
-    p.add_argument("--engine", choices=("remote", "llamacpp"), default="remote",
+    p.add_argument("--engine", choices=served, default=served[-1],
                    help="remote: the --server URLs; llamacpp: a llama-server the app starts (default remote)")
     p.add_argument("--model", default=None, metavar="DIR", help="--engine llamacpp: a folder holding the GGUF and "
                    "its mmproj file")
-    add_remote_arguments(p)
-    add_llamacpp_arguments(p)
+    add_engine_arguments(p, served)
     p.add_argument("--copies", type=int, default=2, help="times the sample document is read (default 2)")
     p.add_argument("--max-new-tokens", type=int, default=64, help="token budget per region (default 64)")
     args = p.parse_args(argv)
-    if args.engine == "remote" and not remote_options(args)["servers"]:
-        p.error("give at least one --server URL (an OpenAI-compatible OCR server), or --engine llamacpp")
+    options = engine_options(args, args.engine)
+    lacking = missing(ENGINES[args.engine], options)
+    if lacking:
+        p.error(f"--engine {args.engine} needs {', '.join(lacking)} (an OpenAI-compatible OCR server), or use "
+                "--engine llamacpp")
     from app.core.engines import EngineUnavailable, open_engine
 
     try:
-        if args.engine == "llamacpp":
-            engine = open_engine("llamacpp", **llamacpp_options(args), model_path=args.model,
-                                 max_new_tokens=args.max_new_tokens)
-        else:
-            engine = open_engine("remote", **remote_options(args), max_new_tokens=args.max_new_tokens)
+        engine = open_engine(args.engine, **options, model_path=args.model, max_new_tokens=args.max_new_tokens)
     except EngineUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
@@ -104,8 +103,7 @@ def _bench(engine, args) -> int:
     con = _read(engine, jobs, lanes)
     print(f"servers: {', '.join(s.url for s in engine.servers)} · model {engine.model} · {pages} pages, "
           f"{len(jobs)} regions, ≤ {args.max_new_tokens} tokens each")
-    if engine.name == "llamacpp":
-        print(f"llama-server: {engine.device}")
+    print(f"device: {engine.device}")
     print(f"{'mode':<12}{'seconds':>9}{'regions/s':>11}{'pages/s':>9}{'max in flight':>15}{'failed':>8}  "
           "requests per server")
     for name, r in (("sequential", seq), ("concurrent", con)):

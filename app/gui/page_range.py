@@ -120,7 +120,7 @@ class PageRange(QObject):
     def _set_skipped(self, work, skipped: list[int]) -> None:
         if sorted(skipped) != sorted(work.skipped_pages):
             work.skipped_pages = sorted(skipped)
-            self.window._touch()
+            self.window.autosave.touch()
         self.show_choice()
 
     def _shown(self, work) -> str:

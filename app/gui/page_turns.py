@@ -70,7 +70,7 @@ class PageTurns(QObject):
             return
         turn = turn_page(work, page, quarter)
         w.statusBar().showMessage(f"Page {page + 1} turned to {turn}°: reading it again", 4000)
-        w._touch()
+        w.autosave.touch()
         w.run_document([page])
 
     def rotate_left(self) -> None:

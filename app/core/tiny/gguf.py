@@ -1,4 +1,4 @@
-"""The tiny GlmOcr checkpoint (app.core.tiny.glmocr) as GGUF files for llama.cpp: the language model and its vision
+"""The tiny GlmOcr checkpoint (app.core.tiny.glm_checkpoint) as GGUF files for llama.cpp: the language model and its vision
 projector (mmproj), written by llama.cpp's own converter (`convert_hf_to_gguf.py`, from the source that
 `python3 make.py llama-server` unpacks into its cache; app.core.llama_build).
 
