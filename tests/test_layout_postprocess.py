@@ -121,13 +121,15 @@ def test_auto_layout_skips_ppdoclayout_without_a_working_torchvision(monkeypatch
 
 
 def test_a_page_whose_only_text_is_a_header_reads_it():
-    """A one-line image laid out as a lone header is that line, not page furniture; beside body text a header is
-    still skipped."""
+    """A one-line image laid out as a lone header is that line, not page furniture; a running header alone on a tall
+    page, or beside body text, is still skipped."""
     from app.core.layout.base import make_regions
     from app.core.layout.postprocess import Detection
 
-    lone = make_regions([Detection("header", 0.9, (10, 5, 300, 30), 0)], 0, 72.0, "test")
+    lone = make_regions([Detection("header", 0.9, (10, 5, 300, 30), 0)], 0, 72.0, "test", page_size=(320, 40))
     assert [r.task for r in lone] == ["text"] and lone[0].extra["margin_kept"]
+    running = make_regions([Detection("header", 0.9, (10, 5, 300, 30), 0)], 0, 72.0, "test", page_size=(600, 800))
+    assert [r.task for r in running] == ["skipped"]  # a blank book page's running header stays furniture
     both = make_regions([Detection("header", 0.9, (10, 5, 300, 30), 0),
                          Detection("text", 0.9, (10, 50, 300, 200), 1)], 0, 72.0, "test")
     assert [r.task for r in both] == ["skipped", "text"]

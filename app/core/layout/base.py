@@ -32,7 +32,7 @@ class LayoutEngine(Protocol):
 
 def make_regions(
     dets: list[Detection], page: int, dpi: float, source: str, *, keep_headers: bool = False,
-    native_labels: list[str] | None = None,
+    native_labels: list[str] | None = None, page_size: tuple[float, float] = (0.0, 0.0),
 ) -> list[Region]:
     """Detections already in reading order → regions with ids, tasks, and boxes in pixels and points."""
     s = 72.0 / dpi
@@ -45,13 +45,23 @@ def make_regions(
             order=n, box_pt=tuple(round(v * s, 2) for v in box), dpi=float(dpi), score=round(float(d.score), 4),
             source=source, extra=extra,
         ))
-    return keep_lone_margins(out)
+    return keep_lone_margins(out, page_size)
 
 
-def keep_lone_margins(regions: list[Region]) -> list[Region]:
-    """Headers and footers are skipped as page furniture only beside body content: a page whose only text sits in
-    its header or footer band (a one-line image, a label, a slide's single line) is that text, and is read."""
-    if any(r.task != "skipped" for r in regions):
+LONE_MARGIN_SHARE = 0.25  # a "header" this tall a share of its page is the page's content (a one-line image)
+STRIP_ASPECT = 3.0  # an image this many times wider than tall is a strip of text (a line, a label), not a page
+
+
+def keep_lone_margins(regions: list[Region], page_size: tuple[float, float]) -> list[Region]:
+    """Headers and footers are page furniture; but where nothing else is on the page and the page is a strip (a
+    one-line image, a cut-out label) or the margin text fills a good part of its height, they are the page's text,
+    and are read. A real page of running headers and a page number only (a blank book page) stays skipped."""
+    width, height = page_size
+    if any(r.task != "skipped" for r in regions) or height <= 0:
+        return regions
+    margins = [r for r in regions if r.label in MARGIN_LABELS and not r.label.endswith("_image")]
+    strip = width >= STRIP_ASPECT * height
+    if not margins or not (strip or max(r.box[3] - r.box[1] for r in margins) >= LONE_MARGIN_SHARE * height):
         return regions
     for r in regions:
         if r.label in MARGIN_LABELS and not r.label.endswith("_image"):

@@ -67,4 +67,5 @@ class PPDocLayout:
         # clamp_boxes builds new Detection objects; recover native labels by matching order/label/score
         lookup = {(d.order, d.label, d.score): natives[id(d)] for d, _ in raw}
         names = [lookup.get((d.order, d.label, d.score), d.label) for d in kept]
-        return make_regions(kept, index, dpi, self.name, keep_headers=keep_headers, native_labels=names)
+        return make_regions(kept, index, dpi, self.name, keep_headers=keep_headers, native_labels=names,
+                            page_size=(float(image.width), float(image.height)))

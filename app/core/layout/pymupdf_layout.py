@@ -139,7 +139,7 @@ class PyMuPDFLayout:
             natives.append(box.get("boxclass") or "text")
         w, h = image.width, image.height
         kept = clamp_boxes(dets, w, h)
-        regions = make_regions(kept, index, dpi, self.name, keep_headers=keep_headers,
+        regions = make_regions(kept, index, dpi, self.name, keep_headers=keep_headers, page_size=(w, h),
                                native_labels=[natives[d.order] for d in kept])
         for region, d in zip(regions, kept):
             box = boxes[d.order]

@@ -129,3 +129,11 @@ def scanned(document, index: int) -> bool:
         except (RuntimeError, ValueError):  # a damaged image list: not known to be a scan
             return False
     return shown >= 0.5 * area
+
+
+def layout_budget(timeout: float, document, index: int, has_text_layer: bool) -> float | None:
+    """Seconds page `index`'s layout may take (None: no limit): `timeout`, times SCAN_LAYOUT_BUDGET_FACTOR for a
+    scanned page, whose layout reads it with its OCR meanwhile."""
+    if not timeout:
+        return None
+    return timeout * SCAN_LAYOUT_BUDGET_FACTOR if not has_text_layer and scanned(document, index) else timeout

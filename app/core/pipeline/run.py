@@ -47,7 +47,7 @@ from app.core.events import (
     TextLayerCompared,
 )
 from app.core.pipeline.batching import batch_size, read_in_batches
-from app.core.pipeline.options import SCAN_LAYOUT_BUDGET_FACTOR, PipelineError, PipelineOptions, parse_pages, scanned
+from app.core.pipeline.options import PipelineError, PipelineOptions, layout_budget, parse_pages
 from app.core.pipeline.orient import orient_page
 from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
 from app.core.pipeline.quality import mark_page_script
@@ -322,9 +322,7 @@ class Pipeline:
         source = layout.name
         from app.core.layout.budget import LayoutTimeout
 
-        budget = self.options.layout_timeout or None
-        if budget and not self.text_words(index) and scanned(doc, index):  # the layout's OCR reads it meanwhile
-            budget *= SCAN_LAYOUT_BUDGET_FACTOR
+        budget = layout_budget(self.options.layout_timeout, doc, index, bool(self.text_words(index)))
         try:
             regions = layout.analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers,
                                      cancel=self.cancel, timeout=budget)

@@ -89,9 +89,9 @@ class Reading:
     conf: list[float] = field(default_factory=list)  # top-1 probability (max over the segment's columns)
     alts: list[str] = field(default_factory=list)  # best other non-blank class in the segment ("" = none)
     alt_p: list[float] = field(default_factory=list)
-    cols: list[tuple[int, int]] = field(default_factory=list)  # each segment's CTC columns [a, z) (not serialised)
     alts2: list[str] = field(default_factory=list)  # the second-best other class ("" = none), when read with it
     alt_p2: list[float] = field(default_factory=list)
+    cols: list[tuple[int, int]] = field(default_factory=list)  # each segment's CTC columns [a, z) (not serialised)
 
     @property
     def text(self) -> str:
