@@ -86,11 +86,11 @@ class LlamaCppEngine(RemoteEngine):
     def __repr__(self) -> str:
         return f"LlamaCppEngine({self.llama!r})"
 
-    async def _request(self, server, image, task, region_id, page, emit, t0, attempt):
+    async def _request(self, server, image, task, region_id, page, emit, t0, attempt, cancel=None):
         if not self.llama.alive:
             raise self._gone()
         try:
-            return await super()._request(server, image, task, region_id, page, emit, t0, attempt)
+            return await super()._request(server, image, task, region_id, page, emit, t0, attempt, cancel)
         except Transient:
             if not self.llama.alive:  # not worth another try: nobody will answer
                 raise self._gone() from None

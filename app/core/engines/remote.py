@@ -251,11 +251,11 @@ class RemoteEngine:
                 attempts += 1
                 server = self._pick(avoid=last[0])
                 last[0] = server
-                result = await self._request(server, image, task, region_id, page, emit, t0, attempts)
+                result = await self._request(server, image, task, region_id, page, emit, t0, attempts, cancel)
         return result
 
     async def _request(self, server: Server, image, task: str, region_id: str, page: int, emit: Emit, t0: float,
-                       attempt: int) -> RegionResult:
+                       attempt: int, cancel: CancelToken | None = None) -> RegionResult:
         import httpx2
 
         body = self.request_body(image, task, server)
@@ -272,6 +272,8 @@ class RemoteEngine:
                     async for line in resp.aiter_lines():
                         if reply.feed_line(line, emit, region_id):
                             break
+                        if cancel is not None and cancel.cancelled:  # at once, not at the scheduler's next poll
+                            raise asyncio.CancelledError
             else:
                 resp = await self._client.post(server.chat_url, json=body, headers=self._headers())
                 await _check_status(resp, server)
