@@ -318,3 +318,29 @@ def test_a_greek_line_reads_no_worse_than_the_classic_engine(shipped):
     classic = open_engine("classic", device="cpu").decode_region(img, "text", region_id="el", page=43)
     assert "µ" not in ours.text
     assert Levenshtein.distance(ours.text, text) <= Levenshtein.distance(classic.text, text), (ours.text, classic.text)
+
+
+def test_the_decoder_overrules_the_recogniser_only_where_it_was_unsure():
+    """Each place where the two readings differ is settled on its own: the decoder's version where the recogniser's
+    character there was unsure, the recogniser's where it was sure (a real scan's "distributed" stays so)."""
+    from app.core.engines.builtin.arbiter import arbitrate
+
+    chars = list("tbe distributed")
+    conf = [0.99, 0.31, 0.99, 1.0] + [0.99] * 11
+    verdict = arbitrate(chars, conf, "the distriboted")
+    assert verdict.text == "the distributed" and (verdict.taken, verdict.kept) == (1, 1)
+    assert arbitrate(chars, conf, "tbe distributed").text == "tbe distributed"  # agreement: nothing to settle
+    assert arbitrate(list("ab"), [0.99, 0.99], "aXb").text == "ab"  # an insertion between sure characters
+    assert arbitrate(list("ab"), [0.99, 0.4], "aXb").text == "aXb"  # ... beside an unsure one
+
+
+def test_a_given_line_box_holds_none_of_its_neighbours_ink():
+    """A layout's line boxes are font boxes, taller than the ink: two lines of a column overlap, and a crop would hold
+    half of the neighbour's line. They are cut at the middle of their overlap; boxes side by side are left alone."""
+    from app.core.engines.builtin.engine import apart
+
+    a, b, c = (0, 0, 245, 13), (0, 7.2, 245, 20.6), (300, 5, 400, 18)
+    out = apart([a, b, c])
+    assert out[0][3] == out[1][1] == (13 + 7.2) / 2
+    assert out[2] == c
+    assert apart([(0, 0, 100, 10), (0, 1, 100, 11)]) == [(0, 0, 100, 10), (0, 1, 100, 11)]  # one row: untouched

@@ -133,3 +133,16 @@ def test_a_page_whose_only_text_is_a_header_reads_it():
     both = make_regions([Detection("header", 0.9, (10, 5, 300, 30), 0),
                          Detection("text", 0.9, (10, 50, 300, 200), 1)], 0, 72.0, "test")
     assert [r.task for r in both] == ["skipped", "text"]
+
+
+def test_text_up_the_margin_makes_no_line_band_of_headers():
+    """arXiv's stamp runs up the left margin of a page and is a page header: it spans every line band, so it must
+    not turn the abstract beside it into page furniture (it did: a scanned paper lost its abstract)."""
+    from app.core.layout.page_boxes import margin_bands
+
+    stamp = {"boxclass": "page-header", "x0": 10, "y0": 200, "x1": 30, "y1": 600}
+    running = {"boxclass": "page-header", "x0": 100, "y0": 20, "x1": 500, "y1": 32}
+    abstract = {"boxclass": "text", "x0": 50, "y0": 300, "x1": 300, "y1": 310}
+    number = {"boxclass": "text", "x0": 520, "y0": 21, "x1": 540, "y1": 31}
+    margin_bands([stamp, running, abstract, number])
+    assert abstract["boxclass"] == "text" and number["boxclass"] == "page-header"

@@ -103,6 +103,8 @@ def margin_bands(boxes: list[dict]) -> None:
         box = _box(b)
         for m in margins:
             mb = _box(m)
+            if mb[3] - mb[1] > mb[2] - mb[0]:  # text up the margin (arXiv's stamp) spans every line band: no band
+                continue
             if _band_overlap(box, mb) >= 0.5 and (box[3] - box[1]) <= 1.5 * (mb[3] - mb[1]) + 2:
                 b["boxclass"] = m["boxclass"]
                 break

@@ -30,6 +30,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Sequence
 
+from app.core.engines.builtin.arbiter import arbitrate
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
@@ -77,6 +78,27 @@ def group_rows(boxes: list[tuple[float, float, float, float]]) -> list[list[int]
             rows.append({"y0": y0, "y1": y1, "items": [i]})
     rows.sort(key=lambda r: r["y0"])
     return [sorted(r["items"], key=lambda i: boxes[i][0]) for r in rows]
+
+
+def apart(boxes: list[tuple[float, float, float, float]]) -> list[tuple[float, float, float, float]]:
+    """`boxes` with the lines above and below cut off: where two boxes of different rows overlap (a layout's line
+    boxes are font boxes, taller than the ink, and padding makes them taller still), both are cut at the middle of
+    the overlap, so a crop never holds half of its neighbour's line (which the recogniser would read into it)."""
+    out = [list(b) for b in boxes]
+    for i, a in enumerate(boxes):
+        for j in range(i + 1, len(boxes)):
+            b = boxes[j]
+            if min(a[2], b[2]) <= max(a[0], b[0]):  # side by side: no shared column
+                continue
+            top, low = (a, b) if a[1] + a[3] <= b[1] + b[3] else (b, a)
+            overlap = top[3] - low[1]
+            if overlap <= 0 or overlap >= 0.7 * min(top[3] - top[1], low[3] - low[1]):  # apart, or the same row
+                continue
+            cut = (top[3] + low[1]) / 2
+            ti, li = (i, j) if top is a else (j, i)
+            out[ti][3] = min(out[ti][3], cut)
+            out[li][1] = max(out[li][1], cut)
+    return [tuple(b) for b in out]  # type: ignore[misc]
 
 
 class ReaderEngine:
@@ -153,11 +175,13 @@ class ReaderEngine:
 
         rgb = np.asarray(image.convert("RGB"))
         boxes, crops = [], []
+        padded = []
         for line in lines:
             x0, y0, x1, y1 = (float(v) for v in line[:4])
             pad = GIVEN_PAD * (y1 - y0)
-            box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(float(image.width), x1 + pad),
-                   min(float(image.height), y1 + pad))
+            padded.append((max(0.0, x0 - pad), max(0.0, y0 - pad), min(float(image.width), x1 + pad),
+                           min(float(image.height), y1 + pad)))
+        for box in apart(padded):
             crop = rgb[int(box[1]):int(round(box[3])), int(box[0]):int(round(box[2]))]
             if crop.shape[0] < 4 or crop.shape[1] < 4:
                 continue
@@ -316,6 +340,13 @@ class ReaderEngine:
                     if rewrote(reading.text, text):  # not a correction but a rewrite: the decoder lost the line
                         st.update(kept_recogniser=True, decoder_text=text, text=reading.text)
                         text = reading.text
+                    else:  # the decoder overrules only where the recogniser was unsure (arbiter.py)
+                        verdict = arbitrate(reading.chars, reading.conf, text)
+                        st.update(decoder_taken=verdict.taken, recogniser_kept=verdict.kept)
+                        if verdict.text != text:
+                            st.update(kept_recogniser=verdict.text == reading.text, decoder_text=text,
+                                      text=verdict.text)
+                            text = verdict.text
                 if text == reading.text:  # the words the recogniser placed (app.core.formats.geometry)
                     st["words"] = reading.word_boxes(box, (crop.shape[1], crop.shape[0]))
                 per_line.append(st)
