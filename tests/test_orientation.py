@@ -116,3 +116,16 @@ def test_convert_takes_rotate(scans, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "app", "convert", str(scans["upright"]), "-o", str(tmp_path / "p"),
                           "--rotate", "sideways"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--rotate" in bad.stderr
+
+
+def test_a_page_read_poorly_either_way_is_not_turned():
+    """One short Chinese line (a real snippet's two characters) reads with low confidence both ways up; upside down
+    it read a little better (other characters), and the page was turned and lost. A turn needs a confident reading."""
+    from PIL import Image
+
+    from app.core.layout.orientation import detect
+
+    from pathlib import Path
+
+    page = Image.open(Path(__file__).resolve().parents[1] / "corpora/realdocs/pages/s18-chinese-doc-snippet.png")
+    assert detect(page.convert("RGB")).turn == 0

@@ -32,6 +32,8 @@ LINES = 6  # lines read per turn
 LINE_RATIO = 16  # a line is read in its first this-many heights
 PROFILE_SIDE = 600  # the row profiles are compared at this long side (px)
 MIN_CONFIDENCE_GAIN = 0.05  # another turn must read this much better than the page as it is to be chosen
+MIN_TURNED_CONFIDENCE = 0.6  # ... and read with at least this confidence: a page the recogniser reads poorly either
+# way (one short line, a script it half knows: upside-down Chinese reads as other Chinese characters) stays as it is
 
 _RECOGNISER = None
 _LOCK = threading.Lock()
@@ -174,6 +176,7 @@ def detect(image, *, skew: bool = True) -> Orientation:
         mask = ink(g)
     scores = {t: turn_score(g, mask, t) for t in (across, across + 180)}
     best = max(scores, key=lambda t: (scores[t], t == 0))
-    if best != 0 and 0 in scores and scores[best] < scores[0] + MIN_CONFIDENCE_GAIN:
+    if best != 0 and 0 in scores and (scores[best] < scores[0] + MIN_CONFIDENCE_GAIN
+                                      or scores[best] < MIN_TURNED_CONFIDENCE):
         best = 0
     return Orientation(best, angle, tuple(round(scores.get(t, 0.0), 4) for t in TURNS))
