@@ -157,18 +157,19 @@ docling_pdf("d11-wide-table", "table_mislabeled_as_picture", 0, "latin", ["table
 docling_pdf("d12-multi-page-p1", "multi_page", 0, "latin", [])
 docling_pdf("d13-redbook-table", "redp5110_sampled", 1, "latin", ["table"])
 
-# ---- image of a two-column paper (docling's TIFF of 2206.01062, pages 1-2) and RapidLayout's page 6 image ----
+# ---- image of a two-column paper (docling's TIFF of 2206.01062: its frames are the paper's pages 1 and 3) and RapidLayout's page 7 image
+# (s02 and s03: the paragraphs running over the page edges were then cut at the first and last visible words by hand) ----
 tif = Image.open(io.BytesIO(blob("docling", "tests/data/tiff/sources/2206.01062.tif")))
 dl = docling_json("2206.01062")
 for k in range(tif.n_frames):
     tif.seek(k)
     add(f"s{k + 1:02d}-paper-image-p{k + 1}", png(tif.copy(), "L"), "png", "docling",
         "tests/data/tiff/sources/2206.01062.tif", "scan", "latin", ["columns"],
-        docling_page(dl, k + 1), DOCL.replace("this page", "the page (2206.01062.json, same paper)"), page=k,
+        docling_page(dl, (1, 3)[k]), DOCL.replace("this page", "the page (2206.01062.json, same paper)"), page=k,
         note="page image without text layer (rendered, not scanned)")
 im = Image.open(io.BytesIO(blob("rlay", "tests/test_files/pp_doc_layoutv2_layout.jpg")))
 add("s03-paper-image-p6", jpg(im, 90), "jpg", "rlay", "tests/test_files/pp_doc_layoutv2_layout.jpg", "scan", "latin",
-    ["columns", "table"], docling_page(dl, 6),
+    ["columns", "table"], docling_page(dl, 7),
     DOCL.replace("this page", "page 6 of the same paper (docling tests/data/pdf/groundtruth/2206.01062.json)"),
     note="page image of arXiv 2206.01062 page 6 (DocLayNet paper)")
 
