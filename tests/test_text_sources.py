@@ -127,6 +127,20 @@ def test_picture_boxes_that_hold_text_keep_it():
     out = refine(boxes, lines)
     assert [b["boxclass"] for b in out] == ["picture", "picture-text", "picture"]
     assert out[1]["ocr_lines"] == [[60, 80, 400, 95, "They must not be lost."]]
+    assert (out[1]["x0"], out[1]["y0"], out[1]["x1"], out[1]["y1"]) == (60, 60, 480, 95)  # over its lines only
+
+
+def test_text_wrapping_round_a_photo_is_read_once():
+    """A magazine page's column runs beside and into a photo's box: its lines belong to the column, and the photo
+    gets no text block of them (they were read twice)."""
+    from app.core.layout.page_boxes import Line, refine
+
+    boxes = [{"boxclass": "text", "x0": 50, "y0": 50, "x1": 260, "y1": 400},
+             {"boxclass": "picture", "x0": 200, "y0": 100, "x1": 500, "y1": 350}]
+    lines = [Line((205, 110 + 20 * k, 255, 125 + 20 * k), f"line {k} of the column beside the photo", True)
+             for k in range(15)]
+    out = refine(boxes, lines)
+    assert [b["boxclass"] for b in out] == ["text", "picture"]
 
 
 def test_a_formula_line_becomes_a_formula_and_a_prose_formula_becomes_text():

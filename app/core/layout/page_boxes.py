@@ -203,7 +203,10 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
     if margins is not None:
         memory, key, page_h = margins
         memory.apply(key, boxes, lines, page_h)
-    for b in order_columns(boxes):
+    ordered = order_columns(boxes)
+    # lines another box holds: text wrapping round a photo reaches into its box, and must not be read twice
+    held = {id(ln) for b in ordered if b.get("boxclass") != "picture" for ln in lines_in(lines, _box(b))}
+    for b in ordered:
         cls = b.get("boxclass") or "text"
         inside = lines_in(lines, _box(b))
         text = " ".join(ln.text for ln in inside)
@@ -225,10 +228,13 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         if ocr:
             b["ocr_lines"] = [[*ln.box, ln.text] for ln in ocr]
         out.append(b)
-        if cls == "picture" and _letters(inside) >= TEXT_MIN_LETTERS:
-            text_box = {k: b[k] for k in ("x0", "y0", "x1", "y1")}
+        own = [ln for ln in inside if id(ln) not in held] if cls == "picture" else []
+        if own and _letters(own) >= TEXT_MIN_LETTERS:
+            # over its own lines only (a text layer's words are taken by box: none of the neighbours')
+            text_box = dict(zip(("x0", "y0", "x1", "y1"), (min(ln.box[0] for ln in own), min(ln.box[1] for ln in own),
+                                                          max(ln.box[2] for ln in own), max(ln.box[3] for ln in own))))
             text_box.update(boxclass="picture-text", textlines=None)
-            if ocr:
-                text_box["ocr_lines"] = b["ocr_lines"]
+            if any(ln.ocr for ln in own):
+                text_box["ocr_lines"] = [[*ln.box, ln.text] for ln in own if ln.ocr]
             out.append(text_box)
     return out
