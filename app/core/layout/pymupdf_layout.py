@@ -139,15 +139,16 @@ class PyMuPDFLayout:
             natives.append(box.get("boxclass") or "text")
         w, h = image.width, image.height
         kept = clamp_boxes(dets, w, h)
+        lines = {d.order: [[*(round(v, 2) for v in shown(pymupdf.Rect(line[:4]))), line[4]]
+                           for line in boxes[d.order].get("ocr_lines") or []] for d in kept}
+        kept, lines = cut_columns(kept, lines, image, s)
         regions = make_regions(kept, index, dpi, self.name, keep_headers=keep_headers, page_size=(w, h),
                                native_labels=[natives[d.order] for d in kept])
-        for region, d in zip(regions, kept):
-            box = boxes[d.order]
-            if box.get("ocr_lines"):
-                region.extra["ocr_lines"] = [[*(round(v, 2) for v in shown(pymupdf.Rect(line[:4]))), line[4]]
-                                             for line in box["ocr_lines"]]
-            if box.get("layer_table"):
-                region.extra["layer_table"] = box["layer_table"]
+        for region, d, own in zip(regions, kept, lines):
+            if own:
+                region.extra["ocr_lines"] = own
+            if boxes[d.order].get("layer_table"):
+                region.extra["layer_table"] = boxes[d.order]["layer_table"]
         return regions
 
     def _later_max_size(self, document) -> float | None:
@@ -167,3 +168,36 @@ class PyMuPDFLayout:
                                     size = max(size or 0.0, float(span.get("size") or 0.0))
         self._later_size = (key, size)
         return size
+
+
+def cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: float):
+    """The detections with each multi-column text box of a scan cut into its columns (app.core.layout.columns), and
+    per detection the OCR lines ([x0, y0, x1, y1, text], points) it holds: a piece keeps the lines that lie inside it
+    only when none crosses its edges (a line joined across a gutter must be read again, column by column)."""
+    import numpy as np
+
+    from app.core.layout.columns import MIN_LINES, split_columns
+    from app.core.layout.orientation import ink
+    from app.core.textlayer import inside_fraction
+
+    out, own, mask = [], [], None
+    for d in dets:
+        held = lines.get(d.order) or []
+        pieces = [d.box]
+        if d.label == "text" and len(held) >= MIN_LINES:
+            if mask is None:
+                mask = ink(np.asarray(image.convert("L")))
+            height = float(np.median([ln[3] - ln[1] for ln in held])) * scale
+            pieces = split_columns(mask, d.box, height)
+        if len(pieces) == 1:
+            out.append(d)
+            own.append(held)
+            continue
+        for piece in pieces:
+            pt = tuple(v / scale for v in piece)
+            near = [ln for ln in held if inside_fraction(tuple(ln[:4]), pt) > 0.1]
+            inside = [ln for ln in near if inside_fraction(tuple(ln[:4]), pt) >= 0.9]
+            out.append(Detection(d.label, d.score, piece, d.order))
+            own.append(inside if len(inside) == len(near) else [])
+    return out, own
+

@@ -35,7 +35,7 @@ from app.core.regions import DECODED_TASKS, Region, record_result
 from app.core.textlayer import PageLayer, garbled_fraction, inside_fraction, original_layer, words_in_box
 
 LAYER_TASKS = ("text", "table")
-CHECK_DPI = 150.0
+CHECK_DPI = 150.0  # the least resolution the check reads at; the page's own rendering is used when it is as fine
 CHECK_SAMPLE = 3  # regions checked first on a page; the rest only when one of them fails
 CHECK_WORDS = 6  # the check reads this many words of a region's longest layer line (reading time grows with width)
 CHECK_MAX_CER = 0.3
@@ -222,6 +222,10 @@ class TextSource:
         from app.core.engines.classic import recognise_lines
 
         doc = self.pipeline.document
+        # the page as already rendered for its layout (the document's cache) when it is fine enough: one rendering
+        pages = {region.page for region, _ in todo}
+        shown = self.pipeline.page_dpi(pages.pop()) if len(pages) == 1 else 0.0
+        dpi = shown if shown >= 0.9 * CHECK_DPI else CHECK_DPI
         refs, images, ids = {}, [], []
         for region, words in todo:
             lines: dict[tuple[int, int], list] = {}
@@ -235,7 +239,7 @@ class TextSource:
                 x0, y0 = min(w.box_pt[0] for w in ws), min(w.box_pt[1] for w in ws)
                 x1, y1 = max(w.box_pt[2] for w in ws), max(w.box_pt[3] for w in ws)
                 pad = 0.15 * (y1 - y0)
-                images.append(doc.crop(region.page, (x0 - pad, y0 - pad, x1 + pad, y1 + pad), CHECK_DPI))
+                images.append(doc.crop(region.page, (x0 - pad, y0 - pad, x1 + pad, y1 + pad), dpi))
                 ids.append(region.id)
         read = dict(zip(ids, (t for t, _ in recognise_lines(images))))
         return {rid: (ref, read.get(rid, "")) for rid, ref in refs.items()}
