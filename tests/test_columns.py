@@ -51,3 +51,29 @@ def test_the_real_newspaper_band_has_four_columns():
     mask = ink(np.asarray(Image.open(NEWSPAPER).convert("L")))
     pieces = split_columns(mask, (0, 20, 1040, 300), 8)
     assert len(pieces) == 5, pieces
+
+
+def test_overlapping_boxes_are_read_once_and_in_column_order():
+    """A real magazine spread's layout (UNLV 8071, corpora/realdocs s04): box A over columns 1-2, box B over columns
+    2-4, box C inside column 2 under A. Cut at the gutters, B's column-2 piece keeps only what A and C do not hold,
+    and C is read right after A's column-2 piece."""
+    from PIL import Image as PILImage
+
+    from app.core.layout.columns import cut_columns
+    from app.core.layout.postprocess import Detection
+
+    mask = np.zeros((1000, 1600), bool)
+    for x0 in (20, 420, 820, 1220):  # four columns of text lines, 380 px wide, gutters of 20 px
+        for y in range(20, 960, 24):
+            mask[y:y + 12, x0:x0 + 360] = True
+    image = PILImage.fromarray(np.where(mask, 0, 255).astype(np.uint8))
+    a = Detection("text", 1.0, (20, 20, 780, 400), 0)
+    b = Detection("text", 1.0, (420, 20, 1580, 960), 1)
+    c = Detection("text", 1.0, (420, 400, 780, 700), 2)
+    lines = {k: [[0, y, 10, y + 12, "line"] for y in range(0, 240, 24)] for k in range(3)}  # points = pixels
+    out, own = cut_columns([a, b, c], lines, image, 1.0)
+    boxes = [tuple(round(v) for v in d.box) for d in out]
+    column2 = [bx for bx in boxes if bx[0] >= 400 and bx[2] <= 800]
+    assert column2 == [(420, 20, 780, 400), (420, 400, 780, 700), (420, 700, 780, 960)], boxes
+    ys = [bx[1] for bx in column2]
+    assert boxes.index(column2[1]) == boxes.index(column2[0]) + 1 and ys == sorted(ys)

@@ -8,12 +8,21 @@ below). A box with gutters is cut into a full-width band above the columns, the 
 below, each a box of its own in that reading order.
 
     split_columns(mask, box, line_height) -> [box, ...]   # boxes in the mask's pixels; [box] when there is no gutter
+    cut_columns(detections, lines, image, scale)          # a page's detections, each multi-column text box cut
+
+Where boxes overlap (the layout gave a column of one box under another box too), a piece yields to the boxes that
+were not cut and to the pieces before it, so the text is read once, and a box that was not cut is read right after
+the column piece above it.
 
 What must never live here: OCR, the layout model, reading order between boxes (page_boxes.order_columns).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from app.core.layout.orientation import ink
+from app.core.layout.postprocess import Detection
+from app.core.textlayer import inside_fraction
 
 MIN_GUTTER = 0.6  # a gutter is at least this many text-line heights wide (word spaces are narrower: ~0.3)
 MIN_RUN = 0.5  # ... and clear of ink over at least this share of the box's height, in one run
@@ -78,3 +87,70 @@ def split_columns(mask: np.ndarray, box: tuple[float, float, float, float],
     if sub[bottom:].any():
         out.append((x0, y0 + bottom, x1, y1))
     return [tuple(float(v) for v in b) for b in out]  # type: ignore[misc]
+
+
+def cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: float):
+    """The detections with each multi-column text box of a scan cut into its columns (app.core.layout.columns), and
+    per detection the OCR lines ([x0, y0, x1, y1, text], points) it holds: a piece keeps the lines that lie inside it
+    only when none crosses its edges (a line joined across a gutter must be read again, column by column)."""
+    out, own, mask, cut = [], [], None, {}
+    for d in dets:
+        held = lines.get(d.order) or []
+        if d.label == "text" and len(held) >= MIN_LINES:
+            if mask is None:
+                mask = ink(np.asarray(image.convert("L")))
+            height = float(np.median([ln[3] - ln[1] for ln in held])) * scale
+            pieces = split_columns(mask, d.box, height)
+            if len(pieces) > 1:
+                cut[id(d)] = pieces
+    # a piece yields to the boxes that were not cut and to the pieces read before it (overlapping boxes: once)
+    placed = [e.box for e in dets if e.label == "text" and id(e) not in cut]
+    for d in dets:
+        held = lines.get(d.order) or []
+        if id(d) not in cut:
+            out.append(d)
+            own.append(held)
+            continue
+        for piece in (p for piece in cut[id(d)] for p in uncovered(piece, [b for b in placed if b != d.box])):
+            pt = tuple(v / scale for v in piece)
+            near = [ln for ln in held if inside_fraction(tuple(ln[:4]), pt) > 0.1]
+            inside = [ln for ln in near if inside_fraction(tuple(ln[:4]), pt) >= 0.9]
+            out.append(Detection(d.label, d.score, piece, d.order))
+            own.append(inside if len(inside) == len(near) else [])
+            placed.append(piece)
+    if cut:
+        _follow_pieces(out, own, {id(e) for e in out if id(e) not in {id(d) for d in dets}})
+    return out, own
+
+
+def _follow_pieces(out: list, own: list, pieces: set[int]) -> None:
+    """Move each box that was not cut to just after the column piece right above it (in place): the layout's order
+    knew the box, not the pieces, so a column's middle box would otherwise be read after the last column."""
+    for d in [e for e in out if id(e) not in pieces and e.label == "text"]:
+        x0, y0, x1, _ = d.box
+        above = [e for e in out if id(e) in pieces and min(x1, e.box[2]) - max(x0, e.box[0]) >= 0.8 * (x1 - x0)
+                 and abs(e.box[3] - y0) <= 0.05 * (x1 - x0) + 20]
+        if not above:
+            continue
+        i, j = out.index(d), out.index(above[0])
+        if i == j + 1:
+            continue
+        item, held = out.pop(i), own.pop(i)
+        j = out.index(above[0])
+        out.insert(j + 1, item)
+        own.insert(j + 1, held)
+
+
+def uncovered(piece, others, min_height: float = 8.0) -> list:
+    """The parts of `piece` (x0, y0, x1, y1) that no other box covers across most of its width: where the layout gave
+    two overlapping boxes (a column of one box lying under another box), the column's text is read once."""
+    x0, y0, x1, y1 = piece
+    covered = sorted((max(y0, o[1]), min(y1, o[3])) for o in others
+                     if min(x1, o[2]) - max(x0, o[0]) >= 0.8 * (x1 - x0) and min(y1, o[3]) > max(y0, o[1]))
+    out, top = [], y0
+    for a, b in covered + [(y1, y1)]:
+        if a - top >= min_height:
+            out.append((x0, top, x1, a))
+        top = max(top, b)
+    return out
+

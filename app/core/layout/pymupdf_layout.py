@@ -18,6 +18,7 @@ the table finder's, math vs prose) and attaches the layout's OCR lines; they rea
 from __future__ import annotations
 
 from app.core.layout.base import LayoutError, make_regions
+from app.core.layout.columns import cut_columns
 from app.core.layout.page_boxes import MarginMemory, fulltext_lines, refine
 from app.core.layout.postprocess import Detection, clamp_boxes
 from app.core.regions import Region
@@ -168,36 +169,3 @@ class PyMuPDFLayout:
                                     size = max(size or 0.0, float(span.get("size") or 0.0))
         self._later_size = (key, size)
         return size
-
-
-def cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: float):
-    """The detections with each multi-column text box of a scan cut into its columns (app.core.layout.columns), and
-    per detection the OCR lines ([x0, y0, x1, y1, text], points) it holds: a piece keeps the lines that lie inside it
-    only when none crosses its edges (a line joined across a gutter must be read again, column by column)."""
-    import numpy as np
-
-    from app.core.layout.columns import MIN_LINES, split_columns
-    from app.core.layout.orientation import ink
-    from app.core.textlayer import inside_fraction
-
-    out, own, mask = [], [], None
-    for d in dets:
-        held = lines.get(d.order) or []
-        pieces = [d.box]
-        if d.label == "text" and len(held) >= MIN_LINES:
-            if mask is None:
-                mask = ink(np.asarray(image.convert("L")))
-            height = float(np.median([ln[3] - ln[1] for ln in held])) * scale
-            pieces = split_columns(mask, d.box, height)
-        if len(pieces) == 1:
-            out.append(d)
-            own.append(held)
-            continue
-        for piece in pieces:
-            pt = tuple(v / scale for v in piece)
-            near = [ln for ln in held if inside_fraction(tuple(ln[:4]), pt) > 0.1]
-            inside = [ln for ln in near if inside_fraction(tuple(ln[:4]), pt) >= 0.9]
-            out.append(Detection(d.label, d.score, piece, d.order))
-            own.append(inside if len(inside) == len(near) else [])
-    return out, own
-
