@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from app.core.document import TextWord
@@ -118,6 +118,8 @@ class PageLayer:
     there but cannot be trusted (invisible, an OCR tool's font, replacement characters)."""
     words: list[TextWord]
     hidden: list[tuple[float, float, float, float]]
+    # (box in points, spans) per line of an unrotated page: a formula's sizes, baselines and fonts (app.core.layer_math)
+    lines: list = field(default_factory=list)
 
     def hidden_in(self, box_pt, min_inside: float = 0.5) -> bool:
         return any(inside_fraction(h, box_pt) >= min_inside for h in self.hidden)
@@ -140,8 +142,13 @@ def _read_layer(page) -> PageLayer:
         r = pymupdf.Rect(box) * rot
         return (float(r.x0), float(r.y0), float(r.x1), float(r.y1))
 
-    hidden = [shown(s["bbox"]) for b in page.get_text("dict").get("blocks", []) for line in b.get("lines", [])
+    blocks = page.get_text("dict").get("blocks", [])
+    hidden = [shown(s["bbox"]) for b in blocks for line in b.get("lines", [])
               for s in line.get("spans", []) if s.get("text", "").strip() and _untrusted_span(s)]
+    lines = [] if rot is not None else [
+        (tuple(float(v) for v in line["bbox"]), [{k: s.get(k) for k in ("text", "size", "flags", "origin", "font")}
+                                                 for s in line.get("spans", [])])
+        for b in blocks for line in b.get("lines", []) if any(s.get("text", "").strip() for s in line.get("spans", []))]
     words = []
     for x0, y0, x1, y1, text, block, line, word in page.get_text("words", sort=True):
         if not text.strip():
@@ -151,7 +158,7 @@ def _read_layer(page) -> PageLayer:
         if any(h[0] <= cx <= h[2] and h[1] <= cy <= h[3] for h in hidden):
             continue
         words.append(TextWord(text, box, int(block), int(line), int(word)))
-    return PageLayer(words, hidden)
+    return PageLayer(words, hidden, lines)
 
 
 def original_layer(document: "Document", index: int, password: str | None = None) -> PageLayer:

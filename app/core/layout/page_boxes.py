@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.layer_math import set_as_math
 from app.core.textlayer import inside_fraction
 
 OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
@@ -36,6 +37,7 @@ class Line:
     box: tuple[float, float, float, float]
     text: str
     ocr: bool  # written by the layout's OCR hook (no text layer of the document's own)
+    math: bool = False  # typeset as math: math fonts with scripts or in good part (app.core.layer_math.set_as_math)
 
 
 def fulltext_lines(parsed: dict) -> list[Line]:
@@ -47,7 +49,7 @@ def fulltext_lines(parsed: dict) -> list[Line]:
             text = "".join(s.get("text", "") for s in spans).strip()
             if text:
                 ocr = all(str(s.get("font", "")).startswith(OCR_INSERT_FONT) for s in spans)
-                out.append(Line(tuple(float(v) for v in line["bbox"]), text, ocr))
+                out.append(Line(tuple(float(v) for v in line["bbox"]), text, ocr, set_as_math(spans)))
     return out
 
 
@@ -210,8 +212,9 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         cls = b.get("boxclass") or "text"
         inside = lines_in(lines, _box(b))
         text = " ".join(ln.text for ln in inside)
-        if cls in ("caption", "text") and len(inside) == 1 and looks_like_math(text):
-            b["boxclass"] = cls = "formula"
+        if cls in ("caption", "text", "section-header") and len(inside) == 1 and (
+                looks_like_math(text) or (inside[0].math and _RELATION.search(text))):
+            b["boxclass"] = cls = "formula"  # an equation the layout took for prose or a heading
         elif cls == "formula" and inside and not any(looks_like_math(ln.text) for ln in inside) \
                 and len(_WORD.findall(text)) >= 4:
             b["boxclass"] = cls = "text"

@@ -144,6 +144,8 @@ class TextSource:
                 why = self._distrust(region, words)
                 if why is None:
                     text = region.extra.get("layer_table") if region.task == "table" else None
+                    if region.task == "formula":  # its LaTeX from the layer's sizes and baselines
+                        text = self.formula_latex(region)
                     self._finish(region, t0, text or paragraph(words), TEXT_LAYER, TEXT_LAYER, words=len(words))
                     return True
                 region.extra["layer_rejected"] = why
@@ -156,6 +158,14 @@ class TextSource:
             self._finish(region, t0, text, spec.name, OCR, lines=n, reused_layout_ocr=True)
             return True
         return False
+
+    def formula_latex(self, region: Region) -> str:
+        """The formula's LaTeX rebuilt from the layer's spans in its box (scripts, symbols; app.core.layer_math);
+        "" when the layer holds no lines there (a rotated page)."""
+        from app.core.layer_math import layer_latex
+
+        lines = [spans for box, spans in self.layer(region.page).lines if inside_fraction(box, region.box_pt) >= 0.5]
+        return layer_latex(lines)
 
     def layout_lines(self, region: Region) -> list | None:
         """The lines the layout's OCR read in `region` ([x0, y0, x1, y1, text], points) when they stand for its text:
