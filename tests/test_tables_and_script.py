@@ -126,3 +126,35 @@ def test_a_latin_page_reads_no_cjk_characters(classic):
     second = classic.decode_region(equals, "text", region_id="p9-r02", page=8).text
     assert "balance" in first and second == "="
     assert count_scripts(first + second)[1] == 0
+
+
+def test_column_names_above_a_ruled_table_are_its_header_row(tmp_path):
+    """A table ruled below its column names (booktabs style): PyMuPDF's finder calls the names an external header.
+    They are the table's header row, each over its own column, not a line of text read on its own."""
+    import pymupdf
+
+    from app.core.layout.page_boxes import find_tables
+    from app.core.tables import from_finder
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    xs = [72, 200, 330, 460]
+    for x, name in zip(xs, ["Name", "Count", "Price", "Total"]):
+        page.insert_text((x, 100), name)
+    page.draw_line((70, 108), (540, 108))
+    for r, row in enumerate([["apple", "3", "1.20", "3.60"], ["pear", "5", "0.80", "4.00"], ["plum", "7", "0.50", "3.50"]]):
+        y = 125 + r * 18
+        for x, t in zip(xs, row):
+            page.insert_text((x, y), t)
+        page.draw_line((70, y + 5), (540, y + 5))
+    for x in [70, 190, 320, 450, 540]:
+        page.draw_line((x, 108), (x, 184))
+    path = tmp_path / "ruled.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        (table,) = pdf[0].find_tables().tables
+        assert table.header.external  # the case this test is about
+        html = from_finder(table, pdf[0].get_text("words"))
+        ((bbox, found),) = find_tables(pdf[0])
+    assert html.startswith("<table><tr><th>Name</th><th>Count</th><th>Price</th><th>Total</th></tr><tr><td>apple</td>")
+    assert found == html and bbox[1] < 100  # the table's box takes in its column names

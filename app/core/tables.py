@@ -77,10 +77,23 @@ def from_finder(table, words) -> str:
             rowspan = max(1, sum(1 for y in ys if b[1] - 1 <= y < b[3] - 1))
             cells.append(Cell(cell_text(words, b), rowspan, colspan))
         out.append(cells)
-    # the first row is the header, with the rows its tall cells reach down over ("Item" over two header rows);
-    # the finder's "external" header is the line above the table: a heading or caption, read as its own block
+    # the first row is the header, with the rows its tall cells reach down over ("Item" over two header rows)
     header_rows = max((c.rowspan for c in out[0]), default=0) if len(out) > 1 else 0
+    names = external_header(table)
+    if names:  # the column names stand above the ruled body (booktabs): they are the header row, cell by cell
+        out.insert(0, [Cell(name, 1, 1) for name in names])
+        header_rows = 1
     return html_table(out, header_rows)
+
+
+def external_header(table) -> list[str]:
+    """The column names PyMuPDF's finder found on the line above a table's ruled body (`header.external`), one per
+    column; [] when the header is the table's own first row or the names do not line up with the columns."""
+    header = getattr(table, "header", None)
+    if header is None or not getattr(header, "external", False):
+        return []
+    names = [" ".join(str(n or "").split()) for n in (header.names or [])]
+    return names if len(names) == table.col_count and sum(1 for n in names if n) >= 2 else []
 
 
 # -- read pieces: columns inferred from x-positions ---------------------------------------------------------------

@@ -77,12 +77,16 @@ def _letters(lines: list[Line]) -> int:
 
 def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
     """PyMuPDF's table finder on a born-digital page: (bbox in points, HTML) per table; [] when it fails."""
-    from app.core.tables import from_finder
+    from app.core.tables import external_header, from_finder
+
+    def pymupdf_union(a, b):  # the table's box with its column names above it
+        return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
     try:
         found = page.find_tables()
         words = page.get_text("words") if found.tables else []
-        return [(tuple(float(v) for v in t.bbox), from_finder(t, words)) for t in found.tables]
+        return [(tuple(float(v) for v in (t.bbox if not external_header(t) else pymupdf_union(t.bbox, t.header.bbox))),
+                 from_finder(t, words)) for t in found.tables]
     except Exception:  # noqa: BLE001 - the finder on a damaged page: the layout's box stands
         return []
 
@@ -240,4 +244,7 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
             if any(ln.ocr for ln in own):
                 text_box["ocr_lines"] = [[*ln.box, ln.text] for ln in own if ln.ocr]
             out.append(text_box)
-    return out
+    # the table's cells hold its text now: a line of it the layout boxed on its own (its column names) goes
+    tables_held = [_box(b) for b in out if b.get("layer_table")]
+    return [b for b in out if b.get("layer_table") or b.get("boxclass") not in ("text", "section-header", "caption")
+            or not any(inside_fraction(_box(b), t) >= 0.8 for t in tables_held)]
