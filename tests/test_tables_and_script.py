@@ -152,9 +152,10 @@ def test_column_names_above_a_ruled_table_are_its_header_row(tmp_path):
     path = tmp_path / "ruled.pdf"
     doc.save(path)
     with pymupdf.open(path) as pdf:
-        (table,) = pdf[0].find_tables().tables
+        first = pdf[0]  # the page must outlive its tables (PyMuPDF holds it weakly)
+        (table,) = first.find_tables().tables
         assert table.header.external  # the case this test is about
-        html = from_finder(table, pdf[0].get_text("words"))
-        ((bbox, found),) = find_tables(pdf[0])
+        html = from_finder(table, first.get_text("words"))
+        ((bbox, found),) = find_tables(first)
     assert html.startswith("<table><tr><th>Name</th><th>Count</th><th>Price</th><th>Total</th></tr><tr><td>apple</td>")
     assert found == html and bbox[1] < 100  # the table's box takes in its column names
