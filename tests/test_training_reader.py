@@ -231,3 +231,14 @@ def test_sampled_softmax_over_every_row_is_the_full_loss(one_torch_thread):
     few, _ = joint_loss(model, out, targets, n, mask1, block_size=4, classes=some)
     torch.testing.assert_close(sampled, full)
     assert float(few.detach()) < float(full.detach())  # fewer competitors: a smaller loss
+
+
+def test_the_evaluation_scores_the_line_as_the_engine_writes_it():
+    """The model card's CER is the engine's: a rewrite keeps the recogniser's reading, and the decoder overrules it
+    only where it was unsure (the arbiter), so the card and the app agree."""
+    from app.core.rapid.recogniser import Reading
+    from app.core.training.reader_eval import engine_text
+
+    reading = Reading(chars=list("tbe cat"), conf=[0.99, 0.3, 0.99, 1.0, 0.99, 0.99, 0.99])
+    assert engine_text(reading, "the cot") == "the cat"  # 'b' was unsure, 'a' was not
+    assert engine_text(reading, "qqqqqqqqqqqqqq") == "tbe cat"  # a rewrite

@@ -22,6 +22,19 @@ def _summary(b: dict[str, int]) -> dict[str, Any]:
             "exact": round(b["exact"] / max(1, b["lines"]), 4)}
 
 
+def engine_text(reading, decoded: str) -> str:
+    """The line's text as the built-in engine writes it from the decoder's `decoded` text (app.core.engines.builtin:
+    a rewrite keeps the recogniser's reading; otherwise the decoder overrules it only where it was unsure)."""
+    from app.core.engines.builtin.arbiter import arbitrate
+    from app.core.engines.builtin.engine import rewrote
+
+    if decoded == reading.text:
+        return decoded
+    if rewrote(reading.text, decoded):
+        return reading.text
+    return arbitrate(reading.chars, reading.conf, decoded).text
+
+
 def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, selfspec_check: bool) -> dict[str, Any]:
     import torch
 
@@ -38,6 +51,7 @@ def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, self
     ar_ms = ss_ms = 0.0
     examples: list[dict[str, str]] = []
     fallbacks = 0
+    decoder_errs = 0  # the decoder's own text, before the engine settles it with the recogniser's
 
     def count(row: dict, e: int, re_: int, n: int) -> None:
         keys = [("font", row["font"]), ("script", row.get("script", "latin"))]
@@ -71,6 +85,9 @@ def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, self
                 ar = ar_decode(model, prefill(model, codec, reading), stop_ids=stops, max_new_tokens=budget)
                 ar_ms += (time.perf_counter() - t0) * 1e3
                 mismatches += int(ar.tokens != dec.tokens)
+            raw_e, _ = cer(row["text"], text)
+            decoder_errs += raw_e
+            text = engine_text(reading, text)  # as the engine settles it (its rewrite rule and arbiter)
             e, n = cer(row["text"], text)
             re_, _ = cer(row["text"], reading.text)
             count(row, e, re_, n)
@@ -82,6 +99,7 @@ def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, self
     s = _summary(total)
     out: dict[str, Any] = {
         "lines": len(rows), "cer": s["cer"], "rec_cer": s["rec_cer"], "exact": s["exact"],
+        "decoder_cer": round(decoder_errs / max(1, total["chars"]), 5),
         "corrected": s["corrected"], "broken": s["broken"], "fallback_lines": fallbacks,
         "tpf": round(tokens / max(1, forwards), 3),
         "mean_accepted": round(float(np.mean(accepted)) if accepted else 0.0, 3),
