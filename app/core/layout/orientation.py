@@ -174,9 +174,11 @@ def detect(image, *, skew: bool = True) -> Orientation:
                                                                    fillcolor=255))
         g = _turned(g, -across % 360)
         mask = ink(g)
-    scores = {t: turn_score(g, mask, t) for t in (across, across + 180)}
+    scores = {t: turn_score(g, mask, t) for t in (across, across + 180, 0)}  # the page as it is: the baseline
     best = max(scores, key=lambda t: (scores[t], t == 0))
-    if best != 0 and 0 in scores and (scores[best] < scores[0] + MIN_CONFIDENCE_GAIN
-                                      or scores[best] < MIN_TURNED_CONFIDENCE):
+    if best != 0 and (scores[best] < scores[0] + MIN_CONFIDENCE_GAIN or scores[best] < MIN_TURNED_CONFIDENCE):
         best = 0
+    if best % 180 != across:  # kept upright though the ink looked sideways: the skew is the upright one's
+        across = best % 180
+        angle = flat[across][0] if skew and abs(flat[across][0]) >= MIN_SKEW else 0.0
     return Orientation(best, angle, tuple(round(scores.get(t, 0.0), 4) for t in TURNS))
