@@ -256,3 +256,15 @@ def test_a_page_whose_text_no_block_read_warns(tmp_path):
     warnings = [e.message for e in events if e.type == "error" and not e.fatal]
     assert any("page 1 holds text, but no block of it was read" in w for w in warnings)
     assert not out.to_markdown().count("Reading machines")
+
+
+def test_a_one_line_image_laid_out_as_a_picture_is_read():
+    """A strip image of one short line (a real Greek snippet, corpora/realdocs s23) is laid out as one picture; the
+    few letters its OCR found are its text, not a chart's labels."""
+    from app.core.layout.page_boxes import Line, refine
+
+    strip = [{"boxclass": "picture", "x0": 0, "y0": 0, "x1": 265, "y1": 50}]
+    out = refine(strip, [Line((10, 12, 250, 38), "Spo σμεα.", True)])
+    assert [b["boxclass"] for b in out] == ["picture", "picture-text"]
+    photo = [{"boxclass": "picture", "x0": 0, "y0": 0, "x1": 265, "y1": 200}]
+    assert [b["boxclass"] for b in refine(photo, [Line((10, 12, 60, 30), "Fig 3", True)])] == ["picture"]

@@ -25,6 +25,8 @@ from app.core.layer_math import set_as_math
 from app.core.textlayer import inside_fraction
 
 OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
+STRIP_ASPECT = 3.0  # a picture this many times wider than tall is a strip: a line or label, not a photo
+STRIP_LETTERS = 3  # ... and a few letters read in it are its text (a one-line image of a word or two)
 TEXT_MIN_LETTERS = 12  # fewer letters (in a picture, on a page) are a chart's labels, not text a reader misses
 MATH_FUNCTIONS = frozenset("sum int prod lim log ln exp sin cos tan max min det mod sqrt frac".split())
 _RELATION = re.compile(r"[=<>≤≥≈≠∝∈⊂→]")
@@ -236,7 +238,9 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
             b["ocr_lines"] = [[*ln.box, ln.text] for ln in ocr]
         out.append(b)
         own = [ln for ln in inside if id(ln) not in held] if cls == "picture" else []
-        if own and _letters(own) >= TEXT_MIN_LETTERS:
+        bx = _box(b)
+        strip = bx[2] - bx[0] >= STRIP_ASPECT * max(1e-6, bx[3] - bx[1])  # a one-line image is a line of text
+        if own and _letters(own) >= (STRIP_LETTERS if strip else TEXT_MIN_LETTERS):
             # over its own lines only (a text layer's words are taken by box: none of the neighbours')
             text_box = dict(zip(("x0", "y0", "x1", "y1"), (min(ln.box[0] for ln in own), min(ln.box[1] for ln in own),
                                                           max(ln.box[2] for ln in own), max(ln.box[3] for ln in own))))
