@@ -71,6 +71,7 @@ def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, self
             if not all(ch in codec.char for ch in reading.chars):  # as the engine: the recogniser's own reading
                 fallbacks += 1
                 e, n = cer(row["text"], reading.text)
+                decoder_errs += e
                 count(row, e, e, n)
                 continue
             t0 = time.perf_counter()
