@@ -268,3 +268,29 @@ def test_a_one_line_image_laid_out_as_a_picture_is_read():
     assert [b["boxclass"] for b in out] == ["picture", "picture-text"]
     photo = [{"boxclass": "picture", "x0": 0, "y0": 0, "x1": 265, "y1": 200}]
     assert [b["boxclass"] for b in refine(photo, [Line((10, 12, 60, 30), "Fig 3", True)])] == ["picture"]
+
+
+def test_a_scanned_table_laid_out_as_a_picture_is_a_table():
+    """The layout took a scanned table (rows of short cells) for a picture: it is the table, read as one."""
+    from app.core.layout.page_boxes import Line, refine
+
+    box = [{"boxclass": "picture", "x0": 50, "y0": 80, "x1": 240, "y1": 220}]
+    cells = [Line((60 + 40 * c, 85 + 15 * r, 90 + 40 * c, 95 + 15 * r), f"{r}{c} Text", True)
+             for r in range(8) for c in range(4)]
+    out = refine(box, cells)
+    assert [b["boxclass"] for b in out] == ["table"] and len(out[0]["ocr_lines"]) == 32
+    prose = [Line((60, 85 + 15 * r, 230, 95 + 15 * r), "a line of running prose in the picture", True) for r in range(8)]
+    assert [b["boxclass"] for b in refine(box, prose)] == ["picture", "picture-text"]
+
+
+def test_a_caption_at_the_top_of_a_page_is_not_a_running_header():
+    """A two-column page that begins with a table caption (DocLayNet's page 7, corpora/realdocs s03): the layout
+    called it a page header; a running header is a line of a few words, so a paragraph there is read."""
+    from app.core.layout.page_boxes import Line, refine
+
+    caption = {"boxclass": "page-header", "x0": 27, "y0": 15, "x1": 272, "y1": 59}
+    running = {"boxclass": "page-header", "x0": 300, "y0": 15, "x1": 530, "y1": 25}
+    lines = [Line((27, 15 + 11 * k, 272, 25 + 11 * k), "Table 3: Performance of a Mask R-CNN R50 network in", True)
+             for k in range(4)] + [Line((300, 15, 530, 25), "KDD '22, August 14-18, 2022", True)]
+    out = refine([caption, running], lines)
+    assert [b["boxclass"] for b in out] == ["text", "page-header"]

@@ -25,6 +25,7 @@ from app.core.layer_math import set_as_math
 from app.core.textlayer import inside_fraction
 
 OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
+MARGIN_MAX_LETTERS = 80  # a "header" or "footer" of two lines or more and this many letters is body text (a caption)
 STRIP_ASPECT = 3.0  # a picture this many times wider than tall is a strip: a line or label, not a photo
 STRIP_LETTERS = 3  # ... and a few letters read in it are its text (a one-line image of a word or two)
 TEXT_MIN_LETTERS = 12  # fewer letters (in a picture, on a page) are a chart's labels, not text a reader misses
@@ -67,6 +68,27 @@ def looks_like_math(text: str) -> bool:
         return False
     words = [w for w in _WORD.findall(t) if w.lower() not in MATH_FUNCTIONS]
     return len(words) <= 1
+
+
+GRID_ROWS = 4  # a picture's text is a table when at least this many of its rows ...
+GRID_COLUMNS = 3  # ... hold this many short pieces or more
+
+
+def looks_like_grid(lines: list[Line]) -> bool:
+    """Do a picture's OCR pieces form a table (the layout took a scanned table for a picture): rows of several short
+    pieces side by side, most rows alike?"""
+    rows: list[list[Line]] = []
+    for ln in sorted(lines, key=lambda ln: (ln.box[1] + ln.box[3]) / 2):
+        mid = (ln.box[1] + ln.box[3]) / 2
+        if rows and abs(mid - sum((r.box[1] + r.box[3]) / 2 for r in rows[-1]) / len(rows[-1])) \
+                <= 0.5 * (ln.box[3] - ln.box[1]):
+            rows[-1].append(ln)
+        else:
+            rows.append([ln])
+    wide = [r for r in rows if len(r) >= GRID_COLUMNS]
+    short = sum(1 for r in wide for ln in r if len(ln.text.split()) <= 3)
+    pieces = sum(len(r) for r in wide)
+    return len(wide) >= GRID_ROWS and len(wide) >= 0.6 * len(rows) and short >= 0.8 * max(1, pieces)
 
 
 def _box(b: dict) -> tuple[float, float, float, float]:
@@ -207,6 +229,11 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
     out: list[dict] = []
     found = None
     boxes = [dict(b) for b in boxes]
+    for b in boxes:  # a running header is a line or two of a few words; a paragraph at the page's top is text
+        if b.get("boxclass") in MARGIN_CLASSES:
+            held = lines_in(lines, _box(b))
+            if len(held) >= 2 and _letters(held) >= MARGIN_MAX_LETTERS:
+                b["boxclass"] = "text"
     margin_bands(boxes)
     if margins is not None:
         memory, key, page_h = margins
@@ -247,7 +274,11 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
             text_box.update(boxclass="picture-text", textlines=None)
             if any(ln.ocr for ln in own):
                 text_box["ocr_lines"] = [[*ln.box, ln.text] for ln in own if ln.ocr]
-            out.append(text_box)
+            if looks_like_grid(own):  # a scanned table the layout took for a picture: it is the table
+                b.clear()
+                b.update(text_box, boxclass="table")
+            else:
+                out.append(text_box)
     # the table's cells hold its text now: a line of it the layout boxed on its own (its column names) goes
     tables_held = [_box(b) for b in out if b.get("layer_table")]
     return [b for b in out if b.get("layer_table") or b.get("boxclass") not in ("text", "section-header", "caption")
