@@ -143,3 +143,20 @@ def test_tables_from_saved_rows_are_rescored(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "| s11-table-image | scan | latin | 0.00 1.00 1.00 1.00 2.0s | 1.00 0.00 - 0.00 2.0s |" in text
     assert "s07-phototest" not in text  # only pages every converter read
+
+
+def test_converters_take_turns_page_by_page_and_speed_is_a_ratio_per_page(monkeypatch):
+    """A machine whose load changes during a long run must not favour the converter that ran last: they take turns
+    on each page, and the speed line is the median of per-page ratios."""
+    from app.bench import real_corpus as rc
+
+    pages = rc.load()[:3]
+    calls: list[str] = []
+    monkeypatch.setitem(rc.CONVERTERS, "a", lambda path: calls.append("a") or path.stem)
+    monkeypatch.setitem(rc.CONVERTERS, "b", lambda path: calls.append("b") or path.stem)
+    rows = rc.measure(pages, ["a", "b"], warm=False)
+    assert calls == ["a", "b"] * 3 and [r["converter"] for r in rows] == ["a", "b"] * 3
+    for r, s in zip(rows, [2.0, 1.0, 3.0, 1.0, 4.0, 1.0]):
+        r["s"], r["kind"] = s, "born-digital"
+    assert rc.speed_ratios(rows, ["a", "b"], base="b") == (
+        "born-digital seconds per page, a / b: 3.00 (median of 3 pages, 2.00-4.00)")

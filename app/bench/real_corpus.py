@@ -101,20 +101,21 @@ CONVERTERS = {
 
 
 def measure(pages: list[Page], names: list[str], log=None, warm: bool = True) -> list[dict]:
-    """One row per (page, converter): the scores, seconds, and the error when the conversion failed."""
-    rows = []
-    for name in names:
-        convert = CONVERTERS[name]
-        if warm:
+    """One row per (page, converter): the scores, seconds, and the error when the conversion failed. The converters
+    take turns page by page (all warmed first), so a machine whose load changes during the run slows them alike."""
+    if warm:
+        for name in names:
             try:
-                convert(pages[0].path)  # warm: models loaded, the layout process started
+                CONVERTERS[name](pages[0].path)  # warm: models loaded, the layout process started
             except Exception:  # noqa: BLE001 - the timed run records it per page
                 pass
-        for page in pages:
+    rows = []
+    for page in pages:
+        for name in names:
             t0 = time.perf_counter()
             error = ""
             try:
-                md = convert(page.path)
+                md = CONVERTERS[name](page.path)
             except Exception as exc:  # noqa: BLE001 - a failed page scores as nothing read
                 md, error = "", f"{type(exc).__name__}: {exc}"[:200]
             s = time.perf_counter() - t0
@@ -124,6 +125,21 @@ def measure(pages: list[Page], names: list[str], log=None, warm: bool = True) ->
             if log:
                 log(row)
     return rows
+
+
+def speed_ratios(rows: list[dict], names: list[str], base: str = "pymupdf4llm") -> str:
+    """Per converter and kind: its seconds over `base`'s on the same page, median [min-max] over the pages."""
+    by = {(r["page"], r["converter"]): r for r in rows}
+    lines = []
+    for kind in KINDS:
+        for n in (n for n in names if n != base):
+            ratios = sorted(by[(p, n)]["s"] / by[(p, base)]["s"] for p, c in by
+                            if c == n and by[(p, n)]["kind"] == kind and (p, base) in by and by[(p, base)]["s"] > 0)
+            if ratios:
+                mid = ratios[len(ratios) // 2] if len(ratios) % 2 else sum(ratios[len(ratios) // 2 - 1:][:2]) / 2
+                lines.append(f"{kind} seconds per page, {n} / {base}: {mid:.2f} (median of {len(ratios)} pages, "
+                             f"{ratios[0]:.2f}-{ratios[-1]:.2f})")
+    return "\n".join(lines)
 
 
 # ---- tables ----
@@ -203,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [{**r, **score(known[r["page"]].reference, r["output"]), "kind": known[r["page"]].kind,
                  "script": known[r["page"]].script, "features": list(known[r["page"]].features)}
                 for r in rows if r["page"] in set(pages_all) and r["page"] in known]
-        print(page_table(rows, names) + "\n\n" + summary(rows, names))
+        print(page_table(rows, names) + "\n\n" + summary(rows, names) + "\n\n" + speed_ratios(rows, names))
         return 0
     names = [n.strip() for n in args.converters.split(",") if n.strip()]
     unknown = [n for n in names if n not in CONVERTERS]
@@ -234,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     print(page_table(rows, names))
     print()
     print(summary(rows, names))
+    print()
+    print(speed_ratios(rows, names))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0
