@@ -93,7 +93,7 @@ def cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: flo
     """The detections with each multi-column text box of a scan cut into its columns (app.core.layout.columns), and
     per detection the OCR lines ([x0, y0, x1, y1, text], points) it holds: a piece keeps the lines that lie inside it
     only when none crosses its edges (a line joined across a gutter must be read again, column by column)."""
-    out, own, mask, cut = [], [], None, {}
+    out, own, mask, cut, made_ids = [], [], None, {}, set()
     for d in dets:
         held = lines.get(d.order) or []
         if d.label == "text" and len(held) >= MIN_LINES:
@@ -112,14 +112,16 @@ def cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: flo
             own.append(held)
             continue
         for piece in (p for piece in cut[id(d)] for p in uncovered(piece, [b for b in placed if b != d.box])):
+            made = Detection(d.label, d.score, piece, d.order)
             pt = tuple(v / scale for v in piece)
             near = [ln for ln in held if inside_fraction(tuple(ln[:4]), pt) > 0.1]
             inside = [ln for ln in near if inside_fraction(tuple(ln[:4]), pt) >= 0.9]
-            out.append(Detection(d.label, d.score, piece, d.order))
+            out.append(made)
             own.append(inside if len(inside) == len(near) else [])
             placed.append(piece)
+            made_ids.add(id(made))
     if cut:
-        _follow_pieces(out, own, {id(e) for e in out if id(e) not in {id(d) for d in dets}})
+        _follow_pieces(out, own, made_ids)
     return out, own
 
 

@@ -22,11 +22,11 @@ import re
 from dataclasses import dataclass
 
 from app.core.layer_math import set_as_math
+from app.core.layout.base import STRIP_ASPECT  # a picture this much wider than tall is a strip: a line, not a photo
 from app.core.textlayer import inside_fraction
 
 OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
 MARGIN_MAX_LETTERS = 80  # a "header" or "footer" of two lines or more and this many letters is body text (a caption)
-STRIP_ASPECT = 3.0  # a picture this many times wider than tall is a strip: a line or label, not a photo
 STRIP_LETTERS = 3  # ... and a few letters read in it are its text (a one-line image of a word or two)
 TEXT_MIN_LETTERS = 12  # fewer letters (in a picture, on a page) are a chart's labels, not text a reader misses
 MATH_FUNCTIONS = frozenset("sum int prod lim log ln exp sin cos tan max min det mod sqrt frac".split())
