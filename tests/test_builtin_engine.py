@@ -344,3 +344,49 @@ def test_a_given_line_box_holds_none_of_its_neighbours_ink():
     assert out[0][3] == out[1][1] == (13 + 7.2) / 2
     assert out[2] == c
     assert apart([(0, 0, 100, 10), (0, 1, 100, 11)]) == [(0, 0, 100, 10), (0, 1, 100, 11)]  # one row: untouched
+
+
+def faint_line(seed: int):
+    """A held-out degraded training line (fonts and texts never trained on) that the training data's own renderer
+    printed faint: (grey crop, its text), the same on every run."""
+    import random
+
+    from app.core.training import linedata
+
+    fonts = [f for f in linedata.held_out_fonts() if not linedata.is_cjk(f)]
+    image, text, _spec, kind, _script, tags = linedata.make_line(random.Random(seed), fonts, held_out_text=True,
+                                                                  clean=False)
+    assert "faint" in tags and kind in ("prose", "mixed")  # faker's dates follow the clock: not these
+    return image, text
+
+
+def test_stretching_a_flat_or_full_range_crop_changes_nothing():
+    import numpy as np
+
+    from app.core.rapid.recogniser import stretch_contrast
+
+    flat = np.full((20, 60), 180, np.uint8)
+    full = np.tile(np.linspace(0, 255, 60).astype(np.uint8), (20, 1))
+    assert stretch_contrast(flat) is flat and stretch_contrast(full) is full
+    faint = (full // 4 + 150).astype(np.uint8)  # grey print on grey paper: 150..213
+    out = stretch_contrast(np.dstack([faint] * 3))
+    assert out.dtype == np.uint8 and out.min() == 0 and out.max() == 255
+    assert (np.diff(out[0, :, 0].astype(int)) >= 0).all()  # the order of grey levels is kept
+
+
+@needs_shipped
+@pytest.mark.parametrize("seed", [1388, 2224])
+def test_a_faint_line_is_read_with_its_contrast_stretched(shipped, seed):
+    """Faint print at low resolution: the recogniser misreads it as the page gives it ("wultiply", "Trueif this"), and
+    reads it right once the engine stretched the crop's contrast; the engine's text is the right one."""
+    from PIL import Image
+
+    from app.core.rapid.recogniser import Recogniser
+
+    image, text = faint_line(seed)
+    assert Recogniser(threads=1).read([image])[0].text != text
+    engine = shipped["selfspec"]
+    assert engine.recogniser.stretch
+    h, w = image.shape
+    result = engine.decode_lines(Image.fromarray(image).convert("RGB"), "text", [(0, 0, w, h)], region_id="p1-r01")
+    assert result.text == text

@@ -330,14 +330,20 @@ def make_shard(folder: Path, index: int, seed: int, fonts: list[str], threads: i
     if path.exists():
         return path
     rec = _recogniser(threads)
+    plain = _recogniser(threads, stretch=False) if held_out else None
     rng = random.Random(seed * 1_000_003 + index + (HELD_OUT_SEED if held_out else 0))
     rows = []
     for start in range(0, size, 32):
         items = [make_line(rng, fonts, held_out_text=held_out) for _ in range(min(32, size - start))]
         readings = rec.read([im for im, *_ in items])
-        for (im, text, spec, kind, script, tags), reading in zip(items, readings):
+        # held-out lines also keep the recogniser's reading of the crop as given (no contrast stretch, as the
+        # classic engine reads it): the baseline the built-in engine is measured against
+        plains = plain.read([im for im, *_ in items]) if plain else [None] * len(items)
+        for (im, text, spec, kind, script, tags), reading, p in zip(items, readings, plains):
             rows.append({"text": text, "font": font_name(spec), "kind": kind, "script": script, "tags": tags,
                          "h": int(im.shape[0]), "w": int(im.shape[1]), "reading": reading.to_json()})
+            if p is not None:
+                rows[-1]["plain"] = p.text
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     with gzip.open(tmp, "wt", encoding="utf-8") as f:
         for row in rows:
@@ -346,11 +352,11 @@ def make_shard(folder: Path, index: int, seed: int, fonts: list[str], threads: i
     return path
 
 
-@lru_cache(maxsize=2)
-def _recogniser(threads: int):
+@lru_cache(maxsize=4)
+def _recogniser(threads: int, stretch: bool = True):
     from app.core.rapid.recogniser import Recogniser
 
-    return Recogniser(threads=threads)
+    return Recogniser(threads=threads, stretch=stretch)  # by default read as the engine reads
 
 
 def _shard_task(args) -> str:

@@ -1,6 +1,9 @@
 """Evaluating the built-in reader on held-out lines with the app's own decoders (self-spec always, AR too for the
 self-spec == AR check): CER of the model and of the recogniser's greedy reading, per font, per script and per
-degradation, with how many lines the decoder corrected (fewer edits than the recogniser) and broke (more)."""
+degradation, with how many lines the decoder corrected (fewer edits than the recogniser) and broke (more).
+
+Held-out features also carry the recogniser's reading of the crop as given ("plain": no contrast stretch, as the
+classic engine reads it); its CER is `plain_cer`, the baseline the built-in engine is measured against."""
 from __future__ import annotations
 
 import time
@@ -12,14 +15,18 @@ from app.core.textmetrics import errors as cer  # (edit distance, len(ref))
 
 
 def _bucket() -> dict[str, int]:
-    return {"lines": 0, "chars": 0, "errs": 0, "rec_errs": 0, "corrected": 0, "broken": 0, "exact": 0}
+    return {"lines": 0, "chars": 0, "errs": 0, "rec_errs": 0, "corrected": 0, "broken": 0, "exact": 0,
+            "plain_errs": 0, "plain_chars": 0}
 
 
 def _summary(b: dict[str, int]) -> dict[str, Any]:
     n = max(1, b["chars"])
-    return {"lines": b["lines"], "chars": b["chars"], "cer": round(b["errs"] / n, 5),
-            "rec_cer": round(b["rec_errs"] / n, 5), "corrected": b["corrected"], "broken": b["broken"],
-            "exact": round(b["exact"] / max(1, b["lines"]), 4)}
+    out = {"lines": b["lines"], "chars": b["chars"], "cer": round(b["errs"] / n, 5),
+           "rec_cer": round(b["rec_errs"] / n, 5), "corrected": b["corrected"], "broken": b["broken"],
+           "exact": round(b["exact"] / max(1, b["lines"]), 4)}
+    if b["plain_chars"]:
+        out["plain_cer"] = round(b["plain_errs"] / b["plain_chars"], 5)
+    return out
 
 
 def engine_text(reading, decoded: str) -> str:
@@ -64,6 +71,9 @@ def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, self
             b["corrected"] += int(e < re_)
             b["broken"] += int(e > re_)
             b["exact"] += int(e == 0)
+            if "plain" in row:
+                b["plain_errs"] += cer(row["text"], row["plain"])[0]
+                b["plain_chars"] += n
 
     with torch.no_grad():
         for row in rows:
@@ -100,6 +110,7 @@ def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, self
     s = _summary(total)
     out: dict[str, Any] = {
         "lines": len(rows), "cer": s["cer"], "rec_cer": s["rec_cer"], "exact": s["exact"],
+        **({"plain_cer": s["plain_cer"]} if "plain_cer" in s else {}),
         "decoder_cer": round(decoder_errs / max(1, total["chars"]), 5),
         "corrected": s["corrected"], "broken": s["broken"], "fallback_lines": fallbacks,
         "tpf": round(tokens / max(1, forwards), 3),

@@ -132,7 +132,8 @@ class ReaderEngine:
         self.max_new_tokens = max_new_tokens
         self.inspect = InspectOptions.from_env()  # the reject inspector in RoundVerified while someone listens (None: never)
         self.script = ScriptMask()  # the page's script: Latin pages read no CJK class
-        self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script)
+        self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script,
+                                     stretch=True)
         self._det = None
         self._page: int | None = None
         vocab = self.tokenizer.get_vocab()
