@@ -225,3 +225,23 @@ def test_ctrl_f_highlights_every_hit_in_the_editor_and_on_the_page(qtbot, review
     assert w.page_view.selected_id == rid and w.editor.textCursor().selectedText().casefold() == "region"
     QTest.keyClick(w.find_bar.field, Qt.Key.Key_Escape)
     assert not w.find_bar.isVisible() and not any(item.found for item in w.page_view.region_items.values())
+
+
+def test_n_stops_at_a_block_whose_decoder_overruled_the_recogniser(qtbot, reviewed_window, artifacts_dir):
+    """The built-in engine's decoder wrote a line otherwise than the recogniser read it: N goes to that block and
+    the status bar names the line's two readings."""
+    w = reviewed_window
+    order = [b.id for b in w.work.layout_blocks()]
+    block = [b for b in w.work.layout_blocks() if b.region.task == "text" and b.id != order[0]][-1]
+    QTest.mouseClick(w.page_view.viewport(), LEFT, NOMOD, w.page_view.region_center(order[0]))
+    lines = [{"text": "the dog", "recogniser": "tbe dog", "disagrees": True, "decoder_taken": 1, "box": [0, 0, 9, 4]}]
+    w.handle_event(ev.RegionFinished(block.id, block.region.text, {"stopped": "stop", "line_stats": lines,
+                                                                   "disagreements": 1},
+                                     logprobs=[-0.01] * 8))
+    w.redraw()
+    assert block.id in w.flow.needs_review()
+    key(w, Qt.Key.Key_N)
+    assert w.page_view.selected_id == block.id
+    assert "decoder and recogniser disagree on 1 line" in w.statusBar().currentMessage()
+    assert "“tbe dog”" in w.statusBar().currentMessage()
+    w.grab().save(str(artifacts_dir / "needs_review_disagreement.png"))

@@ -242,3 +242,29 @@ def test_the_evaluation_scores_the_line_as_the_engine_writes_it():
     reading = Reading(chars=list("tbe cat"), conf=[0.99, 0.3, 0.99, 1.0, 0.99, 0.99, 0.99])
     assert engine_text(reading, "the cot") == "the cat"  # 'b' was unsure, 'a' was not
     assert engine_text(reading, "qqqqqqqqqqqqqq") == "tbe cat"  # a rewrite
+
+
+def test_the_held_out_prints_come_poor_as_well_as_clean(tmp_path):
+    """`heldout_pdf make --poor`: the same held-out lines as page images at a third of the resolution, on grey paper
+    with noise, no text layer; the truth is the same text."""
+    import json
+
+    import numpy as np
+    import pymupdf
+
+    from app.core.training import heldout_pdf
+
+    clean = heldout_pdf.make(tmp_path / "clean", lines_per_font=2)
+    poor = heldout_pdf.make(tmp_path / "poor", lines_per_font=2, poor=True)
+    assert [p.name for p in clean] == [p.name for p in poor] and len(poor) == 7
+    for a, b in zip(clean, poor):
+        ta = json.loads(a.with_name(a.stem + ".truth.json").read_text(encoding="utf-8"))
+        tb = json.loads(b.with_name(b.stem + ".truth.json").read_text(encoding="utf-8"))
+        assert ta == tb
+    with pymupdf.open(clean[0]) as dc, pymupdf.open(poor[0]) as dp:
+        assert not dp[0].get_text().strip()
+        (ic,), (ip,) = dc[0].get_image_info(), dp[0].get_image_info()
+        assert ip["width"] * 2.5 < ic["width"]  # 100 DPI against 300
+        pix = dp[0].get_pixmap(dpi=100, colorspace=pymupdf.csGRAY)
+        grey = np.frombuffer(pix.samples, np.uint8)
+        assert 200 < np.median(grey) < 240 and grey.std() > 8  # grey paper, noisy

@@ -89,7 +89,27 @@ def review_reasons(r: Region) -> list[str]:
     cer = r.extra.get("cer")
     if isinstance(cer, (int, float)) and cer > HIGH_CER:
         reasons.append(f"CER {cer:.0%}")
+    if outcome != "error":
+        reasons.extend(disagreement_reasons(r.extra.get("stats") or {}))
     return reasons
+
+
+def _quoted(text: str, room: int = 40) -> str:
+    text = " ".join(str(text).split())
+    return f"“{text if len(text) <= room else text[:room - 1] + '…'}”"
+
+
+def disagreement_reasons(stats: dict) -> list[str]:
+    """The built-in engine's lines where its decoder and the recogniser it reads wrote different texts (`disagrees`
+    in `line_stats`): worth a person's look whichever reading stood, so they are named with the first such line."""
+    lines = [s for s in stats.get("line_stats") or [] if isinstance(s, dict) and s.get("disagrees")]
+    if not lines:
+        return []
+    first = lines[0]
+    decoder = first.get("decoder_text", first.get("text", ""))
+    n = len(lines)
+    return [f"decoder and recogniser disagree on {n} line{'s' if n > 1 else ''}: recogniser "
+            f"{_quoted(first.get('recogniser', ''))}, decoder {_quoted(decoder)}"]
 
 
 def mark_page_script(regions: list[Region]) -> None:

@@ -8,6 +8,14 @@ printed into PDFs as page images (no text layer), read with the app's own `conve
 Texts: the held-out docstring paragraphs of the standard library and synthetic texts of held-out seeds
 (linedata); fonts: linedata.HELD_OUT_FONTS (PyMuPDF's Courier family and Times-BoldItalic, DejaVu Sans Mono Bold
 Oblique and DejaVu Serif Condensed Bold Italic); sizes 9-13 pt; pages rasterised at 300 DPI.
+
+`make DIR --poor` prints them poorly instead, as a bad scan or fax would: rasterised at 100 DPI, blurred (Gaussian,
+radius 0.7 px), with grey noise (σ 14) and on grey paper, so the same check measures the reading of poor prints:
+
+    python -m app.core.training.heldout_pdf make runs/heldout_poor --poor
+    python -m app convert runs/heldout_poor/*.pdf -o runs/heldout_poor/builtin --engine builtin --layout page
+    python -m app convert runs/heldout_poor/*.pdf -o runs/heldout_poor/classic --engine classic --layout page
+    python -m app.core.training.heldout_pdf score runs/heldout_poor runs/heldout_poor/builtin   # and /classic
 """
 from __future__ import annotations
 
@@ -46,7 +54,25 @@ def _texts(rng: random.Random, spec: str, count: int, max_width: float, fontsize
     return out
 
 
-def make(folder: str | Path, lines_per_font: int = 44, seed: int = 0) -> list[Path]:
+POOR_DPI, POOR_BLUR, POOR_NOISE, POOR_PAPER = 100, 0.7, 14.0, 225
+
+
+def poor_print(pix, rng: random.Random) -> bytes:
+    """PNG bytes of a grey page pixmap printed poorly: grey paper, blur, noise (seeded by `rng`)."""
+    import io
+
+    import numpy as np
+    from PIL import Image, ImageFilter
+
+    img = Image.frombytes("L", (pix.width, pix.height), pix.samples).filter(ImageFilter.GaussianBlur(POOR_BLUR))
+    a = np.asarray(img).astype(np.float32) * (POOR_PAPER / 255.0)
+    a += np.random.default_rng(rng.getrandbits(32)).normal(0.0, POOR_NOISE, a.shape)
+    buf = io.BytesIO()
+    Image.fromarray(np.clip(a, 0, 255).astype(np.uint8)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def make(folder: str | Path, lines_per_font: int = 44, seed: int = 0, poor: bool = False) -> list[Path]:
     import io
 
     import pymupdf
@@ -81,9 +107,10 @@ def make(folder: str | Path, lines_per_font: int = 44, seed: int = 0) -> list[Pa
             truth.append(lines)
         out = pymupdf.open()  # the pages as images: no text layer to fall back on
         for page in src:
-            pix = page.get_pixmap(dpi=300, colorspace=pymupdf.csGRAY)
+            pix = page.get_pixmap(dpi=POOR_DPI if poor else 300, colorspace=pymupdf.csGRAY)
             img_page = out.new_page(width=PAGE_W, height=PAGE_H)
-            img_page.insert_image(img_page.rect, stream=io.BytesIO(pix.tobytes("png")))
+            png = poor_print(pix, rng) if poor else pix.tobytes("png")
+            img_page.insert_image(img_page.rect, stream=io.BytesIO(png))
         name = font_name(spec).replace(":", "-")
         path = folder / f"heldout-{name}.pdf"
         out.save(path, deflate=True)
@@ -132,7 +159,7 @@ def score(folder: str | Path, out_dir: str | Path) -> dict:
 if __name__ == "__main__":  # pragma: no cover
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "make":
-        for p in make(sys.argv[2]):
+        for p in make(sys.argv[2], poor="--poor" in sys.argv[3:]):
             print(p)
     elif cmd == "score":
         print(json.dumps(score(sys.argv[2], sys.argv[3]), indent=1))
