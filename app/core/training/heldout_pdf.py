@@ -10,7 +10,8 @@ Texts: the held-out docstring paragraphs of the standard library and synthetic t
 Oblique and DejaVu Serif Condensed Bold Italic); sizes 9-13 pt; pages rasterised at 300 DPI.
 
 `make DIR --poor` prints them poorly instead, as a bad scan or fax would: rasterised at 100 DPI, blurred (Gaussian,
-radius 0.7 px), with grey noise (σ 14) and on grey paper, so the same check measures the reading of poor prints:
+radius 0.7 px), with grey noise (σ 14) and on grey paper (`--dpi`, `--blur`, `--noise` to change them), so the same
+check measures the reading of poor prints:
 
     python -m app.core.training.heldout_pdf make runs/heldout_poor --poor
     python -m app convert runs/heldout_poor/*.pdf -o runs/heldout_poor/builtin --engine builtin --layout page
@@ -57,22 +58,25 @@ def _texts(rng: random.Random, spec: str, count: int, max_width: float, fontsize
 POOR_DPI, POOR_BLUR, POOR_NOISE, POOR_PAPER = 100, 0.7, 14.0, 225
 
 
-def poor_print(pix, rng: random.Random) -> bytes:
+def poor_print(pix, rng: random.Random, blur: float = POOR_BLUR, noise: float = POOR_NOISE) -> bytes:
     """PNG bytes of a grey page pixmap printed poorly: grey paper, blur, noise (seeded by `rng`)."""
     import io
 
     import numpy as np
     from PIL import Image, ImageFilter
 
-    img = Image.frombytes("L", (pix.width, pix.height), pix.samples).filter(ImageFilter.GaussianBlur(POOR_BLUR))
+    img = Image.frombytes("L", (pix.width, pix.height), pix.samples).filter(ImageFilter.GaussianBlur(blur))
     a = np.asarray(img).astype(np.float32) * (POOR_PAPER / 255.0)
-    a += np.random.default_rng(rng.getrandbits(32)).normal(0.0, POOR_NOISE, a.shape)
+    a += np.random.default_rng(rng.getrandbits(32)).normal(0.0, noise, a.shape)
     buf = io.BytesIO()
     Image.fromarray(np.clip(a, 0, 255).astype(np.uint8)).save(buf, format="PNG")
     return buf.getvalue()
 
 
-def make(folder: str | Path, lines_per_font: int = 44, seed: int = 0, poor: bool = False) -> list[Path]:
+def make(folder: str | Path, lines_per_font: int = 44, seed: int = 0, poor: bool = False, dpi: int = POOR_DPI,
+         blur: float = POOR_BLUR, noise: float = POOR_NOISE) -> list[Path]:
+    """One image-only PDF per held-out Latin font (and its truth); `poor`: printed at `dpi` with `blur` and
+    `noise` on grey paper (poor_print), else at 300 DPI."""
     import io
 
     import pymupdf
@@ -107,9 +111,9 @@ def make(folder: str | Path, lines_per_font: int = 44, seed: int = 0, poor: bool
             truth.append(lines)
         out = pymupdf.open()  # the pages as images: no text layer to fall back on
         for page in src:
-            pix = page.get_pixmap(dpi=POOR_DPI if poor else 300, colorspace=pymupdf.csGRAY)
+            pix = page.get_pixmap(dpi=dpi if poor else 300, colorspace=pymupdf.csGRAY)
             img_page = out.new_page(width=PAGE_W, height=PAGE_H)
-            png = poor_print(pix, rng) if poor else pix.tobytes("png")
+            png = poor_print(pix, rng, blur, noise) if poor else pix.tobytes("png")
             img_page.insert_image(img_page.rect, stream=io.BytesIO(png))
         name = font_name(spec).replace(":", "-")
         path = folder / f"heldout-{name}.pdf"
@@ -159,7 +163,17 @@ def score(folder: str | Path, out_dir: str | Path) -> dict:
 if __name__ == "__main__":  # pragma: no cover
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "make":
-        for p in make(sys.argv[2], poor="--poor" in sys.argv[3:]):
+        import argparse
+
+        ap = argparse.ArgumentParser(prog="heldout_pdf make")
+        ap.add_argument("folder")
+        ap.add_argument("--poor", action="store_true", help="print poorly (grey paper, blur, noise, low DPI)")
+        ap.add_argument("--dpi", type=int, default=POOR_DPI, help=f"--poor: resolution (default {POOR_DPI})")
+        ap.add_argument("--blur", type=float, default=POOR_BLUR, help=f"--poor: Gaussian radius (default {POOR_BLUR})")
+        ap.add_argument("--noise", type=float, default=POOR_NOISE, help=f"--poor: noise σ (default {POOR_NOISE})")
+        ap.add_argument("--lines", type=int, default=44, help="lines per font (default 44: two pages)")
+        a = ap.parse_args(sys.argv[2:])
+        for p in make(a.folder, a.lines, poor=a.poor, dpi=a.dpi, blur=a.blur, noise=a.noise):
             print(p)
     elif cmd == "score":
         print(json.dumps(score(sys.argv[2], sys.argv[3]), indent=1))
