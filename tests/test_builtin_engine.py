@@ -390,3 +390,54 @@ def test_a_faint_line_is_read_with_its_contrast_stretched(shipped, seed):
     h, w = image.shape
     result = engine.decode_lines(Image.fromarray(image).convert("RGB"), "text", [(0, 0, w, h)], region_id="p1-r01")
     assert result.text == text
+
+
+def test_unsure_words_are_settled_by_the_word_list_and_sure_ones_never():
+    from app.core.engines.builtin.lexicon import settle_words
+
+    def settle(word_conf_alts):
+        chars = [c for c, *_ in word_conf_alts]
+        conf = [p for _, p, *_ in word_conf_alts]
+        alts = [(a[2] if len(a) > 2 else "") for a in word_conf_alts]
+        alt_p = [(a[3] if len(a) > 3 else 0.0) for a in word_conf_alts]
+        s = settle_words(chars, conf, alts, alt_p)
+        return "".join(s.chars), s.changes
+
+    sure = [(c, 0.99) for c in "the "]
+    keya = sure + [("k", 0.99), ("e", 0.98), ("y", 0.97), ("a", 0.6, "s", 0.3)]
+    assert settle(keya) == ("the keys", [("keya", "keys")])
+    # the same misreading, but the recogniser was sure of its 'a': left as read
+    assert settle(sure + [("k", 0.99), ("e", 0.98), ("y", 0.97), ("a", 0.97, "s", 0.02)])[0] == "the keya"
+    # an uncommon name with no alternative that makes a common word: left as read
+    assert settle([(c, 0.9) for c in "Zbigniew"])[0] == "Zbigniew"
+    # not a Latin word: never touched
+    assert settle([("北", 0.4, "比", 0.3), ("京", 0.5, "景", 0.4), ("市", 0.9)])[0] == "北京市"
+
+
+@needs_shipped
+@pytest.mark.parametrize("seed, wrong", [(945, "mumber"), (2293, "includang")])
+def test_a_recogniser_error_is_corrected_through_the_engine(shipped, seed, wrong):
+    """Held-out poor lines (low resolution, blur, noise; a font never trained on) where the recogniser misreads one
+    word ("mumber", "includang"): the engine writes the right text, keeps the recogniser's reading and the word it
+    changed in the line's stats, and the block needs review with that word named."""
+    import random
+
+    from PIL import Image
+
+    from app.core.pipeline.quality import disagreement_reasons
+    from app.core.rapid.recogniser import Recogniser
+    from app.core.training import linedata
+
+    fonts = [f for f in linedata.held_out_fonts() if not linedata.is_cjk(f)]
+    image, text, _spec, kind, _script, _tags = linedata.make_line(random.Random(seed), fonts, held_out_text=True,
+                                                                  clean=False)
+    assert kind == "prose"
+    assert wrong in Recogniser(threads=1, stretch=True).read([image])[0].text
+    h, w = image.shape
+    result = shipped["selfspec"].decode_lines(Image.fromarray(image).convert("RGB"), "text", [(0, 0, w, h)],
+                                              region_id="p1-r01")
+    assert result.text == text
+    line = result.stats["line_stats"][0]
+    assert wrong in line["recogniser"] and [wrong, wrong] != line["words_settled"][0]
+    assert result.stats["words_settled"] >= 1
+    assert any(f"“{wrong}”" in why for why in disagreement_reasons(result.stats))

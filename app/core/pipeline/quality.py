@@ -101,15 +101,23 @@ def _quoted(text: str, room: int = 40) -> str:
 
 def disagreement_reasons(stats: dict) -> list[str]:
     """The built-in engine's lines where its decoder and the recogniser it reads wrote different texts (`disagrees`
-    in `line_stats`): worth a person's look whichever reading stood, so they are named with the first such line."""
-    lines = [s for s in stats.get("line_stats") or [] if isinstance(s, dict) and s.get("disagrees")]
-    if not lines:
-        return []
-    first = lines[0]
-    decoder = first.get("decoder_text", first.get("text", ""))
-    n = len(lines)
-    return [f"decoder and recogniser disagree on {n} line{'s' if n > 1 else ''}: recogniser "
-            f"{_quoted(first.get('recogniser', ''))}, decoder {_quoted(decoder)}"]
+    in `line_stats`), and the words its word list changed (`words_settled`): worth a person's look whichever
+    reading stood, so they are named with the first such line or word."""
+    per_line = [s for s in stats.get("line_stats") or [] if isinstance(s, dict)]
+    out = []
+    lines = [s for s in per_line if s.get("disagrees")]
+    if lines:
+        first = lines[0]
+        decoder = first.get("decoder_text", first.get("text", ""))
+        n = len(lines)
+        out.append(f"decoder and recogniser disagree on {n} line{'s' if n > 1 else ''}: recogniser "
+                   f"{_quoted(first.get('recogniser', ''))}, decoder {_quoted(decoder)}")
+    words = [tuple(c) for s in per_line for c in s.get("words_settled") or () if len(c) == 2]
+    if words:
+        n = len(words)
+        out.append(f"{n} unsure word{'s' if n > 1 else ''} settled by the word list: "
+                   f"{_quoted(words[0][0], 24)} → {_quoted(words[0][1], 24)}")
+    return out
 
 
 def mark_page_script(regions: list[Region]) -> None:

@@ -21,6 +21,11 @@ confidences as the line's probabilities, no rounds, and says so (`fallback: "rec
 `fallback_lines` in the region's). A line whose decoded text differs from the recogniser's reading is marked
 `disagrees` (the region counts them in `disagreements`), so the review flow can find where the decoder overruled it.
 
+Before the decoder reads a line, each crop's contrast is stretched for the recogniser, and the Latin words the
+recogniser was unsure of are settled by how common each candidate word is (app.core.engines.builtin.lexicon: only
+its own alternatives at unsure characters); such a line keeps the recogniser's reading (`recogniser`) and the words
+changed (`words_settled`, counted per region), and its block needs review.
+
 The checkpoint is looked for in the user's model folder (<data>/models/builtin) and in the bundled models/builtin/
 (the package's `open_engine`).
 """
@@ -31,6 +36,7 @@ import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from app.core.engines.builtin.arbiter import arbitrate
+from app.core.engines.builtin.lexicon import settle_reading
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
@@ -111,7 +117,7 @@ class ReaderEngine:
 
     def __init__(self, folder: str | os.PathLike, *, name: str = "builtin", mode: str = "selfspec",
                  device: str | None = None, block_size: int | None = None, threads: int | None = None,
-                 max_new_tokens: int | None = None) -> None:
+                 max_new_tokens: int | None = None, settle_words: bool = True) -> None:
         import torch
 
         from app.core.engines.builtin.reader import PrefixCodec, load_reader
@@ -134,6 +140,7 @@ class ReaderEngine:
         self.script = ScriptMask()  # the page's script: Latin pages read no CJK class
         self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script,
                                      stretch=True)
+        self.settle_words = settle_words  # unsure Latin words settled by the word list (lexicon.py)
         self._det = None
         self._page: int | None = None
         vocab = self.tokenizer.get_vocab()
@@ -294,6 +301,10 @@ class ReaderEngine:
         flat = [piece for row in rows for piece in row]
         readings = self.recogniser.read([crop for _, crop in flat]) if flat else []
         rec_ms = (time.perf_counter() - t_rec) * 1e3
+        # the words the recogniser was unsure of, settled by how common each candidate word is (lexicon.py); the
+        # decoder then reads the settled characters
+        plain = [rd.text for rd in readings]
+        settled = [settle_reading(rd) if self.settle_words else [] for rd in readings]
         # each line has its own budget (a loop cannot run away); the region's is what its lines may take together,
         # unless a budget was asked for: a whole-page region of a long scan is never cut at an arbitrary length
         budget = int(max_new_tokens or self.max_new_tokens or sum(line_budget(r) + 1 for r in readings) or 1)
@@ -311,7 +322,7 @@ class ReaderEngine:
                 if cancel is not None and cancel.cancelled:
                     cancelled = True
                     break
-                reading = readings[k]
+                reading, words, recognised = readings[k], settled[k], plain[k]
                 k += 1
                 sep = " " if any(t for done in texts for t in done) else ""
                 left = budget - len(tokens)
@@ -323,6 +334,8 @@ class ReaderEngine:
                     st, line_tokens, line_lps, text = self.fallback_line(reading, region_id=region_id, emit=emit,
                                                                          offsets=offsets, sep=sep)
                     st.update(box=list(box), row=r, line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
+                    if words:
+                        st.update(recogniser=recognised, words_settled=[list(c) for c in words])
                     per_line.append(st)
                     texts[-1].append(text)
                     tokens += line_tokens
@@ -350,6 +363,8 @@ class ReaderEngine:
                             text = verdict.text
                 if text == reading.text:  # the words the recogniser placed (app.core.formats.geometry)
                     st["words"] = reading.word_boxes(box, (crop.shape[1], crop.shape[0]))
+                if words:  # the recogniser's own reading, before the word list settled its unsure words
+                    st.update(recogniser=recognised, words_settled=[list(c) for c in words])
                 per_line.append(st)
                 texts[-1].append(text)
                 tokens += list(decoded.tokens)
@@ -373,6 +388,7 @@ class ReaderEngine:
         stats = merge_stats([s for s in per_line if not s.get("fallback")], self.block_size)
         stats.update(fallback_lines=sum(1 for s in per_line if s.get("fallback")),
                      disagreements=sum(1 for s in per_line if s.get("disagrees")),
+                     words_settled=sum(len(s.get("words_settled") or ()) for s in per_line),
                      kept_recogniser=sum(1 for s in per_line if s.get("kept_recogniser")))
         # a line whose text covers little of its box was mostly not read (a script the recogniser lacks)
         coverage = [min(1.0, line_coverage(tuple(s["box"]), s.get("text", ""))) for s in per_line]
