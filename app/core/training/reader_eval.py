@@ -47,6 +47,7 @@ def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, self
 
     from app.core.decoding.autoregressive import ar_decode
     from app.core.decoding.selfspec import selfspec_decode
+    from app.core.engines.builtin.lexicon import settle_reading
     from app.core.engines.builtin.reader import decode_text, prefill
     from app.core.rapid.recogniser import Reading
 
@@ -78,11 +79,13 @@ def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, self
     with torch.no_grad():
         for row in rows:
             reading = Reading.from_json(row["reading"])
+            recognised = reading.text  # the recogniser's own reading, before the engine's word list
+            settle_reading(reading)  # as the engine reads it (app.core.engines.builtin.lexicon)
             if not all(ch in codec.char for ch in reading.chars):  # as the engine: the recogniser's own reading
                 fallbacks += 1
                 e, n = cer(row["text"], reading.text)
                 decoder_errs += e
-                count(row, e, e, n)
+                count(row, e, cer(row["text"], recognised)[0], n)
                 continue
             t0 = time.perf_counter()
             pre = prefill(model, codec, reading)
@@ -100,13 +103,13 @@ def evaluate_lines(model, tok, codec, rows: list[dict], *, block_size: int, self
             decoder_errs += raw_e
             text = engine_text(reading, text)  # as the engine settles it (its rewrite rule and arbiter)
             e, n = cer(row["text"], text)
-            re_, _ = cer(row["text"], reading.text)
+            re_, _ = cer(row["text"], recognised)
             count(row, e, re_, n)
             tokens += len([t for t in dec.tokens if t not in stops])
             forwards += 2 * len(dec.rounds)
             accepted += [r.k for r in dec.rounds]
             if e != re_ and len(examples) < 12:
-                examples.append({"text": row["text"], "model": text, "recogniser": reading.text})
+                examples.append({"text": row["text"], "model": text, "recogniser": recognised})
     s = _summary(total)
     out: dict[str, Any] = {
         "lines": len(rows), "cer": s["cer"], "rec_cer": s["rec_cer"], "exact": s["exact"],

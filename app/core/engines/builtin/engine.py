@@ -117,7 +117,7 @@ class ReaderEngine:
 
     def __init__(self, folder: str | os.PathLike, *, name: str = "builtin", mode: str = "selfspec",
                  device: str | None = None, block_size: int | None = None, threads: int | None = None,
-                 max_new_tokens: int | None = None, settle_words: bool = True) -> None:
+                 max_new_tokens: int | None = None) -> None:
         import torch
 
         from app.core.engines.builtin.reader import PrefixCodec, load_reader
@@ -140,7 +140,6 @@ class ReaderEngine:
         self.script = ScriptMask()  # the page's script: Latin pages read no CJK class
         self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script,
                                      stretch=True)
-        self.settle_words = settle_words  # unsure Latin words settled by the word list (lexicon.py)
         self._det = None
         self._page: int | None = None
         vocab = self.tokenizer.get_vocab()
@@ -304,7 +303,7 @@ class ReaderEngine:
         # the words the recogniser was unsure of, settled by how common each candidate word is (lexicon.py); the
         # decoder then reads the settled characters
         plain = [rd.text for rd in readings]
-        settled = [settle_reading(rd) if self.settle_words else [] for rd in readings]
+        settled = [settle_reading(rd) for rd in readings]
         # each line has its own budget (a loop cannot run away); the region's is what its lines may take together,
         # unless a budget was asked for: a whole-page region of a long scan is never cut at an arbitrary length
         budget = int(max_new_tokens or self.max_new_tokens or sum(line_budget(r) + 1 for r in readings) or 1)

@@ -11,7 +11,7 @@ where zipf is the word's frequency in `wordfreq`'s lists (log10 per billion word
 the highest over LANGUAGES. A sure character is never changed, no character is added or dropped, names and codes
 the lists lack keep the recogniser's reading unless an alternative makes a much commoner word.
 
-Measured on held-out lines printed as poor scans (the built-in model's card): CER 3.93 % → 3.37 % at 75 DPI,
+Measured on held-out lines printed as poor scans (the built-in model's card): CER 3.93 % → 3.36 % at 75 DPI,
 34.6 % → 33.1 % at 60 DPI, unchanged at 100 DPI; on rendered held-out line crops 1.64 % → 1.60 %.
 
 What must never live here: the recogniser, decoding, events.
