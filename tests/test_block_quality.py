@@ -89,8 +89,8 @@ def test_the_page_badge_and_tooltip_say_the_outcome_and_the_confidence(qtbot):
 
 
 def test_a_line_where_the_decoder_and_the_recogniser_disagree_needs_review():
-    """The built-in engine marks a line whose decoder text differs from the recogniser's reading (`disagrees`); the
-    block is then one the review flow stops at, and the reason names the line's two readings."""
+    """The built-in engine marks a line whose decoder text differs from the recogniser's reading (`disagrees`); where
+    the decoder's version was written, the block is one the review flow stops at, the reason naming both readings."""
     agreed, overruled = _region("p1-r01", 0), _region("p1-r02", 1)
     line = {"text": "the cat", "recogniser": "the cat", "box": [0, 0, 10, 5]}
     record_result(agreed, "the cat", {"stopped": "stop", "line_stats": [line]}, cancelled=False, engine="builtin",
@@ -99,7 +99,12 @@ def test_a_line_where_the_decoder_and_the_recogniser_disagree_needs_review():
     record_result(overruled, "the cat the dog", {"stopped": "stop", "line_stats": [line, changed], "disagreements": 1},
                   cancelled=False, engine="builtin", logprobs=[-0.01] * 15)
     assert review_reasons(agreed) == []
-    assert review_reasons(overruled) == ["decoder and recogniser disagree on 1 line: recogniser “tbe dog”, "
-                                         "decoder “the dog”"]
+    assert review_reasons(overruled) == ["decoder overruled the recogniser on 1 line: recogniser “tbe dog”, "
+                                         "written “the dog”"]
+    stood = _region("p1-r03", 2)  # the decoder disagreed, but the recogniser was sure and its reading stood
+    kept = {"text": "the cat", "recogniser": "the cat", "disagrees": True, "decoder_text": "the cot", "recogniser_kept": 1}
+    record_result(stood, "the cat", {"stopped": "stop", "line_stats": [kept], "disagreements": 1}, cancelled=False,
+                  engine="builtin", logprobs=[-0.01] * 7)
+    assert review_reasons(stood) == []
     blocks, review = _json_blocks([agreed, overruled])
     assert blocks["p1-r02"]["needs_review"] and review["needs_review"] == 1

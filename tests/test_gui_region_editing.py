@@ -242,6 +242,6 @@ def test_n_stops_at_a_block_whose_decoder_overruled_the_recogniser(qtbot, review
     assert block.id in w.flow.needs_review()
     key(w, Qt.Key.Key_N)
     assert w.page_view.selected_id == block.id
-    assert "decoder and recogniser disagree on 1 line" in w.statusBar().currentMessage()
+    assert "decoder overruled the recogniser on 1 line" in w.statusBar().currentMessage()
     assert "“tbe dog”" in w.statusBar().currentMessage()
     w.grab().save(str(artifacts_dir / "needs_review_disagreement.png"))

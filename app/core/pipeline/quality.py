@@ -100,18 +100,19 @@ def _quoted(text: str, room: int = 40) -> str:
 
 
 def disagreement_reasons(stats: dict) -> list[str]:
-    """The built-in engine's lines where its decoder and the recogniser it reads wrote different texts (`disagrees`
-    in `line_stats`), and the words its word list changed (`words_settled`): worth a person's look whichever
-    reading stood, so they are named with the first such line or word."""
+    """The built-in engine's lines whose text the decoder changed from the recogniser's reading (`disagrees` in
+    `line_stats` with a text other than `recogniser`), and the words its word list changed (`words_settled`):
+    guesses worth a person's look, named with the first such line or word. A line where the two disagreed but the
+    recogniser's sure reading stood is marked in the stats only."""
     per_line = [s for s in stats.get("line_stats") or [] if isinstance(s, dict)]
     out = []
-    lines = [s for s in per_line if s.get("disagrees")]
+    # where the recogniser was sure its reading stood (the arbiter): a disagreement that changed nothing is noise
+    lines = [s for s in per_line if s.get("disagrees") and s.get("text") != s.get("recogniser")]
     if lines:
         first = lines[0]
-        decoder = first.get("decoder_text", first.get("text", ""))
         n = len(lines)
-        out.append(f"decoder and recogniser disagree on {n} line{'s' if n > 1 else ''}: recogniser "
-                   f"{_quoted(first.get('recogniser', ''))}, decoder {_quoted(decoder)}")
+        out.append(f"decoder overruled the recogniser on {n} line{'s' if n > 1 else ''}: recogniser "
+                   f"{_quoted(first.get('recogniser', ''))}, written {_quoted(first.get('text', ''))}")
     words = [tuple(c) for s in per_line for c in s.get("words_settled") or () if len(c) == 2]
     if words:
         n = len(words)
