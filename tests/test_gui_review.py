@@ -3,6 +3,7 @@ decoder): drop a PDF, wait for regions and text, review both ways, edit, re-run,
 serving events while decoding; Cancel ends a run promptly. Screenshots land in tests/artifacts/."""
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -10,6 +11,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
+from pytestqt.exceptions import TimeoutError as WaitTimeout
 
 from app.core import events as ev
 
@@ -125,6 +127,9 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     assert w.prompter.asked == []  # the same OCR again is no conflict
     assert block.pending_ocr is None and block.status == "done"
     assert all(w.work.blocks[b.id].status == "done" for b in decoded)
+    # and the blocks read the same again show the same Markdown (a heading keeps its "# ", a formula its "$$")
+    assert {b.id: w.work.blocks[b.id].markdown for b in decoded if b.id != target.id} == \
+        {rid: md for rid, md in first_ocr.items() if rid != target.id}
 
     # one region again (page context menu → "Read this region again"): only that region is decoded
     seen = []
@@ -167,8 +172,9 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     replayed = lambda: {rid: replay.work.blocks[rid].markdown for rid in first_ocr}  # noqa: E731
     # a block's streamed text becomes its formatted Markdown once its region_finished is drawn: on a loaded machine
     # that can come a moment after the last event is handled (CI once saw "quSA…" before "# quSA…")
-    qtbot.waitUntil(lambda: replayed() == first_ocr, timeout=10_000)
-    assert replayed() == first_ocr
+    with contextlib.suppress(WaitTimeout):
+        qtbot.waitUntil(lambda: replayed() == first_ocr, timeout=10_000)
+    assert replayed() == first_ocr  # (shows the difference)
     # a re-run's trace is self-contained too (document and layout included)
     assert w.traces.path != first_trace
     types = [e.type for e in load_trace(w.traces.path).events]

@@ -161,3 +161,29 @@ def test_work_from_an_older_trace_without_page_frames_still_exports_its_blocks()
     out = work.to_output()
     assert out.to_markdown() == '<a id="page-1"></a>\n\nStill here\n'
     assert out.to_dict()["pages"][0]["dpi"] == 144.0
+
+
+def test_a_rerun_that_reads_the_same_text_shows_the_formatted_markdown_again_not_the_streamed_text():
+    """A heading or a formula streams as raw text; once read it is Markdown ("# …", "$$ … $$"). Read again with
+    the same result, the block must not stay at the raw text it streamed (seen in the window after F5)."""
+    from app.core.review.session import Session
+
+    session = Session()
+    work = session.add_document("doc.pdf")
+    regions = [Region(id="p1-r01", page=0, box=(0, 0, 10, 10), label="doc_title", task="text", order=0).to_dict(),
+               Region(id="p1-r02", page=0, box=(0, 20, 10, 30), label="formula", task="formula", order=1).to_dict()]
+    texts = {"p1-r01": "Quarterly Report", "p1-r02": "E = mc^2"}
+    shown = []
+    for _ in range(3):  # the first run, then two re-runs of the page (which keep its layout, as F5 does)
+        session.plan_run(work, None)
+        session.apply(ev.RunStarted(engine="gravity"), work)
+        session.apply(ev.LayoutDone(page=0, regions=regions), work)
+        regions = [b.region.to_dict() for b in work.ordered()]  # the page's regions as read, announced again
+        for rid, text in texts.items():
+            session.apply(ev.RegionStarted(region_id=rid, page=0, task="text", engine="gravity"), work)
+            session.apply(ev.TokensCommitted(region_id=rid, step=0, tokens=[1], text=text, ms=1.0), work)
+            assert work.blocks[rid].markdown == text  # streaming: the raw text
+            session.apply(ev.RegionFinished(region_id=rid, text=text, stats={"ms": 1.0}), work)
+        session.apply(ev.RunFinished(stats={"engine": "gravity"}), work)
+        shown.append([b.markdown for b in work.ordered()])
+    assert shown == [["# Quarterly Report", "$$\nE = mc^2\n$$"]] * 3

@@ -264,20 +264,21 @@ class Session:
         assembled = assemble_blocks([b.region for b in blocks], pictures)
         for block in blocks:
             new = assembled.get(block.id, "")
-            if new == block.ocr_markdown:
-                continue
-            old, block.ocr_markdown = block.ocr_markdown, new
-            change.blocks.add(block.id)
-            if block.edited:
-                if block.pending_ocr is None:
-                    block.previous_ocr = old
-                block.pending_ocr = new
-                if new == block.previous_ocr:  # back to what the edit was made over: nothing to resolve
-                    block.pending_ocr = None
-                elif block.id not in change.conflicts:
-                    change.conflicts.append(block.id)
-            elif block.status != "decoding":
+            if new != block.ocr_markdown:
+                old, block.ocr_markdown = block.ocr_markdown, new
+                change.blocks.add(block.id)
+                if block.edited:
+                    if block.pending_ocr is None:
+                        block.previous_ocr = old
+                    block.pending_ocr = new
+                    if new == block.previous_ocr:  # back to what the edit was made over: nothing to resolve
+                        block.pending_ocr = None
+                    elif block.id not in change.conflicts:
+                        change.conflicts.append(block.id)
+            # a re-read that reads what it read before still replaces the raw text it streamed with the Markdown
+            if not block.edited and block.status != "decoding" and block.markdown != new:
                 block.markdown = new
+                change.blocks.add(block.id)
 
     # A whole-document engine (Unlimited-OCR) streams one generation under a document-level id and names its
     # blocks only once each is complete. Its text streams into a provisional block at the end of the editor, which
