@@ -321,7 +321,10 @@ class ReaderEngine:
                 if cancel is not None and cancel.cancelled:
                     cancelled = True
                     break
-                reading, words, recognised = readings[k], settled[k], plain[k]
+                reading = readings[k]
+                # the recogniser's own reading, before the word list settled its unsure words (none: nothing said)
+                settled_stats = {"recogniser": plain[k], "words_settled": [list(c) for c in settled[k]]} \
+                    if settled[k] else {}
                 k += 1
                 sep = " " if any(t for done in texts for t in done) else ""
                 left = budget - len(tokens)
@@ -333,8 +336,7 @@ class ReaderEngine:
                     st, line_tokens, line_lps, text = self.fallback_line(reading, region_id=region_id, emit=emit,
                                                                          offsets=offsets, sep=sep)
                     st.update(box=list(box), row=r, line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
-                    if words:
-                        st.update(recogniser=recognised, words_settled=[list(c) for c in words])
+                    st.update(settled_stats)
                     per_line.append(st)
                     texts[-1].append(text)
                     tokens += line_tokens
@@ -362,8 +364,7 @@ class ReaderEngine:
                             text = verdict.text
                 if text == reading.text:  # the words the recogniser placed (app.core.formats.geometry)
                     st["words"] = reading.word_boxes(box, (crop.shape[1], crop.shape[0]))
-                if words:  # the recogniser's own reading, before the word list settled its unsure words
-                    st.update(recogniser=recognised, words_settled=[list(c) for c in words])
+                st.update(settled_stats)
                 per_line.append(st)
                 texts[-1].append(text)
                 tokens += list(decoded.tokens)
