@@ -63,8 +63,8 @@ def test(extra: list[str]) -> int:
 
 
 def _llama_build():
-    """app/core/llama_build.py loaded by path: the cache layout without importing the app (no venv needed)."""
-    spec = importlib.util.spec_from_file_location("_llama_build", ROOT / "app" / "core" / "llama_build.py")
+    """app/core/base/llama_build.py loaded by path: the cache layout without importing the app (no venv needed)."""
+    spec = importlib.util.spec_from_file_location("_llama_build", ROOT / "app" / "core" / "base" / "llama_build.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

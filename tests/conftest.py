@@ -106,7 +106,7 @@ def page_events(tmp_path_factory):
     tests replay through the window's one entry point, as a live run's events are."""
     import shutil
 
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
     from app.core.pipeline import Pipeline, PipelineOptions
 
     pdf = tmp_path_factory.mktemp("doc") / "report.pdf"

@@ -36,7 +36,7 @@ def scanned_page(folder: Path) -> Path:
     """The sample's first page as a 200-dpi PNG: a scan, no text layer."""
     import pymupdf
 
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     path = folder / "scan.png"
     with pymupdf.open(sample_document()) as doc:

@@ -1,4 +1,4 @@
-"""app.core.aio: which asyncio loop a request's coroutine runs on (the app's qasync host loop when one is installed,
+"""app.core.base.aio: which asyncio loop a request's coroutine runs on (the app's qasync host loop when one is installed,
 else asyncio.run in the calling thread)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ def test_a_host_loop_runs_the_coroutines_handed_to_it_from_another_thread():
     import asyncio
     import threading
 
-    from app.core import aio
+    from app.core.base import aio
 
     loop = asyncio.new_event_loop()
     ready = threading.Event()

@@ -8,7 +8,7 @@ from app.core.pipeline.assembly import (
     assemble_blocks, assemble_document, assemble_page, clean_content, collapse_runs, cut_repetition, format_formula,
     format_heading, format_table, format_text, normalize_inline_formula,
 )
-from app.core.regions import Region, route
+from app.core.document.regions import Region, route
 
 
 def R(rid, label, text="", task=None, order=0, page=0):

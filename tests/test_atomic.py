@@ -1,4 +1,4 @@
-"""app.core.atomic: a write either lands whole or leaves the old file; no temporary file is left behind."""
+"""app.core.base.atomic: a write either lands whole or leaves the old file; no temporary file is left behind."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ import stat
 import pytest
 from PIL import Image
 
-from app.core.atomic import atomic_file, atomic_save_image, atomic_write_text
+from app.core.base.atomic import atomic_file, atomic_save_image, atomic_write_text
 
 
 def test_text_lands_whole_with_plain_permissions(tmp_path):

@@ -122,7 +122,7 @@ def test_batched_selfspec_rolls_back_every_row_on_its_own(engine):
 
 
 def test_cancel_stops_the_batch_between_two_forwards(engine):
-    from app.core.cancel import CancelToken
+    from app.core.base.cancel import CancelToken
 
     crops = _crops(3, seed=2)
     token = CancelToken()

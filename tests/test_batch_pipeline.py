@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from app.core import events as ev
+from app.core.record import events as ev
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.usefixtures("one_torch_thread")]
@@ -20,7 +20,7 @@ TOKENS = 6
 
 @pytest.fixture(scope="module")
 def report_pdf(tmp_path_factory):
-    from app.core.sample_documents import make_small_report
+    from app.core.document.sample_documents import make_small_report
 
     return make_small_report(tmp_path_factory.mktemp("batch") / "report.pdf")
 
@@ -64,7 +64,7 @@ def test_a_batched_page_reads_as_one_region_at_a_time(engine, report_pdf, tiny_g
     events (the trace) frame every region once and rebuild the same document in the review session."""
     from app.cli import main
     from app.core.review.session import Session
-    from app.core.trace import load_trace
+    from app.core.record.trace import load_trace
 
     _, _, read = _run(engine, report_pdf, 1, out_dir=tmp_path / "one")
     assert main(["convert", str(report_pdf), "-o", str(tmp_path / "auto"), "--engine", "gravity", "--model",
@@ -127,7 +127,7 @@ def test_an_engine_error_flags_its_batch_and_the_rest_is_read(engine, report_pdf
 
 
 def test_cancel_in_the_middle_of_a_batch_ends_the_run_cancelled(engine, report_pdf):
-    from app.core.cancel import CancelToken
+    from app.core.base.cancel import CancelToken
     from app.core.pipeline import Pipeline, PipelineOptions
 
     cancel, events = CancelToken(), []

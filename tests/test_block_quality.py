@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
-from app.core import events as ev
+from app.core.record import events as ev
 from app.core.pipeline.output import DocumentOutput, PageOutput
 from app.core.pipeline.quality import region_outcome, review_reasons
-from app.core.regions import Region, record_result, token_confidence
+from app.core.document.regions import Region, record_result, token_confidence
 
 
 def _region(rid: str = "p1-r01", order: int = 0) -> Region:

@@ -22,8 +22,8 @@ def no_bundled_models(monkeypatch, tmp_path):
     """The manifests without the bundled checkpoint folders."""
     import shutil
 
-    import app.core.loader as loader
-    import app.core.paths as paths
+    import app.core.checkpoints.loader as loader
+    import app.core.base.paths as paths
 
     folder = tmp_path / "models"
     folder.mkdir()
@@ -86,7 +86,7 @@ def test_reads_a_rendered_line_exactly(shipped):
 
 @needs_shipped
 def test_selfspec_equals_ar_token_for_token_and_shows_one_region(shipped):
-    from app.core.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
+    from app.core.record.events import RegionFinished, RegionStarted, RoundVerified, TokensCommitted
 
     lines = ["Scriptorium reads printed pages line by line.", "Order No. 48213, due 2025-01-31: EUR 99.90",
              "quick brown foxes, lazy dogs; 7 + 8 = 15"]
@@ -144,7 +144,7 @@ def test_given_line_boxes_are_read_without_detection_and_selfspec_equals_ar(ship
     import inspect
 
     from app.core.engines import LineRegionEngine
-    from app.core.events import RegionFinished, RegionStarted, RoundVerified
+    from app.core.record.events import RegionFinished, RegionStarted, RoundVerified
 
     lines = ["Order No. 48213, due 2025-01-31: EUR 99.90", "Scriptorium reads printed pages line by line."]
     img, boxes = region(lines), _boxes(lines)
@@ -245,7 +245,7 @@ def test_a_latin_line_with_an_equals_sign_reads_no_cjk_character(shipped):
 @needs_shipped
 def test_a_region_cut_at_its_token_budget_is_truncated_not_done(shipped):
     from app.core.pipeline.quality import region_outcome, region_status, review_reasons
-    from app.core.regions import Region, record_result
+    from app.core.document.regions import Region, record_result
 
     img = region(["Scriptorium reads printed pages line by line.", "quick brown foxes, lazy dogs; 7 + 8 = 15"])
     spec = shipped["selfspec"].decode_region(img, "text", region_id="p1-r03", max_new_tokens=6)

@@ -6,7 +6,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from app.core.engines.classic import group_lines, lines_to_table, lines_to_text
 from app.core.engines import open_engine
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 from doc_inputs import text_image
 
 

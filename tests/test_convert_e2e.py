@@ -8,8 +8,8 @@ import json
 import pytest
 
 from app.cli import main
-from app.core.sample_documents import make_small_report
-from app.core.trace import load_trace
+from app.core.document.sample_documents import make_small_report
+from app.core.record.trace import load_trace
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ pytest.importorskip("torch")
 
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
-from app.core.events import RegionFinished, RegionStarted, RoundVerified, RunFinished, RunStarted  # noqa: E402
-from app.core.trace import write_trace  # noqa: E402
+from app.core.record.events import RegionFinished, RegionStarted, RoundVerified, RunFinished, RunStarted  # noqa: E402
+from app.core.record.trace import write_trace  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[1] / "models" / "builtin"
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -154,7 +154,7 @@ def test_ab_view_of_block_size_8_against_16_on_one_region(qtbot, tmp_path, artif
     from PySide6.QtWidgets import QDockWidget
 
     from app.core.engines import open_engine
-    from app.core.trace_compare import regions_of
+    from app.core.record.trace_compare import regions_of
 
     img = degraded_lines(["Scriptorium reads faded print line by line.", "Order No. 48213, due 2025-01-31"],
                          blur=0.9)

@@ -6,7 +6,7 @@ import pytest
 from PIL import Image
 
 from app.core.document import DocumentError, open_document
-from app.core.sample_documents import make_sample_pdf
+from app.core.document.sample_documents import make_sample_pdf
 from doc_inputs import text_image
 
 

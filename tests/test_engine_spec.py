@@ -37,7 +37,7 @@ def test_convert_help_offers_the_toy_engine_and_its_options(toy, capsys):
 
 
 def test_the_toy_engine_converts_the_sample(toy, tmp_path, monkeypatch):
-    from app.core.sample_documents import make_small_report
+    from app.core.document.sample_documents import make_small_report
 
     pdf = make_small_report(tmp_path / "report.pdf")
     monkeypatch.setenv("SCRIPTORIUM_SHOUT_TOKEN", "s3cret")
@@ -130,7 +130,7 @@ def test_no_module_outside_the_engines_asks_an_engine_by_its_name():
 
 
 def test_convert_says_which_required_engine_option_is_missing(tmp_path, capsys):
-    from app.core.sample_documents import make_small_report
+    from app.core.document.sample_documents import make_small_report
 
     pdf = make_small_report(tmp_path / "report.pdf")
     assert main(["convert", str(pdf), "-o", str(tmp_path / "out"), "--engine", "remote", "-q"]) == 2

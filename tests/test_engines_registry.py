@@ -7,7 +7,7 @@ import inspect
 import pytest
 from PIL import Image, ImageDraw
 
-from app.core import events as ev
+from app.core.record import events as ev
 from app.core.engines import ENGINES, open_engine
 from app.core.engines.base import DocumentEngine, RegionEngine
 

@@ -1,6 +1,6 @@
 import json
 
-from app.core import events as ev
+from app.core.record import events as ev
 
 
 def _samples():

@@ -19,7 +19,7 @@ ALTO = "{http://www.loc.gov/standards/alto/ns-v4#}"
 def runs(tmp_path_factory):
     """The sample (text layer), a scan read through the layout's OCR, and the scan read whole by the classic engine
     (RapidOCR's own word boxes): each written as ALTO 4 and hOCR, and again as ALTO 2.1."""
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     tmp = tmp_path_factory.mktemp("xml")
     scan = scanned_page(tmp)
@@ -168,7 +168,7 @@ def test_an_engine_that_reports_only_text_gets_the_lines_found_on_the_page(tmp_p
     import pymupdf
 
     from app.core.pipeline.output import DocumentOutput, PageOutput, write_document
-    from app.core.regions import Region
+    from app.core.document.regions import Region
 
     src = pymupdf.open()
     page = src.new_page(width=420, height=300)
@@ -238,7 +238,7 @@ def test_the_builtin_engine_places_each_word_by_the_recognisers_ctc_columns(tmp_
     import pymupdf
 
     from app.core.pipeline import Pipeline, PipelineOptions
-    from app.core.regions import Region
+    from app.core.document.regions import Region
 
     src = pymupdf.open()
     page = src.new_page(width=420, height=300)

@@ -14,7 +14,7 @@ from export_kit import convert, view
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     out_dir = tmp_path_factory.mktemp("office")
     output, files = convert(sample_document(), out_dir, "auto", ("md", "json", "docx", "xlsx", "docling"))

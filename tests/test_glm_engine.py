@@ -6,8 +6,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from app.core.engines import EngineUnavailable, open_engine  # noqa: E402
-from app.core.cancel import CancelToken
-from app.core.events import (  # noqa: E402
+from app.core.base.cancel import CancelToken
+from app.core.record.events import (  # noqa: E402
     RegionFinished, RegionStarted, RoundVerified, TokensCommitted, event_from_json,
 )
 from app.core.tiny.glm_checkpoint import sample_images  # noqa: E402
@@ -121,7 +121,7 @@ def test_engines_agree_and_selfspec_needs_a_mask(tiny_glmocr_dir, gravity, image
 
 
 def test_missing_weights_are_reported(tmp_path):
-    from app.core.loader import ModelError
+    from app.core.checkpoints.loader import ModelError
 
     with pytest.raises(EngineUnavailable, match="block_diffusion.json") as info:
         open_engine("gravity", model_path=tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def _page(tmp_path):
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
 
     return make_sample_pdf(tmp_path / "report.pdf", pages=1)
 

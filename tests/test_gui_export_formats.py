@@ -9,7 +9,7 @@ from test_gui_export_task import _feed
 
 
 def test_export_writes_the_formats_and_alto_version_preferences_choose(qtbot, tmp_path):
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
     from app.gui.main_window import MainWindow
 
     pdf = str(make_sample_pdf(tmp_path / "long.pdf", pages=8))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 
-from app.core import events as ev
-from app.core.regions import Region
+from app.core.record import events as ev
+from app.core.document.regions import Region
 
 PAGES = 8
 
@@ -27,7 +27,7 @@ def _feed(window, path: str) -> None:
 
 
 def test_export_runs_off_the_gui_thread_and_writes_the_same_files(qtbot, tmp_path):
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
     from app.gui.export import export
     from app.gui.main_window import MainWindow
 
@@ -68,7 +68,7 @@ def test_export_runs_off_the_gui_thread_and_writes_the_same_files(qtbot, tmp_pat
 def test_a_failed_export_says_why_and_leaves_nothing(qtbot, tmp_path):
     import pytest
 
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
     from app.gui.main_window import MainWindow
 
     pdf = str(make_sample_pdf(tmp_path / "long.pdf", pages=2))

@@ -25,7 +25,7 @@ def test_format_pages_writes_what_parse_pages_reads():
 
 @pytest.fixture
 def pdf(tmp_path):
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     path = tmp_path / "report.pdf"
     shutil.copyfile(sample_document(), path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PIL import Image
 
-from app.core import events as ev
-from app.core.regions import Region
+from app.core.record import events as ev
+from app.core.document.regions import Region
 
 
 def _layout(page: int, folder, ids_tasks):
@@ -22,7 +22,7 @@ def _layout(page: int, folder, ids_tasks):
 
 
 def test_a_rerun_prunes_crops_of_regions_that_are_gone(qtbot):
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
     from app.gui.main_window import MainWindow
     from app.core.pipeline.pictures import pictures_dir
 
@@ -48,7 +48,7 @@ def test_a_rerun_prunes_crops_of_regions_that_are_gone(qtbot):
 
 
 def test_closing_a_document_drops_its_crops(qtbot):
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
     from app.gui.main_window import MainWindow
     from app.core.pipeline.pictures import pictures_dir
 
@@ -63,7 +63,7 @@ def test_closing_a_document_drops_its_crops(qtbot):
 
 
 def test_closing_a_document_while_it_is_read_drops_its_crops_when_the_run_ends(qtbot):
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
     from app.gui.main_window import MainWindow
     from app.core.pipeline.pictures import pictures_dir
 

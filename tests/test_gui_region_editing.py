@@ -13,14 +13,14 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox
 
-from app.core import events as ev
+from app.core.record import events as ev
 
 LEFT, NOMOD = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
 
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
     from app.gui.main_window import MainWindow
 
     pdf = tmp_path / "report.pdf"

@@ -3,7 +3,7 @@ shows no progress, and showing another document pauses the replay. The About box
 from __future__ import annotations
 
 from app.bench.frames import synthetic_rounds_trace
-from app.core.trace import write_trace
+from app.core.record.trace import write_trace
 
 
 def test_a_replay_shows_no_dead_cancel_and_no_stale_progress_once_paused(qtbot, tmp_path):
@@ -47,7 +47,7 @@ def test_the_about_box_lists_playback_review_and_find_keys():
 def test_the_statistics_fit_at_1280x800_with_axes_counts_and_positions(qtbot, tmp_path, artifacts_dir):
     from PySide6.QtCore import QPoint
 
-    from app.core.events import RoundVerified
+    from app.core.record.events import RoundVerified
     from app.gui.main_window import MainWindow
 
     events = synthetic_rounds_trace(300, block_size=8, seed=3)

@@ -13,12 +13,12 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.exceptions import TimeoutError as WaitTimeout
 
-from app.core import events as ev
+from app.core.record import events as ev
 
 
 @pytest.fixture(scope="module")
 def one_page_pdf(tmp_path_factory):
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
 
     return make_sample_pdf(tmp_path_factory.mktemp("docs") / "report.pdf", pages=1)
 
@@ -160,7 +160,7 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
     assert f'src="report_images/{picture.id}.png"' in html
 
     # the recorded trace replays in a fresh window (no model) to the same blocks as the live run
-    from app.core.trace import load_trace
+    from app.core.record.trace import load_trace
     from app.gui.main_window import MainWindow
 
     replay = MainWindow()

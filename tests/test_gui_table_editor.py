@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QTableWidgetSelectionRange
 
-from app.core.sample_documents import _draw_table
+from app.core.document.sample_documents import _draw_table
 
 HEADER = ["Item", "Count", "Price"]
 FIRST = [["Apples", "12", "3.50"], ["Pears", "7", "2.10"]]

@@ -86,8 +86,8 @@ def test_editor_keeps_block_ids_while_typing(qtbot):
 
 
 def test_typing_into_a_block_that_is_still_streaming_keeps_the_typing(qtbot):
-    from app.core import events as ev
-    from app.core.regions import Region
+    from app.core.record import events as ev
+    from app.core.document.regions import Region
     from app.gui.review_pane import ReviewPane
     from app.core.review.session import Session
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core import events as ev
-from app.core.trace import load_trace
+from app.core.record import events as ev
+from app.core.record.trace import load_trace
 from app.core.engines.unlimited_output import drop_specials
 from tests.test_gui_review import drop_files, wait_run
 
@@ -18,7 +18,7 @@ MAX_NEW_TOKENS = 200  # enough for this tiny model to finish page 1 and stream o
 
 @pytest.fixture(scope="module")
 def two_page_pdf(tmp_path_factory):
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
 
     return make_sample_pdf(tmp_path_factory.mktemp("docs") / "letters.pdf", pages=2)
 

@@ -15,7 +15,7 @@ import pytest
 
 from app.bench.hostile_corpus import PASSWORD, encrypted_pdf, journal_shapes, margins_only_pdf
 from app.cli import main
-from app.core.sample_documents import make_sample_pdf
+from app.core.document.sample_documents import make_sample_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
 ISSUE_JOURNALS = ("no-path", "state-str", "documents-str", "blocks-str", "saved-at-str")
@@ -43,7 +43,7 @@ def sample(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("name", ISSUE_JOURNALS)
 def test_1_a_wrong_shape_journal_is_set_aside_and_the_window_opens_and_says_so(qtbot, name):
-    from app.core.paths import user_data_dir
+    from app.core.base.paths import user_data_dir
     from app.gui.application import build_window
     from app.gui.prompts import Prompter
 
@@ -115,7 +115,7 @@ def test_1_settings_values_of_the_wrong_type_fall_back_to_their_defaults(tmp_pat
 
 def test_1_a_trace_line_of_the_wrong_shape_is_refused_naming_the_line(tmp_path):
     from app.bench.hostile_corpus import trace_shapes
-    from app.core.trace import TraceError, load_trace
+    from app.core.record.trace import TraceError, load_trace
 
     for name, text in trace_shapes():
         path = tmp_path / f"{name}.jsonl"
@@ -154,7 +154,7 @@ def _live(html: str) -> list[str]:
 
 def _hostile_output(tmp_path):
     from app.core.pipeline.output import DocumentOutput, PageOutput
-    from app.core.regions import Region
+    from app.core.document.regions import Region
 
     regions = [Region(id="p1-r01", page=0, box=(0, 0, 10, 10), label="text", task="text", order=0, text=HOSTILE),
                Region(id="p1-r02", page=0, box=(0, 20, 10, 30), label="formula", task="formula", order=1,
@@ -214,8 +214,8 @@ def test_2_prose_that_holds_a_less_than_sign_keeps_every_word_visible():
 
 
 def test_2_the_windows_export_writes_the_same_safe_html(qtbot, tmp_path):
-    from app.core import events as ev
-    from app.core.regions import Region
+    from app.core.record import events as ev
+    from app.core.document.regions import Region
     from app.gui.main_window import MainWindow
 
     w = MainWindow()
@@ -347,7 +347,7 @@ def test_8_stale_temporaries_of_ours_are_removed_and_nothing_else(capsys, sample
 
 def test_8_counts_are_plural_correct():
     from app.core.pipeline.options import parse_pages
-    from app.core.wording import count
+    from app.core.base.wording import count
 
     assert [count(n, "page") for n in (0, 1, 2)] == ["0 pages", "1 page", "2 pages"]
     with pytest.raises(ValueError, match=r"has 1 page\)"):
@@ -355,7 +355,7 @@ def test_8_counts_are_plural_correct():
 
 
 def test_8_third_party_noise_is_hidden_unless_verbose():
-    script = ("import logging, numpy as np; from app.core.noise import quiet_third_party; import sys; "
+    script = ("import logging, numpy as np; from app.core.base.noise import quiet_third_party; import sys; "
               "quiet_third_party(verbose=sys.argv[1] == 'v'); "
               "logging.getLogger('RapidOCR').addHandler(logging.StreamHandler()); "
               "logging.getLogger('RapidOCR').warning('The text detection result is empty'); np.mean(np.array([]))")

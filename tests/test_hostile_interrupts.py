@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.bench.hostile_corpus import graph_paper_pdf
-from app.core.sample_documents import make_sample_pdf
+from app.core.document.sample_documents import make_sample_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +35,7 @@ def graph(tmp_path_factory):
 # --- 3: a pathological page under a time budget ----------------------------------------------------------------------
 
 def test_3_a_layout_past_its_budget_falls_back_to_the_whole_page_with_a_warning(graph):
-    from app.core import events as ev
+    from app.core.record import events as ev
     from app.core.pipeline import Pipeline, PipelineOptions
 
     events: list = []
@@ -56,8 +56,8 @@ def test_3_cancel_stops_a_layout_in_progress(graph, monkeypatch):
     """Cancel while the layout child works on the page: the wait for it ends the run as cancelled, the layout never
     finishes nor falls back to the whole page. Synchronised on the page reaching the child, not on a sleep; no
     figure of this machine's speed in the asserts (the 1-second target is measured by `bench hostile`)."""
-    from app.core import events as ev
-    from app.core.cancel import CancelToken
+    from app.core.record import events as ev
+    from app.core.base.cancel import CancelToken
     from app.core.layout import budget
     from app.core.pipeline import Pipeline, PipelineOptions
 
@@ -116,7 +116,7 @@ def test_3_ctrl_c_during_a_layout_ends_convert_within_a_second(graph, tmp_path):
 def test_3_an_interrupt_native_code_turns_into_another_error_still_cancels_the_run(sample):
     """PyMuPDF turns a KeyboardInterrupt raised inside its write callback into a "Director error": once the run's
     token is set, that error is a cancel, not a failed layout read as a whole page and a finished run."""
-    from app.core.cancel import CancelToken
+    from app.core.base.cancel import CancelToken
     from app.core.layout import PageLayout
     from app.core.pipeline import Pipeline, PipelineOptions
 
@@ -138,7 +138,7 @@ def test_3_an_interrupt_native_code_turns_into_another_error_still_cancels_the_r
 
 def test_3_ctrl_c_during_the_layout_sets_the_token_and_a_second_one_raises():
     from app.commands.convert import _Interrupts
-    from app.core.cancel import CancelToken
+    from app.core.base.cancel import CancelToken
 
     _Interrupts.cancel, _Interrupts.armed, _Interrupts.phase = CancelToken(), True, "layout"
     try:

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from app.core.decoding.autoregressive import forward_logits, prefill, text_positions, window_attention  # noqa: E402
 from app.core.decoding.inspector import InspectOptions  # noqa: E402
 from app.core.decoding.selfspec import inner_mask  # noqa: E402
-from app.core.events import RoundVerified, SlotInspection  # noqa: E402
+from app.core.record.events import RoundVerified, SlotInspection  # noqa: E402
 from app.core.tiny.glm_checkpoint import sample_images  # noqa: E402
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -134,7 +134,7 @@ def test_neighbours_are_configurable_and_oracle_drafts_reach_late_slots(tiny):
             drafted[e] = (drafted[e] + 1) % spec.model.get_output_embeddings().weight.shape[0]
         return drafted
 
-    from app.core.events import inspections
+    from app.core.record.events import inspections
 
     got = selfspec_decode(spec.model, prefill(spec.model, inputs), mask_id=spec.mask_id, block_size=4, stop_ids=[],
                           max_new_tokens=12, draft_hook=hook, inspect=InspectOptions(around=1), on_round=lambda r: None)
@@ -183,7 +183,7 @@ def test_batch_rounds_carry_the_same_inspector(tiny):
 
 
 def test_a_trace_keeps_the_inspector(tiny, tmp_path):
-    from app.core.trace import load_trace, write_trace
+    from app.core.record.trace import load_trace, write_trace
 
     spec, _ = tiny
     events: list = []
@@ -241,8 +241,8 @@ def test_the_bundled_faded_scan_makes_the_builtin_model_reject_often():
     from rapidfuzz.distance import Levenshtein
 
     from app.core.engines import open_engine
-    from app.core.paths import degraded_sample
-    from app.core.sample_documents import DEGRADED_LINES
+    from app.core.base.paths import degraded_sample
+    from app.core.document.sample_documents import DEGRADED_LINES
     from PIL import Image
 
     path = degraded_sample()

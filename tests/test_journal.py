@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from app.core import events as ev
-from app.core.regions import Region
+from app.core.record import events as ev
+from app.core.document.regions import Region
 from app.gui.journal import Journal, atomic_write_text
 
 
@@ -38,7 +38,7 @@ def feed_run(window, path):
 
 
 def test_journal_restore_after_crash(qtbot, tmp_path):
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
     from app.gui.main_window import MainWindow
 
     pdf = str(make_sample_pdf(tmp_path / "doc.pdf", pages=1))

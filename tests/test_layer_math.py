@@ -1,4 +1,4 @@
-"""A formula's LaTeX from a born-digital page's own text layer (app.core.layer_math): scripts from span sizes and
+"""A formula's LaTeX from a born-digital page's own text layer (app.core.text.layer_math): scripts from span sizes and
 baselines, symbols as commands, and a one-line equation the layout took for a heading read as a formula."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pymupdf
 
-from app.core.layer_math import latex_from_spans, layer_latex, set_as_math
+from app.core.text.layer_math import latex_from_spans, layer_latex, set_as_math
 
 D03 = Path(__file__).resolve().parents[1] / "corpora/realdocs/pages/d03-code-formula-2.pdf"
 

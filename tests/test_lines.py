@@ -68,7 +68,7 @@ def test_lines_of_the_bundled_sample_pdf():
     """Every text block of the sample PDF: as many lines found as the text layer has distinct baselines."""
     import pymupdf
 
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     checked = 0
     with pymupdf.open(str(sample_document())) as doc:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import llama_build
+from app.core.base import llama_build
 from app.core.engines import EngineUnavailable, open_engine
 from app.core.engines.llamacpp import find_model_files
 
@@ -64,7 +64,7 @@ def test_a_models_folder_holds_the_model_and_its_projector(tmp_path):
 
 def test_without_a_binary_the_engine_and_convert_say_how_to_get_one(tmp_path, monkeypatch, capsys):
     from app.cli import main
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     folder = tmp_path / "glm"
     folder.mkdir()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import llama_build
+from app.core.base import llama_build
 from app.core.engines import EngineUnavailable, open_engine
 from app.core.engines.remote import RemoteError
 from app.core.tiny.glm_checkpoint import sample_images
@@ -74,10 +74,10 @@ def _convert(capsys, *args):
 
 
 def _schedule(engine, count: int, emit=lambda e: None):
-    from app.core.aio import run_async
-    from app.core.cancel import CancelToken
+    from app.core.base.aio import run_async
+    from app.core.base.cancel import CancelToken
     from app.core.engines.scheduler import Job, RegionScheduler
-    from app.core.regions import Region
+    from app.core.document.regions import Region
 
     jobs = [Job((0, 0, k), Region(f"p1-r{k + 1:02d}", 0, (0, 0, 1, 1), "text", "text", k), im)
             for k, im in enumerate(sample_images(count, seed=5))]
@@ -88,7 +88,7 @@ def _schedule(engine, count: int, emit=lambda e: None):
 
 def test_convert_the_sample_through_llamacpp_reads_every_region_and_stops_the_server(gguf_dir, tmp_path, capsys):
     from app.core.engines.llama_server import live_servers
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     out = tmp_path / "out"
     code, stdout, stderr = _convert(capsys, sample_document(), "-o", out, "--engine", "llamacpp", "--model", gguf_dir,
@@ -219,7 +219,7 @@ def _wait_for(predicate, proc: subprocess.Popen, timeout: float = 240.0) -> None
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
 def test_the_app_ended_by_a_signal_leaves_no_server(gguf_dir, tmp_path, how):
     """SIGKILL: the server's death signal (PR_SET_PDEATHSIG) ends it; SIGTERM: the app's handler stops it."""
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     proc = _start_convert([sample_document(), "-o", tmp_path / "out", "--engine", "llamacpp", "--model", gguf_dir,
                            "--text-layer", "ignore", "--llama-threads", "1", "--max-new-tokens", "400"], tmp_path, how)
@@ -235,8 +235,8 @@ def test_the_app_ended_by_a_signal_leaves_no_server(gguf_dir, tmp_path, how):
 
 def test_convert_dir_resume_after_the_app_and_its_server_were_killed_loses_no_page_and_repeats_none(gguf_dir,
                                                                                                    tmp_path, capsys):
-    from app.core.sample_documents import make_small_report
-    from app.core.trace import load_trace
+    from app.core.document.sample_documents import make_small_report
+    from app.core.record.trace import load_trace
 
     src = tmp_path / "in"
     for rel in ("a.pdf", "sub/c.pdf"):
@@ -297,8 +297,8 @@ def test_a_server_killed_during_convert_dir_costs_only_its_regions_and_resume_re
     """`--server URL` on a llama-server that is killed mid-run: the regions it could not answer fail (exit 4), the
     pages read before are kept; restarted, `--resume` reads the failed pages only, and every region ends read."""
     from app.core.engines.llama_server import LlamaServer
-    from app.core.sample_documents import make_small_report
-    from app.core.trace import load_trace
+    from app.core.document.sample_documents import make_small_report
+    from app.core.record.trace import load_trace
 
     src = tmp_path / "in"
     for rel in ("a.pdf", "b.pdf"):

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from app.core import loader
+from app.core.checkpoints import loader
 
 
 def test_manifests_cover_the_supported_models():

@@ -2,8 +2,8 @@
 trace through its one entry point; keeps the preview offline; shows formulas as math."""
 from __future__ import annotations
 
-from app.core import events as ev
-from app.core.regions import Region
+from app.core.record import events as ev
+from app.core.document.regions import Region
 
 
 def test_main_window_appears_and_is_photographed(qtbot, artifacts_dir):
@@ -55,7 +55,7 @@ def _trace_events(path):
 
 
 def test_replayed_trace_drives_the_window_like_a_live_run(qtbot, tmp_path):
-    from app.core.trace import write_trace
+    from app.core.record.trace import write_trace
     from app.gui.main_window import MainWindow
 
     missing = str(tmp_path / "recorded-elsewhere.pdf")  # a trace from another machine: no document here
@@ -92,7 +92,7 @@ def test_preview_blocks_remote_content_and_renders_math(qtbot):
     from PySide6.QtCore import QUrl
     from PySide6.QtGui import QImage, QTextDocument
 
-    from app.core.paths import user_data_dir
+    from app.core.base.paths import user_data_dir
 
     own = user_data_dir() / "pictures" / "doc" / "p1-r04.png"
     own.parent.mkdir(parents=True)
@@ -247,7 +247,7 @@ def test_every_main_window_is_themed(qtbot):
 
 def test_a_failed_run_says_failed_and_why_in_the_list_and_the_status_bar(qtbot, tmp_path):
     """An engine whose weights are missing: the run fails, and the window says so (never "0 blocks" and "Ready")."""
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
     from app.gui.main_window import MainWindow
 
     pdf = make_sample_pdf(tmp_path / "doc.pdf")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import events as ev
+from app.core.record import events as ev
 from app.core.pipeline.options import FORMATS
 from app.core.pipeline.output import SUFFIXES
 from export_kit import assert_valid_alto
@@ -29,7 +29,7 @@ def without_timings(value):
 
 def test_window_export_and_convert_write_the_same_markdown_and_json(qtbot, tmp_path, artifacts_dir):
     from app.cli import main
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
     from app.gui.main_window import MainWindow
 
     pdf = tmp_path / "report.pdf"
@@ -96,7 +96,7 @@ def test_an_edit_is_the_only_difference_and_is_marked(qtbot, tmp_path):
 def _run_with_formula_number(tmp_path: Path):
     """A real pipeline run (classic OCR) over a page whose layout has a formula followed by its number."""
     from app.core.pipeline import Pipeline, PipelineOptions
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
     from app.core.layout.base import make_regions
     from app.core.layout.postprocess import Detection
 
@@ -139,7 +139,7 @@ def test_confidence_is_the_same_in_the_window_and_in_convert(qtbot, tmp_path):
     """The built-in engine reports a log-probability per token: the window records it from the events, convert from
     the engine's results; both must give every read block the same confidence."""
     from app.cli import main
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
     from app.gui.main_window import MainWindow
 
     pdf = make_sample_pdf(tmp_path / "one.pdf", pages=1)

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from app.core.engines import DocumentResult
-from app.core.cancel import CancelToken
-from app.core.events import RegionFinished
+from app.core.base.cancel import CancelToken
+from app.core.record.events import RegionFinished
 from app.core.layout import resolve_layout_name
 from app.core.engines import resolve_engine_name
 from app.core.pipeline import DocumentOutput, Pipeline, PipelineOptions, parse_pages
-from app.core.regions import Region
-from app.core.sample_documents import make_sample_pdf, make_small_report
+from app.core.document.regions import Region
+from app.core.document.sample_documents import make_sample_pdf, make_small_report
 from doc_inputs import text_image
 
 
@@ -94,7 +94,7 @@ def test_text_layer_comparison_is_an_event_before_each_page_finishes(classic_run
     body = next(b for b in compared[0].blocks if b["region_id"] == "p1-r02")
     assert body["reference"].startswith("Scriptorium reads documents")
     # the comparison survives a trace file (what `convert --trace` writes and the GUI replays)
-    from app.core.events import event_from_json
+    from app.core.record.events import event_from_json
 
     assert event_from_json(compared[0].to_json()) == compared[0]
 
@@ -296,8 +296,8 @@ def test_pymupdf_headings_only_the_document_title_is_level_one():
     """PyMuPDF ranks headers per page; docs/architecture.md (Assembly) wants `# ` for the document title only. The
     bundled sample: page 1 has the title and "1. Results", page 2 only "2. Results" (level 1 on its own page, yet a
     section)."""
-    from app.core.paths import sample_document
-    from app.core.textlayer import reference_text
+    from app.core.base.paths import sample_document
+    from app.core.text.textlayer import reference_text
 
     pipe = Pipeline(PipelineOptions(layout="pymupdf", dpi=72))
     pipe.open(sample_document())

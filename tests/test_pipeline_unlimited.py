@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core import events as ev
-from app.core.cancel import CancelToken
+from app.core.record import events as ev
+from app.core.base.cancel import CancelToken
 from app.core.pipeline import Pipeline, PipelineError, PipelineOptions
 from app.core.engines.unlimited_output import clean_raw
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 @pytest.fixture(scope="module")
 def two_pages(tmp_path_factory):
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
 
     return make_sample_pdf(tmp_path_factory.mktemp("doc") / "two.pdf", pages=2)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from app.core import events as ev
-from app.core.regions import Region
+from app.core.record import events as ev
+from app.core.document.regions import Region
 from app.core.review.reading_order import OrderEditor, column_order, line_order
 from app.core.review.region_edits import PERSON_LAYOUT, fixed_layouts, restore
 from app.core.review.session import Session

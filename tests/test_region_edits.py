@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from app.core import events as ev
-from app.core.regions import Region
+from app.core.record import events as ev
+from app.core.document.regions import Region
 from app.core.review.region_edits import PERSON_LAYOUT, USER_FIXED, RegionEditor, fixed_layouts, restore
 from app.core.review.session import Session
 
@@ -120,8 +120,8 @@ def test_a_run_request_carries_the_persons_regions_of_the_pages_it_reads():
 def test_a_fresh_pipeline_reads_the_persons_regions_instead_of_laying_the_page_out(tmp_path):
     from app.core.pipeline.options import PipelineOptions
     from app.core.review.runner import PipelineRunner, RunRequest
-    from app.core.sample_documents import make_sample_pdf
-    from app.core.cancel import CancelToken
+    from app.core.document.sample_documents import make_sample_pdf
+    from app.core.base.cancel import CancelToken
 
     pdf = make_sample_pdf(tmp_path / "one.pdf", pages=1)
     mine = Region(id="p1-u01", page=0, box=(120, 200, 1000, 260), label="text", task="text", order=0,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from app.core.engines import EngineUnavailable, open_engine
-from app.core.cancel import CancelToken, Cancelled
+from app.core.base.cancel import CancelToken, Cancelled
 from app.core.tiny.glm_checkpoint import sample_images
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ def server(checkpoint, tmp_path_factory):
 
 def _jobs(count: int, pages: int = 3):
     from app.core.engines.scheduler import Job
-    from app.core.regions import Region
+    from app.core.document.regions import Region
 
     images = sample_images(count, seed=3)
     jobs = []
@@ -59,7 +59,7 @@ def _jobs(count: int, pages: int = 3):
 
 
 def _schedule(engine, jobs, emit=lambda e: None, cancel=None):
-    from app.core.aio import run_async
+    from app.core.base.aio import run_async
     from app.core.engines.scheduler import RegionScheduler
 
     applied = []
@@ -132,7 +132,7 @@ def test_cancel_stops_dispatch_and_ends_the_requests_in_flight(server):
 
 
 def test_a_document_is_read_page_by_page_as_it_is_laid_out_earliest_first(server):
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
     from app.core.pipeline import Pipeline, PipelineOptions
 
     events = []
@@ -155,7 +155,7 @@ def test_a_document_is_read_page_by_page_as_it_is_laid_out_earliest_first(server
 
 def test_finish_reason_length_marks_the_region_truncated_never_done(server):
     from app.core.pipeline.output import region_status
-    from app.core.regions import Region, record_result
+    from app.core.document.regions import Region, record_result
 
     engine = open_engine("remote", servers=[server.url], max_new_tokens=2)
     result = engine.decode_region(sample_images(3)[2], "text", region_id="p1-r01")  # 27 tokens unbounded
@@ -178,7 +178,7 @@ def _convert(capsys, *args) -> tuple[int, str, str]:
 def test_convert_sample_against_the_server_reads_every_text_region_and_never_writes_the_key(server, checkpoint,
                                                                                             tmp_path, capsys,
                                                                                             monkeypatch):
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     monkeypatch.setenv("SCRIPTORIUM_API_KEY", SECRET)
     out = tmp_path / "out"
@@ -205,7 +205,7 @@ def test_convert_sample_against_the_server_reads_every_text_region_and_never_wri
 
 
 def test_convert_against_an_unreachable_server_says_so_and_exits_3(tmp_path, capsys):
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
     from app.core.tiny.serving import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"
@@ -217,8 +217,8 @@ def test_convert_against_an_unreachable_server_says_so_and_exits_3(tmp_path, cap
 
 
 def test_convert_dir_resume_after_sigint_reads_no_finished_page(server, tmp_path, capsys):
-    from app.core.sample_documents import make_small_report
-    from app.core.trace import load_trace
+    from app.core.document.sample_documents import make_small_report
+    from app.core.record.trace import load_trace
 
     src = tmp_path / "in"
     for rel in ("a.pdf", "sub/deeper/c.pdf"):
@@ -268,7 +268,7 @@ def test_convert_dir_keeps_the_server_busy_across_documents_with_the_same_output
                                                                                                 capsys):
     """Two documents on one region queue: the second is laid out and its regions sent while the first one's last
     regions are in flight; each is written in order with its own summary row, and reads exactly as alone."""
-    from app.core.sample_documents import make_small_report
+    from app.core.document.sample_documents import make_small_report
 
     src = tmp_path / "in"
     src.mkdir()
@@ -310,7 +310,7 @@ def test_the_unlimited_profile_reads_whole_pages_on_the_server_and_parses_the_an
     real `<|det|>` answer through the same reader."""
     from app.core.pipeline import Pipeline, PipelineOptions
     from app.core.pipeline.output import region_status
-    from app.core.sample_documents import make_small_report
+    from app.core.document.sample_documents import make_small_report
 
     events = []
     options = PipelineOptions(engine="remote", compare_text_layer=False, engine_options={
@@ -336,7 +336,7 @@ def test_the_unlimited_profile_reads_whole_pages_on_the_server_and_parses_the_an
 
 def test_the_window_reads_queued_documents_on_the_server_and_shows_the_queue(qtbot, server, checkpoint, tmp_path,
                                                                               artifacts_dir):
-    from app.core.sample_documents import make_small_report
+    from app.core.document.sample_documents import make_small_report
     from app.gui.main_window import MainWindow
     from app.gui.settings import Settings
 
@@ -390,9 +390,9 @@ def test_the_windows_remote_run_sends_its_requests_on_the_apps_qasync_loop(qtbot
 
     from PySide6.QtWidgets import QApplication
 
-    from app.core import aio
+    from app.core.base import aio
     from app.core.engines.remote import RemoteEngine
-    from app.core.sample_documents import make_small_report
+    from app.core.document.sample_documents import make_small_report
     from app.gui.application import install_event_loop
     from app.gui.main_window import MainWindow
     from app.gui.settings import Settings

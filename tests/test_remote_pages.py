@@ -15,7 +15,7 @@ from app.core.engines.remote import PROFILES, _Reply
 from app.core.engines.remote_pages import PageAnswer, PageReader
 from app.core.pipeline.quality import region_status
 from app.core.engines.scheduler import Job, Outcome
-from app.core.regions import Region
+from app.core.document.regions import Region
 
 ANSWER = ("<|det|>title [52, 40, 610, 92]<|/det|>Field Notes\n"
           "<|det|>text [52, 120, 940, 260]<|/det|>The survey team walked the northern transect twice.\n"

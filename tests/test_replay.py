@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from app.bench.frames import synthetic_rounds_trace, synthetic_window_trace
-from app.core.events import RoundVerified
-from app.core.trace import write_trace
+from app.core.record.events import RoundVerified
+from app.core.record.trace import write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,8 +34,8 @@ def test_replay_command_rejects_a_bad_file_with_one_line(tmp_path, capsys):
 
 def test_replay_command_names_a_missing_document(tmp_path, capsys):
     from app.cli import main
-    from app.core.events import RunStarted
-    from app.core.trace import write_trace
+    from app.core.record.events import RunStarted
+    from app.core.record.trace import write_trace
 
     path = write_trace(tmp_path / "run.jsonl", [RunStarted(engine="gravity", document="a.pdf")])
     assert main(["replay", str(path), "--document", str(tmp_path / "gone.pdf")]) == 2
@@ -80,8 +80,8 @@ def test_frames_benchmark_prints_its_table(qapp, capsys):
 
 def test_replay_with_document_points_the_trace_at_the_local_file(qtbot, tmp_path):
     from app.commands.replay import open_replay
-    from app.core import events as ev
-    from app.core.paths import sample_document
+    from app.core.record import events as ev
+    from app.core.base.paths import sample_document
 
     elsewhere = "/home/someone/else/sample.pdf"  # recorded on another machine
     regions = [{"id": "p1-r01", "page": 0, "box": [10, 10, 200, 40], "label": "text", "task": "text", "order": 0,

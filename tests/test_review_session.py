@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core import events as ev
-from app.core.regions import Region
+from app.core.record import events as ev
+from app.core.document.regions import Region
 
 
 def _one_block_session(text_layer: str = "Hello world"):
@@ -121,7 +121,7 @@ def test_exported_json_keeps_each_blocks_engine_and_stats():
 
 
 def test_cer_badge_reads_sensibly_for_garbage_output(qtbot):
-    from app.core.regions import Region
+    from app.core.document.regions import Region
     from app.gui.block_bar import BlockBar
     from app.core.review.document import Block
 

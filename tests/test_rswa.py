@@ -17,7 +17,7 @@ torch.set_num_threads(1)
 @pytest.fixture(scope="module")
 def small_window_model(tmp_path_factory):
     """W = 4, so eviction starts at the 5th decode step; a smaller init std keeps fp32 logits near ±3."""
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
     from app.core.tiny.unlimited import build
 
     path = build(tmp_path_factory.mktemp("tiny-unlimited-w4"), seed=1, sliding_window=4, init_std=0.08)
@@ -26,7 +26,7 @@ def small_window_model(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tiny_model(tiny_unlimited_dir):
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
 
     return load_model("unlimited-ocr", tiny_unlimited_dir, device="cpu", dtype="fp32")
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from app.core.pipeline.output import DocumentOutput, PageOutput, write_document
-from app.core.regions import Region
-from app.core.textlayer import normalise
+from app.core.document.regions import Region
+from app.core.text.textlayer import normalise
 
 
 def _scanned_pdf(tmp_path: Path) -> Path:

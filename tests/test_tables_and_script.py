@@ -8,7 +8,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from app.bench import documents_corpus as corpus
 from app.core.rapid.script_mask import ScriptMask, count_scripts
-from app.core.tables import from_rows
+from app.core.text.tables import from_rows
 
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
@@ -134,7 +134,7 @@ def test_column_names_above_a_ruled_table_are_its_header_row(tmp_path):
     import pymupdf
 
     from app.core.layout.page_boxes import find_tables
-    from app.core.tables import from_finder
+    from app.core.text.tables import from_finder
 
     doc = pymupdf.open()
     page = doc.new_page()

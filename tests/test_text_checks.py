@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.core.pipeline.quality import mark_page_script, region_outcome, review_reasons
-from app.core.regions import Region, record_result
-from app.core.textcheck import dominant_script, line_coverage, script_of, text_reasons
+from app.core.document.regions import Region, record_result
+from app.core.text.textcheck import dominant_script, line_coverage, script_of, text_reasons
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 

@@ -27,7 +27,7 @@ def test_side_by_side_escapes_and_counts():
 
 
 def test_the_block_bar_shows_the_text_layer_beside_the_decoded_text(qtbot):
-    from app.core.regions import Region
+    from app.core.document.regions import Region
     from app.core.review.document import Block
     from app.gui.block_bar import BlockBar
 

@@ -158,7 +158,7 @@ def test_a_formula_line_becomes_a_formula_and_a_prose_formula_becomes_text():
 def test_the_bundled_sample_table_box_encloses_all_columns_and_the_formula_is_a_formula():
     from app.core.document import open_document
     from app.core.layout import open_layout
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     doc = open_document(sample_document())
     try:

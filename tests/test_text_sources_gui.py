@@ -1,7 +1,7 @@
 """The block bar says where a block's text came from: the PDF's own text layer or OCR."""
 from __future__ import annotations
 
-from app.core.regions import Region, record_result
+from app.core.document.regions import Region, record_result
 from app.core.review.document import Block
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.core.document import TextWord
-from app.core.textlayer import BlockComparison, cer, compare_block, normalise, page_cer, reference_text
+from app.core.text.textlayer import BlockComparison, cer, compare_block, normalise, page_cer, reference_text
 
 
 def W(text, box, block=0, line=0, word=0):

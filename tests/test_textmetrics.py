@@ -1,10 +1,10 @@
-"""One edit distance and CER for the project (app.core.textmetrics, on rapidfuzz), and one translation of the
+"""One edit distance and CER for the project (app.core.text.textmetrics, on rapidfuzz), and one translation of the
 decoders' records into events (app.core.decoding.round_events)."""
 from __future__ import annotations
 
 from app.core.decoding.round_events import round_verified, tokens_committed
 from app.core.decoding.selfspec import Round
-from app.core.textmetrics import cer, edit_distance, error_rate, errors
+from app.core.text.textmetrics import cer, edit_distance, error_rate, errors
 
 
 def test_edit_distance_and_cer():
@@ -15,7 +15,7 @@ def test_edit_distance_and_cer():
 
 
 def test_the_text_layers_cer_normalises_then_measures_the_same_way():
-    from app.core.textlayer import cer as layer_cer
+    from app.core.text.textlayer import cer as layer_cer
 
     assert layer_cer("<b>Field</b>  Notes", "Field Notes") == 0.0
     assert layer_cer("Field Nates", "Field Notes") == cer("Field Notes", "Field Nates") == 1 / 11

@@ -5,7 +5,7 @@ def test_loads_through_the_loader_and_detects(tiny_doclayout_dir):
     import torch
     from PIL import Image
 
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
 
     lm = load_model("pp-doclayoutv3", tiny_doclayout_dir, device="cpu", dtype="fp32", attn_implementation=None)
     assert type(lm.model).__name__ == "PPDocLayoutV3ForObjectDetection"

@@ -41,7 +41,7 @@ def test_checkpoint_files_and_special_ids(tiny_glmocr_dir):
 def test_loads_through_the_loader_and_generates(tiny_glmocr_dir, image):
     import torch
 
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
 
     lm = load_model("gravityocr", tiny_glmocr_dir, device="cpu")
     assert type(lm.model).__name__ == "GlmOcrForConditionalGeneration"
@@ -61,7 +61,7 @@ def test_loads_through_the_loader_and_generates(tiny_glmocr_dir, image):
 
 
 def test_resized_mask_row(tmp_path, image):
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
 
     path = build(tmp_path / "resized", seed=1, mask_row="resized", block_size=8)
     lm = load_model("gravityocr", path, device="cpu")

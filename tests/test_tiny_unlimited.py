@@ -7,7 +7,7 @@ from PIL import Image
 
 
 def test_tiny_unlimited_loads_and_runs(tiny_unlimited_dir):
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
     from app.core.tiny.unlimited import BOS, IMAGE, PAGE
 
     lm = load_model("unlimited-ocr", tiny_unlimited_dir, device="cpu")

@@ -1,4 +1,4 @@
-"""Trace files (app.core.trace): round trip with timings, a header with the app version, tolerance of a truncated
+"""Trace files (app.core.record.trace): round trip with timings, a header with the app version, tolerance of a truncated
 last line, clear errors on files that are not traces."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from app import __version__
 from app.bench.frames import synthetic_rounds_trace, synthetic_window_trace
-from app.core.events import RegionStarted, RoundVerified, WindowStepped
-from app.core.trace import TraceError, TraceWriter, load_trace, read_trace, tee, write_trace
+from app.core.record.events import RegionStarted, RoundVerified, WindowStepped
+from app.core.record.trace import TraceError, TraceWriter, load_trace, read_trace, tee, write_trace
 
 
 def test_round_trip_keeps_every_event_and_its_time(tmp_path):

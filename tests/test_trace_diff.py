@@ -1,4 +1,4 @@
-"""The A/B decoding diff (app.core.trace_compare, `python -m app diff`) on real decodes of tiny GlmOcr checkpoints
+"""The A/B decoding diff (app.core.record.trace_compare, `python -m app diff`) on real decodes of tiny GlmOcr checkpoints
 built at test time (fp32, nothing mocked): two block sizes that give the same tokens report no divergence and exit
 0; a changed checkpoint (a perturbed copy, another seed) reports exactly the first token where the decodes part,
 with each model's distribution there, and exits 1; a file that is not a trace exits 2."""
@@ -12,10 +12,10 @@ torch = pytest.importorskip("torch")
 
 from app.cli import main  # noqa: E402
 from app.core.decoding.inspector import InspectOptions  # noqa: E402
-from app.core.events import RunFinished, RunStarted  # noqa: E402
+from app.core.record.events import RunFinished, RunStarted  # noqa: E402
 from app.core.tiny.glm_checkpoint import build, sample_images  # noqa: E402
-from app.core.trace import write_trace  # noqa: E402
-from app.core.trace_compare import compare, first_char_difference, word_diff_text  # noqa: E402
+from app.core.record.trace import write_trace  # noqa: E402
+from app.core.record.trace_compare import compare, first_char_difference, word_diff_text  # noqa: E402
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 NEW = 32
@@ -68,7 +68,7 @@ def first_token_difference(a: list[int], b: list[int]) -> int | None:
 def test_a_changed_block_size_with_the_same_tokens_reports_no_divergence(traces, capsys):
     (pa, ra), (pb, rb) = traces["b4"], traces["b8"]
     assert [r.tokens for r in ra] == [r.tokens for r in rb]  # self-spec is exact at any B
-    from app.core.trace import load_trace
+    from app.core.record.trace import load_trace
 
     comp = compare(load_trace(pa).events, load_trace(pb).events)
     assert comp.same and len(comp.regions) == 3
@@ -83,7 +83,7 @@ def test_a_changed_block_size_with_the_same_tokens_reports_no_divergence(traces,
 
 @pytest.mark.parametrize("other", ["nudged", "seed3"])
 def test_a_changed_checkpoint_reports_the_exact_first_differing_token(traces, other, capsys):
-    from app.core.trace import load_trace
+    from app.core.record.trace import load_trace
 
     (pa, ra), (pb, rb) = traces["b4"], traces[other]
     comp = compare(load_trace(pa).events, load_trace(pb).events)

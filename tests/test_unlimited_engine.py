@@ -9,15 +9,15 @@ import pytest
 import torch
 from PIL import Image
 
-from app.core import events as ev
-from app.core.cancel import CancelToken
+from app.core.record import events as ev
+from app.core.base.cancel import CancelToken
 
 torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
 def loaded(tiny_unlimited_dir):
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
 
     return load_model("unlimited-ocr", tiny_unlimited_dir, device="cpu", dtype="fp32")
 

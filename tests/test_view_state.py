@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from app.core.events import NgramBanned, PrefixLaid, RegionFinished, RegionStarted, RoundVerified, RunStarted, TokensCommitted, WindowStepped
+from app.core.record.events import NgramBanned, PrefixLaid, RegionFinished, RegionStarted, RoundVerified, RunStarted, TokensCommitted, WindowStepped
 from app.gui.views.rounds_state import RoundsModel
 from app.gui.views.view_text import engine_hint, visible_whitespace
 from app.gui.views.window_state import WindowModel

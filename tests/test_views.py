@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QPoint, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.bench.frames import synthetic_rounds_trace, synthetic_window_trace
-from app.core.events import (
+from app.core.record.events import (
     ErrorRaised,
     LayoutDone,
     PageRendered,
@@ -23,7 +23,7 @@ from app.core.events import (
     RunStarted,
     WindowStepped,
 )
-from app.core.trace import TraceWriter, load_trace, tee
+from app.core.record.trace import TraceWriter, load_trace, tee
 from app.gui.views import DecodingViews
 
 torch = pytest.importorskip("torch")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 from app.core.engines.base import EngineUnavailable, RegionResult, no_emit
-from app.core.events import RegionFinished, RegionStarted
+from app.core.record.events import RegionFinished, RegionStarted
 
 CASES = ("upper", "lower")
 

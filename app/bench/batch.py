@@ -43,7 +43,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def measure(args, model_dir: Path) -> dict[str, Any]:
     from app.bench.selfspec import spread
     from app.core.engines.glm_engine import RegionCrop, open_ar, open_selfspec
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
     from app.core.tiny.glm_checkpoint import sample_images
 
     loaded = load_model(args.manifest, model_dir, device=args.device, dtype=args.dtype)
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from app.bench.selfspec import table
-    from app.core.loader import pick_device
+    from app.core.checkpoints.loader import pick_device
 
     args.device = pick_device(args.device)
     torch.set_num_threads(max(1, args.threads))

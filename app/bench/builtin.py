@@ -37,7 +37,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def cer(ref: str, hyp: str) -> tuple[int, int]:
-    from app.core.textmetrics import errors
+    from app.core.text.textmetrics import errors
 
     return errors(ref, hyp)
 
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from app.core.engines.builtin import open_engine
     from app.core.engines import EngineUnavailable
-    from app.core.paths import sample_document
+    from app.core.base.paths import sample_document
 
     torch.set_num_threads(1)  # what the engine does while decoding (reader.one_thread)
     try:

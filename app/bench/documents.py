@@ -31,7 +31,7 @@ _WORDS = re.compile(r"\w+(?:[.,']\w+)*")
 
 def plain(text: str) -> str:
     """Output Markdown/HTML → plain text (image links, tags, table pipes, emphasis and heading marks removed)."""
-    from app.core.textlayer import normalise
+    from app.core.text.textlayer import normalise
 
     return normalise(_MD_NOISE.sub(" ", text))
 
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = [a for a in argv if a == "--quick"]
     args = p.parse_args(argv)
     from app.bench.documents_corpus import make_corpus
-    from app.core.noise import quiet_third_party
+    from app.core.base.noise import quiet_third_party
 
     quiet_third_party(verbose=False)
     with tempfile.TemporaryDirectory() as tmp:

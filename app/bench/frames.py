@@ -16,7 +16,7 @@ import random
 import statistics
 import time
 
-from app.core.events import (
+from app.core.record.events import (
     Event,
     NgramBanned,
     PrefixLaid,

@@ -88,7 +88,7 @@ def run_window(files: list[tuple[Path, str]], home: Path, budget: float) -> dict
     from PySide6.QtWidgets import QApplication
 
     from app.bench.hostile_corpus import SETTINGS_SHAPES, journal_shapes, trace_shapes
-    from app.core.trace import TraceError
+    from app.core.record.trace import TraceError
     from app.gui.application import create_application
     from app.gui.main_window import MainWindow
     from app.gui.prompts import Prompter

@@ -139,7 +139,7 @@ def _bit_flips(data: bytes, count: int, seed: int) -> list[bytes]:
 
 def build_documents(folder: Path, quick: bool = True) -> list[tuple[Path, str]]:
     """Write the document corpus into `folder`; returns (path, description) pairs."""
-    from app.core.sample_documents import make_sample_pdf
+    from app.core.document.sample_documents import make_sample_pdf
 
     folder.mkdir(parents=True, exist_ok=True)
     files: list[tuple[Path, str]] = []

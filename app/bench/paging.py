@@ -1,6 +1,6 @@
 """`python -m app bench paging [--quick] [--pages N] [--dpi D]`: opening and paging through a long PDF.
 
-A 500-page report is generated (app.core.sample_documents.make_long_pdf; --quick: 120 pages), then measured in one process:
+A 500-page report is generated (app.core.document.sample_documents.make_long_pdf; --quick: 120 pages), then measured in one process:
 - time to open it and to render page 1 (what a person waits for before seeing anything);
 - paging through every page at the display DPI with the document's bounded render cache, the resident memory
   (RSS) sampled after each page: after page 10, at the middle, at the end, and the peak. Flat means bounded: the
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dpi", type=float, default=144.0)
     args = p.parse_args(argv)
     pages = args.pages or (120 if args.quick else 500)
-    from app.core.sample_documents import make_long_pdf
+    from app.core.document.sample_documents import make_long_pdf
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"report-{pages}.pdf"

@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from app.bench.selfspec import table
-    from app.core.loader import pick_device
+    from app.core.checkpoints.loader import pick_device
 
     args.device = pick_device(args.device)
     torch.set_num_threads(max(1, args.threads))

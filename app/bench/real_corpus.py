@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in CONVERTERS]
     if unknown or not names:
         p.error(f"unknown converter {', '.join(unknown) or '(none)'}; choose from {', '.join(CONVERTERS)}")
-    from app.core.noise import quiet_third_party
+    from app.core.base.noise import quiet_third_party
 
     quiet_third_party(verbose=False)
     pages = load(Path(args.folder))

@@ -21,11 +21,11 @@ import time
 
 def _layout(engine, copies: int):
     """Regions (with their crops) of the sample document, `copies` times over, as scheduler jobs."""
-    from app.core.cancel import CancelToken
-    from app.core.paths import sample_document
+    from app.core.base.cancel import CancelToken
+    from app.core.base.paths import sample_document
     from app.core.pipeline import DocumentOutput, Pipeline, PipelineOptions
     from app.core.engines.scheduler import Job
-    from app.core.regions import DECODED_TASKS
+    from app.core.document.regions import DECODED_TASKS
 
     pipe = Pipeline(PipelineOptions(compare_text_layer=False), cancel=CancelToken(), engine=engine)
     doc = pipe.open(sample_document())
@@ -44,8 +44,8 @@ def _layout(engine, copies: int):
 
 
 def _read(engine, jobs, lanes: int) -> dict:
-    from app.core.aio import run_async
-    from app.core.cancel import CancelToken
+    from app.core.base.aio import run_async
+    from app.core.base.cancel import CancelToken
     from app.core.engines.scheduler import RegionScheduler
 
     engine.concurrency = lanes
@@ -64,7 +64,7 @@ def _read(engine, jobs, lanes: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from app.commands.engine_flags import add_engine_arguments, engine_options, missing
+    from app.core.engines.flags import add_engine_arguments, engine_options, missing
     from app.core.engines import ENGINES
 
     served = [name for name, spec in ENGINES.items() if spec.group in ("Servers", "llama.cpp")]  # engines of servers

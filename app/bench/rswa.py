@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from app.core.decoding.rswa import REAL_GEOMETRY, KVGeometry, full_attention_twin
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
     from app.core.tiny.unlimited import build
 
     torch.set_num_threads(max(1, args.threads))

@@ -33,14 +33,14 @@ def pages(folder: Path) -> list[tuple[Path, str]]:
 
 
 def edit(expected: str, got: str) -> float:
-    from app.core.textmetrics import error_rate
+    from app.core.text.textmetrics import error_rate
 
     return error_rate(" ".join(expected.split()), " ".join(got.split()))
 
 
 def measure(pdf: Path, expected: str, engine, reps: int) -> dict:
     from app.core.pipeline import Pipeline, PipelineOptions
-    from app.core.regions import DECODED_TASKS
+    from app.core.document.regions import DECODED_TASKS
 
     pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engine)
     try:
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--engine", default="builtin", help="a region engine that reads given lines (default builtin)")
     args = p.parse_args(argv)
     from app.core.engines import LineRegionEngine, open_engine
-    from app.core.noise import quiet_third_party
+    from app.core.base.noise import quiet_third_party
 
     quiet_third_party(verbose=False)
     engine = open_engine(args.engine, device="cpu")

@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import transformers
 
-    from app.core.loader import load_model, pick_device
+    from app.core.checkpoints.loader import load_model, pick_device
 
     device = pick_device(args.device)
     args.device = device

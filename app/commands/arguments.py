@@ -26,12 +26,12 @@ def positive(kind: type, upper: float | None = None):
 
 def add_llamacpp_arguments(p: argparse.ArgumentParser) -> None:
     """--engine llamacpp's options, from its spec in the registry (also `bench remote`'s)."""
-    from app.commands.engine_flags import add_engine_arguments
+    from app.core.engines.flags import add_engine_arguments
 
     add_engine_arguments(p, ["llamacpp"])
 
 
 def llamacpp_options(args: argparse.Namespace) -> dict:
-    from app.commands.engine_flags import engine_options
+    from app.core.engines.flags import engine_options
 
     return engine_options(args, "llamacpp")

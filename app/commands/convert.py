@@ -5,11 +5,11 @@ source's pages made searchable, docx, xlsx, alto, hocr, docling) and OUTDIR/<ste
 took gets "<stem>-2", "-3"...),
 shows a progress line on a terminal (pages, regions, tokens/s) and prints one summary line. The output folder is
 checked before any decoding; third-party warnings are hidden unless `-v`. `--trace FILE` records the event stream
-as JSON lines (app.core.trace); with several inputs each gets its own file, FILE's stem + "-<output stem>".
+as JSON lines (app.core.record.trace); with several inputs each gets its own file, FILE's stem + "-<output stem>".
 A folder is walked recursively and its tree mirrored under OUTDIR; a per-page checkpoint in OUTDIR lets `--resume`
 skip the pages (and inputs) an earlier, interrupted run finished; several inputs end with a summary table
 (app.commands.convert_inputs). `--engine remote --server URL...` reads regions on OCR servers (app.core.engines.remote).
-Each engine's own flags are generated from its spec in the registry (app.commands.engine_flags).
+Each engine's own flags are generated from its spec in the registry (app.core.engines.flags).
 
 Exit codes: 0 every input converted cleanly; 1 at least one input could not be read (bad/encrypted/damaged file,
 bad --pages) or its output could not be written; 2 bad command line; 3 the engine or layout could not be loaded, or
@@ -28,9 +28,9 @@ from app.commands.arguments import positive
 from app.core.pipeline.options import (
     ALTO_VERSIONS, AUTO_BATCH, DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES, parse_formats,
 )
-from app.core.wording import count
+from app.core.base.wording import count
 from app.core.engines import ENGINES  # names only: neither module imports torch
-from app.commands.engine_flags import add_engine_arguments, engine_options, missing
+from app.core.engines.flags import add_engine_arguments, engine_options, missing
 from app.commands.interrupts import Interrupts as _Interrupts
 from app.commands.interrupts import take_over_interrupts as _take_over_interrupts
 from app.commands.interrupts import warm_imports as _warm_imports
@@ -98,13 +98,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_remote_arguments(p: argparse.ArgumentParser) -> None:
     """The remote engine's flags alone (`bench remote`'s), generated from its spec like convert's."""
-    from app.commands.engine_flags import add_engine_arguments
+    from app.core.engines.flags import add_engine_arguments
 
     add_engine_arguments(p, ["remote"])
 
 
 def remote_options(args: argparse.Namespace) -> dict:
-    from app.commands.engine_flags import engine_options
+    from app.core.engines.flags import engine_options
 
     return engine_options(args, "remote")
 
@@ -142,7 +142,7 @@ def _trace_path(trace: str, stem: str, several: bool) -> Path:
 
 
 def _open_trace(path: Path, meta: dict):
-    from app.core.trace import TraceWriter
+    from app.core.record.trace import TraceWriter
 
     return TraceWriter(path, meta=meta)
 
@@ -162,8 +162,8 @@ def _run(args: argparse.Namespace) -> int:
     import os
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' weight-loading bar, on our stderr
-    from app.core.loader import ModelError, check_device_name, check_dtype_name
-    from app.core.noise import quiet_third_party
+    from app.core.checkpoints.loader import ModelError, check_device_name, check_dtype_name
+    from app.core.base.noise import quiet_third_party
     from app.core.pipeline import PipelineOptions
 
     quiet_third_party(verbose=args.verbose)
@@ -264,8 +264,8 @@ def _overlapped(items, one) -> tuple[list[int | None], bool]:
     """Every input on its own thread, on one region queue (app.commands.convert_inputs.Overlap): the exit codes (None: not
     started) and whether Ctrl+C ended the run."""
     from app.commands.convert_inputs import Overlap
-    from app.core.aio import background_loop
-    from app.core.cancel import CancelToken
+    from app.core.base.aio import background_loop
+    from app.core.base.cancel import CancelToken
 
     cancel = _Interrupts.cancel = CancelToken()
     _Interrupts.overlap = True
@@ -294,8 +294,8 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
     import os
 
     from app.commands.convert_inputs import Checkpoint, checkpoint_settings, count_regions
-    from app.core.cancel import CancelToken
-    from app.core.events import ErrorRaised, PageFinished, PhaseChanged
+    from app.core.base.cancel import CancelToken
+    from app.core.record.events import ErrorRaised, PageFinished, PhaseChanged
     from app.core.pipeline import Pipeline, PipelineError
     from app.core.pipeline.output import check_output
 

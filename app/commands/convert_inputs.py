@@ -81,7 +81,7 @@ def page_to_dict(page) -> dict[str, Any]:
 
 def page_from_dict(d: dict[str, Any]):
     from app.core.pipeline.output import PageOutput
-    from app.core.regions import Region
+    from app.core.document.regions import Region
 
     names = {f.name for f in fields(PageOutput)}
     page = PageOutput(**{k: v for k, v in d.items() if k in names and k != "regions"})
@@ -125,7 +125,7 @@ class Checkpoint:
         return ""
 
     def save(self) -> None:
-        from app.core.atomic import atomic_write_text
+        from app.core.base.atomic import atomic_write_text
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"source": self._source(), "settings": self.settings, "done": self.done, "engine": self.engine,
@@ -202,7 +202,7 @@ class ConvertProgress:
         self._draw()
 
     def __call__(self, event) -> None:
-        from app.core import events as ev
+        from app.core.record import events as ev
 
         if isinstance(event, ev.PhaseChanged) and event.phase == "decoding":
             self.region, self.regions = event.current, event.total

@@ -57,7 +57,7 @@ def format_comparison(comp, name_a: str, name_b: str, *, quiet: bool = False) ->
             out.append(f"    A's verifier there: {_top(d.a_slot)}")
             out.append(f"    B's verifier there: {_top(d.b_slot)}")
         if not same:
-            from app.core.trace_compare import word_diff_text
+            from app.core.record.trace_compare import word_diff_text
 
             out.append(f"  text: {word_diff_text(a.text, b.text)}")
     total = [r for r in comp.regions if r.a is not None and r.b is not None]
@@ -71,8 +71,8 @@ def format_comparison(comp, name_a: str, name_b: str, *, quiet: bool = False) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.core.trace import TraceError, load_trace
-    from app.core.trace_compare import compare
+    from app.core.record.trace import TraceError, load_trace
+    from app.core.record.trace_compare import compare
 
     try:
         a, b = load_trace(args.trace_a), load_trace(args.trace_b)

@@ -58,4 +58,4 @@ def warm_imports() -> None:
     import app.core.layout.budget  # noqa: F401
     import app.core.pipeline.html_render  # noqa: F401
     import app.core.pipeline.run  # noqa: F401
-    import app.core.textlayer  # noqa: F401
+    import app.core.text.textlayer  # noqa: F401

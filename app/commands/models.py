@@ -9,7 +9,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.core.loader import ModelError, manifests, resolve_model_dir
+    from app.core.checkpoints.loader import ModelError, manifests, resolve_model_dir
 
     for m in manifests().values():
         try:

@@ -25,7 +25,7 @@ def with_document(trace, document: str):
     shows the real pages. Returns (trace, whether any event named a document)."""
     import dataclasses
 
-    from app.core.events import DocumentOpened, RunStarted
+    from app.core.record.events import DocumentOpened, RunStarted
 
     named = {e.path for e in trace.events if isinstance(e, DocumentOpened)}
     named |= {e.document for e in trace.events if isinstance(e, RunStarted) and e.document}
@@ -51,7 +51,7 @@ def open_replay(path: str, *, document: str | None = None, speed: float = 1.0, p
     already read by `load_trace` (else it is read here)."""
     import tempfile
 
-    from app.core.trace import load_trace, write_trace
+    from app.core.record.trace import load_trace, write_trace
     from app.gui.main_window import MainWindow
     from app.gui.views import DecodingViews
 
@@ -95,7 +95,7 @@ def open_replay(path: str, *, document: str | None = None, speed: float = 1.0, p
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.core.trace import TraceError, load_trace
+    from app.core.record.trace import TraceError, load_trace
 
     try:
         trace = load_trace(args.file)

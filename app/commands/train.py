@@ -59,7 +59,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.core.paths import user_models_dir
+    from app.core.base.paths import user_models_dir
 
     out = Path(args.out) if args.out else user_models_dir() / "builtin"
     return run_reader(args, out)

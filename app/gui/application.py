@@ -12,7 +12,7 @@ def create_application(argv: list[str] | None = None):
     from PySide6.QtWidgets import QApplication
 
     from app import __version__
-    from app.core.paths import resources_dir
+    from app.core.base.paths import resources_dir
 
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Scriptorium")
@@ -44,7 +44,7 @@ def build_window(args: argparse.Namespace):
 def open_requested(window, args: argparse.Namespace) -> None:
     files = list(getattr(args, "files", []) or [])
     if getattr(args, "sample", False):
-        from app.core.paths import degraded_sample, sample_document
+        from app.core.base.paths import degraded_sample, sample_document
 
         samples = [sample_document(), degraded_sample()]  # clean print, then a faded scan (drafts rejected often)
         files[:0] = [str(p) for p in samples if p.is_file()]
@@ -53,13 +53,13 @@ def open_requested(window, args: argparse.Namespace) -> None:
 
 
 def install_event_loop(qt_app):
-    """The app's asyncio loop: qasync on Qt's event loop, installed as the host loop (app.core.aio) on which the
+    """The app's asyncio loop: qasync on Qt's event loop, installed as the host loop (app.core.base.aio) on which the
     region queue's requests run; models stay on the worker lane. It runs once `run_until_complete` drives it."""
     import asyncio
 
     import qasync
 
-    from app.core.aio import set_host_loop
+    from app.core.base.aio import set_host_loop
 
     loop = qasync.QEventLoop(qt_app)
     asyncio.set_event_loop(loop)

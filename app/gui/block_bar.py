@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTe
 
 from app.core.pipeline.quality import region_confidence, region_outcome
 from app.core.pipeline.text_source import text_source
-from app.core.regions import DECODED_TASKS
+from app.core.document.regions import DECODED_TASKS
 from app.core.review.document import Block
 from app.gui.text_diff import side_by_side
 from app.gui.theme import icon

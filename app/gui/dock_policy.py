@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QDockWidget, QToolBar
 
 from app.core.engines import ENGINES
-from app.core.events import RunStarted
+from app.core.record.events import RunStarted
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.worker import DecodeClient

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEventLoop, QObject, QRunnable, Qt, QThreadPool, Signal
 
-from app.core.atomic import atomic_write_text  # noqa: F401 - tests check the atomic writer's permissions here
+from app.core.base.atomic import atomic_write_text  # noqa: F401 - tests check the atomic writer's permissions here
 from app.core.pipeline.options import EXPORT_FORMATS, parse_formats
 from app.core.pipeline.output import SUFFIXES, DocumentOutput, write_document
 from app.core.pipeline.pictures import copy_pictures

@@ -3,7 +3,7 @@ nothing. One JSON file under the user data folder, written atomically; it is mar
 normally, and a start that finds an unclean journal offers to restore it.
 
 Before any of it is used, a journal is checked against its schema (`validate_journal`: the envelope here, every
-document, page, block and region against the dataclasses they load into, app.core.schema) and loaded once on
+document, page, block and region against the dataclasses they load into, app.core.base.schema) and loaded once on
 trial. A journal that cannot be read or does not fit is never fatal and never deleted: it is set aside under a
 timestamped name (`work.broken-20261130-152300.json`, never overwriting an earlier one) and `set_aside` says where,
 so the window can tell the person once.
@@ -19,11 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from app.core.atomic import atomic_write_text, set_aside
-from app.core.paths import user_data_dir
+from app.core.base.atomic import atomic_write_text, set_aside
+from app.core.base.paths import user_data_dir
 from app.core.pipeline.output import PageOutput
 from app.core.review.document import Block
-from app.core.schema import SchemaError, check_fields, check_value
+from app.core.base.schema import SchemaError, check_fields, check_value
 
 VERSION = 1
 _ENVELOPE = {"version": int, "saved_at": float, "clean": bool, "pid": int, "state": dict}

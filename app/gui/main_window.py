@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMainWindow
 
-from app.core import events as ev
+from app.core.record import events as ev
 from app.core.document import DOCUMENT_SUFFIXES
 from app.core.review.document import DocumentWork
 from app.core.review.runs import RunController

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QGraphicsPixmapItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
-from app.core.regions import Region
+from app.core.document.regions import Region
 from app.gui.region_items import RegionItem
 
 MIN_SCALE, MAX_SCALE = 0.1, 8.0

@@ -25,7 +25,7 @@ _IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource.value
 def own_file(url: QUrl) -> Path | None:
     """The local file `url` names when it lies inside the app's user data folder (relative links resolve there);
     None for anything else."""
-    from app.core.paths import user_data_dir
+    from app.core.base.paths import user_data_dir
 
     base = user_data_dir().resolve()
     if url.scheme().lower() == "file":

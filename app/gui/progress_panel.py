@@ -8,7 +8,7 @@ import time
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from app.core import events as ev
+from app.core.record import events as ev
 from app.gui.theme import icon
 
 PHASE_TITLES = {

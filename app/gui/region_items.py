@@ -7,7 +7,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
 from app.core.pipeline.quality import region_confidence, region_outcome, review_reasons
-from app.core.regions import Region
+from app.core.document.regions import Region
 from app.gui.theme import FOUND_COLOR, LIVE_COLOR, REVIEW_COLOR, task_color
 
 OUTCOME_MARKS = {"truncated": " …", "repetition-blocked": " ↻", "garbled": " ?", "error": " !", "cancelled": " ×"}

@@ -22,7 +22,7 @@ from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import QMenu
 
 from app.core.pipeline.quality import review_reasons
-from app.core.regions import TASKS
+from app.core.document.regions import TASKS
 from app.core.review.document import DocumentWork
 from app.core.review.region_edits import LayoutEdit, RegionEditor, restore
 

@@ -14,7 +14,7 @@ from app.gui.markdown_editor import MarkdownEditor
 from app.gui.preview import Preview
 from app.core.review.document import Block, DocumentWork
 from app.core.review.session import Session
-from app.core.wording import count
+from app.core.base.wording import count
 
 PLACEHOLDER = "…"
 

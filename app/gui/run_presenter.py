@@ -61,7 +61,7 @@ class RunPresenter(QObject):
 
     def _live_events(self, events: list) -> None:
         """"Automatic" that settles for classic OCR says so (once), with a way to point it at model weights."""
-        from app.core.events import RunStarted
+        from app.core.record.events import RunStarted
 
         v = self.view
         for event in events:
@@ -110,7 +110,7 @@ class RunPresenter(QObject):
         v.flush_edits()
         record_to = None
         if v.settings.get("record_traces"):
-            from app.core.paths import user_data_dir
+            from app.core.base.paths import user_data_dir
 
             record_to = user_data_dir() / "traces"
         options = v.engine_bar.pipeline_options()

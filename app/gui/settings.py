@@ -18,12 +18,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QSettings, Signal
 
-from app.core.atomic import set_aside
+from app.core.base.atomic import set_aside
 from collections.abc import Mapping
 
 from app.core.engines import ENGINES, EngineOption, EngineSpec
 from app.core.engines.glm_engine import BATCH_SIZE
-from app.core.paths import user_data_dir
+from app.core.base.paths import user_data_dir
 from app.core.pipeline.options import DEFAULT_LAYOUT_TIMEOUT_S, EXPORT_FORMATS, TEXT_LAYER_MODES
 
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import QByteArray, QObject, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
-from app.core.paths import resources_dir
+from app.core.base.paths import resources_dir
 
 # Region colours by task: readable on a white page and on a dark canvas alike.
 TASK_COLORS = {

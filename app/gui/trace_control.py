@@ -63,7 +63,7 @@ class TraceControl:
         return self.host.runs.trace_path
 
     def open(self, path: str | Path) -> int:
-        from app.core.trace import load_trace
+        from app.core.record.trace import load_trace
 
         h = self.host
         trace = load_trace(path)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from app.core import events as ev
+from app.core.record import events as ev
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.core.review.runner import RunRequest
@@ -113,7 +113,7 @@ class DecodeClient(QObject):
     # --- GUI thread -----------------------------------------------------------------------------------------------
 
     def submit(self, request: "RunRequest") -> int:
-        from app.core.cancel import CancelToken
+        from app.core.base.cancel import CancelToken
 
         self.cancel()
         self._run_id += 1

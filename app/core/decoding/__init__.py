@@ -1,1 +1,1 @@
-"""Decoders: autoregressive, self-speculative (GravityOCR) and R-SWA (Unlimited-OCR); all speak app.core.events."""
+"""Decoders: autoregressive, self-speculative (GravityOCR) and R-SWA (Unlimited-OCR); all speak app.core.record.events."""

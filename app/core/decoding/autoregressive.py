@@ -22,7 +22,7 @@ from app.core.decoding.stats import DecodeStats
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-    from app.core.cancel import CancelToken
+    from app.core.base.cancel import CancelToken
 
 
 @dataclass

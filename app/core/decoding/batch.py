@@ -18,7 +18,7 @@ from app.core.decoding.selfspec import Round
 from app.core.decoding.stats import DecodeStats
 
 if TYPE_CHECKING:  # pragma: no cover
-    from app.core.cancel import CancelToken
+    from app.core.base.cancel import CancelToken
 
 # on_token(row, step, token, ms, cache_len): row r committed its token number `step`
 BatchTokenCallback = Callable[[int, int, int, float, int], None]

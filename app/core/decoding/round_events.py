@@ -1,6 +1,6 @@
 """The decoders' records as events, translated in one place for every engine (the GLM-OCR family's, one region or a
 batch, and the built-in one): a self-speculative `Round` (app.core.decoding.selfspec) becomes a RoundVerified, an
-autoregressive step a TokensCommitted (app.core.events).
+autoregressive step a TokensCommitted (app.core.record.events).
 
 The engine supplies what only it knows: the text the round appended (its tokenizer, its streaming of partial
 characters), the text of each token id, and where the region's numbering stands when one region is decoded in
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from app.core.events import RoundVerified, TokensCommitted, inspections
+from app.core.record.events import RoundVerified, TokensCommitted, inspections
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.core.decoding.selfspec import Round

@@ -25,7 +25,7 @@ from app.core.decoding.stats import DecodeStats
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-    from app.core.cancel import CancelToken
+    from app.core.base.cancel import CancelToken
 
 # draft_hook(round_index, output_so_far, candidates) -> candidates: lets tests feed oracle drafts.
 DraftHook = Callable[[int, list[int], list[int]], list[int]]

@@ -6,7 +6,7 @@ Adding an engine = one module in this package (a class implementing app.core.eng
 are generated from the specs.
 
 Engines are created lazily from "module:function" strings so that nothing heavy is imported before a model is
-needed. Engines emit events (app.core.events) through the `emit` callable and check `cancel` between forwards.
+needed. Engines emit events (app.core.record.events) through the `emit` callable and check `cancel` between forwards.
 
 What must never live here: model code (the engine modules), the pipeline (app.core.pipeline).
 """
@@ -122,7 +122,7 @@ def resolve_engine_name(name: str = "auto", model_path: str | None = None) -> st
         return name
     if model_path:
         return "gravity"
-    from app.core.loader import find_model_dir
+    from app.core.checkpoints.loader import find_model_dir
 
     if find_model_dir("gravityocr") is not None:
         return "gravity"

@@ -19,15 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
 
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 
 if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractAsyncContextManager
 
     from PIL import Image
 
-    from app.core.events import Event
-    from app.core.regions import Region
+    from app.core.record.events import Event
+    from app.core.document.regions import Region
 
 Emit = Callable[["Event"], None]
 # a document engine's completed blocks: (index into the page sequence, that page's regions so far)

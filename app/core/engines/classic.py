@@ -3,7 +3,7 @@
 A region engine (kind "region") like the VLM engines, so the app produces real text on any machine with no
 download. It has no rounds and no window to show: it emits RegionStarted and RegionFinished only.
 Per task: text → the recognised lines in reading order, one per line; table → an HTML table built from the
-line boxes (rows by vertical overlap, columns inferred from the pieces' x-positions across rows: app.core.tables);
+line boxes (rows by vertical overlap, columns inferred from the pieces' x-positions across rows: app.core.text.tables);
 formula → the recognised characters as they are (RapidOCR does not read LaTeX). Latin pages are read as Latin:
 the recogniser's CJK classes are masked once a page reads as Latin (app.core.rapid.script_mask).
 
@@ -16,11 +16,11 @@ import time
 from typing import Any
 
 from app.core.engines import EngineUnavailable, RegionResult, no_emit
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask, install
-from app.core.events import RegionFinished, RegionStarted
-from app.core.tables import from_rows
-from app.core.textcheck import line_coverage, unread
+from app.core.record.events import RegionFinished, RegionStarted
+from app.core.text.tables import from_rows
+from app.core.text.textcheck import line_coverage, unread
 
 _ENGINE = None
 PAD = 24  # white pixels added around a crop before detection
@@ -199,7 +199,7 @@ class ClassicEngine:
         text, lines = pieces_to_text(task, pieces)
         ms = (time.perf_counter() - t0) * 1000
         # a piece whose text covers little of its box was mostly not read (a script the recogniser lacks): its
-        # score is capped by its coverage, so the block's confidence says so (app.core.textcheck)
+        # score is capped by its coverage, so the block's confidence says so (app.core.text.textcheck)
         scores = [min(score, line_coverage(box, t)) for box, t, score in pieces]
         stats = {
             "engine": self.name, "ms": round(ms, 1), "lines": lines, "pieces": len(pieces), "chars": len(text),

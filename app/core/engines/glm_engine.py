@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from app.core.engines.base import EngineUnavailable, Emit, RegionResult, no_emit
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 from app.core.decoding.inspector import InspectOptions
 from app.core.decoding.round_events import round_verified, tokens_committed
-from app.core.events import RegionFinished, RegionStarted
-from app.core.loader import ModelError
-from app.core.regions import MAX_NEW_TOKENS, TASK_PROMPTS
+from app.core.record.events import RegionFinished, RegionStarted
+from app.core.checkpoints.loader import ModelError
+from app.core.document.regions import MAX_NEW_TOKENS, TASK_PROMPTS
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
-    from app.core.loader import LoadedModel
+    from app.core.checkpoints.loader import LoadedModel
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -305,7 +305,7 @@ def _open(mode: str, *, manifest: str = "gravityocr", engine: str = "", model_pa
           attn_implementation: str = "sdpa", cache: str = "auto", compile: bool | None = None,
           **_ignored: Any) -> GlmOcrEngine:
     if loaded is None:
-        from app.core.loader import load_model
+        from app.core.checkpoints.loader import load_model
 
         try:
             loaded = load_model(manifest or "gravityocr", model_path, device=device, dtype=dtype,

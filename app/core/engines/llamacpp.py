@@ -2,7 +2,7 @@
 
 The engine finds the model's GGUF and its vision projector (`--gguf FILE --mmproj FILE`, or a models folder holding
 both: `--model DIR`, or the `glm-ocr-gguf` models folder that `python -m app models` lists), finds the
-`llama-server` binary (app.core.llama_build: `--llama-server PATH`, $SCRIPTORIUM_LLAMA_SERVER, PATH, or the build
+`llama-server` binary (app.core.base.llama_build: `--llama-server PATH`, $SCRIPTORIUM_LLAMA_SERVER, PATH, or the build
 `python3 make.py llama-server` cached), starts it on a free local port (app.core.engines.llama_server: no orphan
 processes), waits until it is healthy and then reads through the remote engine's OpenAI-compatible path
 (app.core.engines.remote), which knows llama-server's answers (log-probabilities, `timings`, its final errors).
@@ -63,7 +63,7 @@ def find_model_files(gguf: str = "", mmproj: str = "", model_path: str | None = 
 
 
 def _manifest_folder() -> Path:
-    from app.core.loader import ModelError, get_manifest, resolve_model_dir
+    from app.core.checkpoints.loader import ModelError, get_manifest, resolve_model_dir
 
     try:
         return resolve_model_dir(get_manifest(MANIFEST))
@@ -121,7 +121,7 @@ def open_engine(*, gguf: str = "", mmproj: str = "", model_path: str | None = No
     """Start llama-server with the model and its projector and open the remote engine on it. Options: see LLAMACPP_OPTIONS in app.core.engines;
     also max_new_tokens, stream, retries, backoff_s, timeout_s (the remote engine's), ready_timeout_s, log_path."""
     from app.core.engines.llama_server import LlamaServer
-    from app.core.llama_build import HOW_TO_GET, find_binary
+    from app.core.base.llama_build import HOW_TO_GET, find_binary
 
     model, projector = find_model_files(gguf, mmproj, model_path)
     binary = find_binary(llama_server or None)

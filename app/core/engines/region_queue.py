@@ -3,7 +3,7 @@ servers with its `concurrency` requests in flight, earliest (document, page, rea
 
 A document's thread lays out its pages and hands each page's regions to the queue as soon as that page is laid out
 (app.core.pipeline.page_reader.read_pages); it does not wait for them before it lays out the next page, only when enough of its regions wait
-to keep every lane busy twice over. The requests run on a loop of their own (app.core.aio: the app's host loop, or
+to keep every lane busy twice over. The requests run on a loop of their own (app.core.base.aio: the app's host loop, or
 a thread's loop for `convert`); what they send back — the engine's events and each region's outcome — comes back to
 the document's own thread, which emits the events, applies the outcomes in priority order and finishes each page
 once it and every earlier page are complete. So the document, its output and its events stay with their owner.
@@ -99,7 +99,7 @@ class RegionQueue:
     # --- any thread ------------------------------------------------------------------------------------------
     def open(self, loop: asyncio.AbstractEventLoop) -> RegionQueue:
         """Start serving on `loop` (running on another thread); raises what opening the engine's session raised."""
-        from app.core.aio import LoopGone
+        from app.core.base.aio import LoopGone
 
         ready = threading.Event()
         self._loop = loop
@@ -119,7 +119,7 @@ class RegionQueue:
 
     def check(self) -> None:
         """Raise why the queue stopped serving (a bug, or the loop gone) instead of waiting for ever."""
-        from app.core.aio import LoopGone
+        from app.core.base.aio import LoopGone
 
         if self._served is not None and self._served.done():
             self._served.result()
@@ -129,7 +129,7 @@ class RegionQueue:
 
     def close(self) -> None:
         """Drop what waits, cancel what runs, and wait until the engine's session is closed."""
-        from app.core.aio import LoopGone, wait_future
+        from app.core.base.aio import LoopGone, wait_future
 
         if self._served is None:
             return

@@ -14,7 +14,7 @@ The unlimited profile reads whole pages, one request each, and parses the `<|det
 (app.core.engines.remote_pages): under it the engine is a document engine (kind "document").
 
 Concurrency: `concurrency` requests per server (the region scheduler keeps that many in flight). The async method
-`decode_region_async` is what the scheduler runs; `decode_region` runs it on the host loop (app.core.aio).
+`decode_region_async` is what the scheduler runs; `decode_region` runs it on the host loop (app.core.base.aio).
 
 What must never live here: Qt, the region scheduler (app.core.engines.scheduler), page assembly.
 """
@@ -35,10 +35,10 @@ from app.core.engines.base import Emit, EngineUnavailable, RegionResult, no_emit
 from app.core.engines.remote_profiles import (  # noqa: F401 - importable from here too
     DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, DEFAULT_PROFILE, PROFILES, Profile, remote_kind,
 )
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 from app.core.engines.glm_engine import clean_text
-from app.core.events import ErrorRaised, RegionFinished, RegionStarted, TokensCommitted
-from app.core.regions import MAX_NEW_TOKENS
+from app.core.record.events import ErrorRaised, RegionFinished, RegionStarted, TokensCommitted
+from app.core.document.regions import MAX_NEW_TOKENS
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -322,7 +322,7 @@ class RemoteEngine:
 
     def decode_region(self, image: Image.Image, task: str, *, region_id: str, page: int = 0, emit: Emit = no_emit,
                       cancel: CancelToken | None = None) -> RegionResult:
-        from app.core.aio import run_async
+        from app.core.base.aio import run_async
 
         return run_async(lambda: self.decode_region_async(image, task, region_id=region_id, page=page, emit=emit,
                                                           cancel=cancel))

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from app.core import events as ev
+from app.core.record import events as ev
 from app.core.engines.base import BlocksCallback, DocumentResult, Emit
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 from app.core.engines.unlimited_output import IncrementalParser, to_regions
 
 STREAM_ID = "doc-p{}"  # the request stream of document page N (1-based), as the window's events carry it
@@ -100,10 +100,10 @@ def decode_document(engine, pages: Sequence[Any], *, emit: Emit, cancel: CancelT
                     keep_headers: bool = False) -> DocumentResult:
     """Read `pages` (PIL images; the pipeline's lazy sequence carries their document indices and DPI), one request
     per page; returns their regions in page order (`page` indexes `pages`), the answers and the run's stats."""
-    from app.core.aio import background_loop
+    from app.core.base.aio import background_loop
     from app.core.engines.region_queue import RegionQueue, Sink
     from app.core.engines.scheduler import Job
-    from app.core.regions import Region
+    from app.core.document.regions import Region
 
     t0 = time.perf_counter()
     indices = getattr(pages, "indices", None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from app.core.regions import TASK_PROMPTS
+from app.core.document.regions import TASK_PROMPTS
 
 DEFAULT_KEY_VARIABLE = "SCRIPTORIUM_API_KEY"
 DEFAULT_CONCURRENCY = 8  # requests in flight per server

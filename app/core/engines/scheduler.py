@@ -12,7 +12,7 @@ flagged `truncated` (the engine reports it as a warning), never done.
 RegionScheduler reads a fixed set of jobs (benches, tests); a document's pages, and the documents of a `convert` over several inputs, go through
 the region queue (app.core.engines.region_queue; a document's pages through app.core.pipeline.page_reader), which
 hands pages in as they are laid out and keeps the servers busy across pages and documents. The pipeline applies each
-outcome to its document (app.core.pipeline.page_reader.apply_outcome). The asyncio side runs where app.core.aio says
+outcome to its document (app.core.pipeline.page_reader.apply_outcome). The asyncio side runs where app.core.base.aio says
 (the app's event loop, else `asyncio.run`); the caller's thread renders the crops before dispatch, so the document
 stays with its owner.
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from app.core.engines.base import Emit, RegionResult
-from app.core.cancel import CancelToken, Cancelled
-from app.core.regions import Region
+from app.core.base.cancel import CancelToken, Cancelled
+from app.core.document.regions import Region
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image

@@ -32,11 +32,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from app.core import events as ev
+from app.core.record import events as ev
 from app.core.engines.base import BlocksCallback, DocumentResult, Emit, no_blocks, no_emit
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK, IncrementalParser, to_regions
-from app.core.wording import count
+from app.core.base.wording import count
 
 DOC_REGION = "doc"  # region id of the one generation that reads the whole document (window events carry it)
 MAX_TOTAL_TOKENS = 32768  # prompt + output, the authors' max_length
@@ -458,7 +458,7 @@ def open_engine(*, manifest: str = "unlimited-ocr", engine: str = "unlimited", m
     """Load Unlimited-OCR (or reuse `loaded`, a LoadedModel) and return the document engine. Options: mode
     (auto|gundam|base), cache (static|dynamic), max_total_tokens, max_new_tokens, ngram_size, ngram_window,
     min_output_tokens, prefill_chunk, events_every, dpi, keep_headers; unknown options are ignored."""
-    from app.core.loader import load_model
+    from app.core.checkpoints.loader import load_model
 
     if loaded is None:
         loaded = load_model(manifest or "unlimited-ocr", model_path, device=device, dtype=dtype)

@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from app.core.regions import Region
-from app.core.wording import count
+from app.core.document.regions import Region
+from app.core.base.wording import count
 
 PAGE_MARK = "<PAGE>"
 DET_OPEN = "<|det|>"
@@ -52,7 +52,7 @@ LABEL_ALIASES = {
 
 def task_for_label(label: str, keep_headers: bool = False) -> str:
     """The task a layout label routes to (text | table | formula | picture | skipped): the pipeline's own table."""
-    from app.core.regions import route
+    from app.core.document.regions import route
 
     return route(label, keep_headers=keep_headers)
 
@@ -436,9 +436,9 @@ def to_regions(
 ) -> list[Region]:
     """Regions with page-pixel boxes, layout labels, tasks and text, in reading order (the model's output order).
     `Region.page` indexes `page_sizes`; the stable id is the layout pipeline's (`p{N}-r{k}`, from
-    `app.core.regions.region_id`) for the document page `page_numbers[page]` (default: the same index). A block
+    `app.core.document.regions.region_id`) for the document page `page_numbers[page]` (default: the same index). A block
     without a box gets the whole page and the "malformed" flag."""
-    from app.core.regions import region_id
+    from app.core.document.regions import region_id
 
     regions: list[Region] = []
     order: dict[int, int] = {}

@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from app.core.regions import Region
-from app.core.textlayer import normalise
+from app.core.document.regions import Region
+from app.core.text.textlayer import normalise
 
 Box = tuple[float, float, float, float]
 
@@ -170,7 +170,7 @@ def bands(box: Sequence[float], lines: list[str]) -> list[Line]:
 
 
 def layer_lines(words) -> list[tuple[Box, str, list[Word]]]:
-    """Text-layer words (app.core.textlayer.Word: box_pt, text, block, line, word) grouped into their lines, in the
+    """Text-layer words (app.core.text.textlayer.Word: box_pt, text, block, line, word) grouped into their lines, in the
     layer's order: (line box, its text, its measured words)."""
     grouped: dict[tuple[int, int], list] = {}
     for w in sorted(words, key=lambda w: (w.block, w.line, w.word)):

@@ -6,9 +6,9 @@
 - `ppdoclayout`: PP-DocLayoutV3 through transformers + the post-processing of docs/architecture.md (postprocess.py);
 - `pymupdf`: PyMuPDF's own layout analysis (pymupdf4llm; no download; scanned pages through RapidOCR);
 - `page`: the whole page as one text region (the last resort, and what a failing layout falls back to).
-"auto" = ppdoclayout when its weights are found (app.core.loader.find_model_dir), else pymupdf when importable,
+"auto" = ppdoclayout when its weights are found (app.core.checkpoints.loader.find_model_dir), else pymupdf when importable,
 else page. Every region gets a stable id `p{page+1}-r{order+1:02d}`, its box in pixels at `dpi` and in points,
-the (canonical) label, the task (app.core.regions.route) and its reading-order index; the layout's own label
+the (canonical) label, the task (app.core.document.regions.route) and its reading-order index; the layout's own label
 goes to `region.extra["native_label"]`.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ def resolve_layout_name(name: str = "auto", model_path=None) -> str:
         return name
     if model_path:
         return "ppdoclayout"
-    from app.core.loader import find_model_dir
+    from app.core.checkpoints.loader import find_model_dir
 
     if find_model_dir("pp-doclayoutv3") is not None and _torchvision_works():
         return "ppdoclayout"

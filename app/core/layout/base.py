@@ -1,16 +1,16 @@
-"""What every layout engine offers, and the whole-page fallback. (Region ids are born in app.core.regions.)"""
+"""What every layout engine offers, and the whole-page fallback. (Region ids are born in app.core.document.regions.)"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
 from app.core.layout.postprocess import Detection
-from app.core.regions import MARGIN_LABELS, Region, region_id, route
+from app.core.document.regions import MARGIN_LABELS, Region, region_id, route
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
     from app.core.document import Document
-    from app.core.cancel import CancelToken
+    from app.core.base.cancel import CancelToken
 
 
 class LayoutError(RuntimeError):

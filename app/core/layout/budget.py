@@ -123,7 +123,7 @@ def serve() -> None:  # pragma: no cover - runs in the child process
 
 
 def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child process
-    from app.core.noise import quiet_third_party
+    from app.core.base.noise import quiet_third_party
 
     quiet_third_party(verbose=False)
     import pymupdf
@@ -184,7 +184,7 @@ class LayoutProcess:
         self.starts = 0
 
     def _wait(self, deadline: float | None, cancel, what: str) -> Any:
-        from app.core.cancel import Cancelled
+        from app.core.base.cancel import Cancelled
 
         proc = self._proc
         while True:

@@ -22,7 +22,7 @@ import numpy as np
 
 from app.core.layout.orientation import ink
 from app.core.layout.postprocess import Detection
-from app.core.textlayer import inside_fraction
+from app.core.text.textlayer import inside_fraction
 
 MIN_GUTTER = 0.6  # a gutter is at least this many text-line heights wide (word spaces are narrower: ~0.3)
 MIN_RUN = 0.5  # ... and clear of ink over at least this share of the box's height, in one run

@@ -3,7 +3,7 @@
 - a `picture` box that holds text (the layout sometimes calls paragraphs or a handwritten page a picture) is followed
   by a `picture-text` box over the same area, read as text: text is never dropped with the picture;
 - a `table` box is widened to the table PyMuPDF's table finder sees there (ruling lines included), and the finder's
-  cells (HTML with header and spans, app.core.tables) go with it for the text-layer source to take;
+  cells (HTML with header and spans, app.core.text.tables) go with it for the text-layer source to take;
 - a `caption`/`text` box of one short line that reads as math becomes a `formula`; a `formula` box whose text reads
   as prose becomes `text`;
 - boxes side by side in two columns that the layout ordered across the columns are ordered down each column
@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.layer_math import set_as_math
+from app.core.text.layer_math import set_as_math
 from app.core.layout.base import STRIP_ASPECT  # a picture this much wider than tall is a strip: a line, not a photo
-from app.core.textlayer import inside_fraction
+from app.core.text.textlayer import inside_fraction
 
 OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
 MARGIN_MAX_LETTERS = 80  # a "header" or "footer" of two lines or more and this many letters is body text (a caption)
@@ -40,7 +40,7 @@ class Line:
     box: tuple[float, float, float, float]
     text: str
     ocr: bool  # written by the layout's OCR hook (no text layer of the document's own)
-    math: bool = False  # typeset as math: math fonts with scripts or in good part (app.core.layer_math.set_as_math)
+    math: bool = False  # typeset as math: math fonts with scripts or in good part (app.core.text.layer_math.set_as_math)
 
 
 def fulltext_lines(parsed: dict) -> list[Line]:
@@ -101,7 +101,7 @@ def _letters(lines: list[Line]) -> int:
 
 def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
     """PyMuPDF's table finder on a born-digital page: (bbox in points, HTML) per table; [] when it fails."""
-    from app.core.tables import external_header, from_finder
+    from app.core.text.tables import external_header, from_finder
 
     def pymupdf_union(a, b):  # the table's box with its column names above it
         return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from app.core.layout.base import LayoutError, make_regions
 from app.core.layout.postprocess import Detection, postprocess
-from app.core.regions import Region
+from app.core.document.regions import Region
 
 THRESHOLD = 0.3
 FOLD = {
@@ -25,7 +25,7 @@ class PPDocLayout:
     name = "ppdoclayout"
 
     def __init__(self, model_path=None, device=None, dtype=None, threshold: float = THRESHOLD, **_ignored) -> None:
-        from app.core.loader import ModelError, load_model
+        from app.core.checkpoints.loader import ModelError, load_model
 
         try:  # fp32 unless asked: the model is small, and its post-processing hands masks to OpenCV (no bf16)
             self.loaded = load_model("pp-doclayoutv3", model_path, device=device, dtype=dtype or "fp32")

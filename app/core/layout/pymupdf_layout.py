@@ -21,7 +21,7 @@ from app.core.layout.base import LayoutError, make_regions
 from app.core.layout.columns import cut_columns
 from app.core.layout.page_boxes import MarginMemory, fulltext_lines, refine
 from app.core.layout.postprocess import Detection, clamp_boxes
-from app.core.regions import Region
+from app.core.document.regions import Region
 
 BOXCLASS_TO_LABEL = {
     "title": "doc_title",

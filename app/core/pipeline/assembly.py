@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from app.core.regions import Region
+from app.core.document.regions import Region
 
 # --- cleaning ---------------------------------------------------------------------------------------------------
 

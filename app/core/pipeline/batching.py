@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from app.core.cancel import Cancelled
-from app.core.events import PhaseChanged, RegionFinished
+from app.core.base.cancel import Cancelled
+from app.core.record.events import PhaseChanged, RegionFinished
 from app.core.pipeline.reading import ReadContext, record_failure
-from app.core.regions import Region, record_result
+from app.core.document.regions import Region, record_result
 
 
 def batch_size(engine, asked: int | None) -> int:

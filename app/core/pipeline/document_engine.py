@@ -20,12 +20,12 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from app.core.document import Document
-from app.core.cancel import Cancelled
-from app.core.events import Event, LayoutDone, PageFinished, PhaseChanged
+from app.core.base.cancel import Cancelled
+from app.core.record.events import Event, LayoutDone, PageFinished, PhaseChanged
 from app.core.pipeline.options import PipelineError
 from app.core.pipeline.output import DocumentOutput, PageOutput
-from app.core.regions import TASKS, Region, region_id, route
-from app.core.wording import count
+from app.core.document.regions import TASKS, Region, region_id, route
+from app.core.base.wording import count
 
 
 class LazyPages(Sequence):

@@ -80,7 +80,7 @@ def _layer(source, index: int):
 
 
 def _words_in(words, box) -> list:
-    from app.core.textlayer import words_in_box
+    from app.core.text.textlayer import words_in_box
 
     return list(words_in_box(words, box))
 

@@ -9,7 +9,7 @@ What must never live here: reading text, writing files.
 from __future__ import annotations
 
 from app.core.formats.geometry import Box, line_boxes_pt
-from app.core.regions import Region
+from app.core.document.regions import Region
 
 FIND_DPI = 150.0  # the crop's resolution: printed lines of 6 pt and up are several pixels tall
 FOUND_TASKS = ("text",)  # a table's rows and a formula's lines are not the lines a paragraph's words flow over

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from app.core.document import DEFAULT_DPI
-from app.core.wording import count
+from app.core.base.wording import count
 
 DEFAULT_OCR_DPI = 200.0
 # what the one writer writes (app.core.pipeline.output); pdf: searchable; docx, xlsx (the tables), alto, hocr and

@@ -11,7 +11,7 @@ What must never live here: how the turn is found (app.core.layout.orientation), 
 """
 from __future__ import annotations
 
-from app.core.events import PhaseChanged
+from app.core.record.events import PhaseChanged
 
 ORIENT_DPI = 100.0  # the page is judged at this resolution (the lines are read at up to 1200 px long side)
 ROTATE_CHOICES = ("auto", "none")

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from app.core.atomic import discard, interrupts_deferred, remove_stale_temporaries, temporary_file
+from app.core.base.atomic import discard, interrupts_deferred, remove_stale_temporaries, temporary_file
 from app.core.pipeline.assembly import assemble_blocks, assemble_document
 from app.core.pipeline.options import DEFAULT_FORMATS, FORMATS
 from app.core.pipeline.quality import region_confidence, region_outcome, region_status, review_reasons, review_summary
 from app.core.pipeline.text_source import text_source
-from app.core.regions import Region
+from app.core.document.regions import Region
 
 JSON_SCHEMA = "scriptorium.document/1"
 

@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from app.core.cancel import Cancelled
+from app.core.base.cancel import Cancelled
 from app.core.engines.region_queue import RegionQueue, Seat, Sink
 from app.core.engines.scheduler import Job, Outcome
-from app.core.events import PhaseChanged
+from app.core.record.events import PhaseChanged
 from app.core.pipeline.output import DocumentOutput, PageOutput
 from app.core.pipeline.reading import ReadContext, record_failure
-from app.core.regions import Region, record_result
+from app.core.document.regions import Region, record_result
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def reader(ctx: ReadContext, pages: Pages, seat: Seat | None) -> Iterator[Docume
         finally:
             doc.sink.abandoned = True  # an error ended it early: its queued regions give way to the next document
         return
-    from app.core.aio import background_loop
+    from app.core.base.aio import background_loop
 
     with background_loop() as loop:
         own = RegionQueue(ctx.engine).open(loop)

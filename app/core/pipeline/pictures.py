@@ -13,9 +13,9 @@ import shutil
 from pathlib import Path
 from typing import Callable, Iterable
 
-from app.core.atomic import atomic_save_image
+from app.core.base.atomic import atomic_save_image
 from app.core.document import Document, DocumentError
-from app.core.regions import Region
+from app.core.document.regions import Region
 
 # called with (region, message) when a crop cannot be saved
 Failed = Callable[[Region, str], None]
@@ -24,7 +24,7 @@ Failed = Callable[[Region, str], None]
 def pictures_dir(document_path: str) -> Path:
     """The working folder of a document's crops: one folder per document under the user data folder, named by a
     hash of its path (no spaces, so the Markdown links stay plain)."""
-    from app.core.paths import user_data_dir
+    from app.core.base.paths import user_data_dir
 
     return user_data_dir() / "pictures" / hashlib.sha1(str(document_path).encode("utf-8")).hexdigest()[:16]
 
@@ -32,7 +32,7 @@ def pictures_dir(document_path: str) -> Path:
 def picture_link(path: str) -> str:
     """The link a picture block uses in the editor: relative to the user data folder (the preview resolves it
     there), else a file URL."""
-    from app.core.paths import user_data_dir
+    from app.core.base.paths import user_data_dir
 
     p = Path(path)
     try:

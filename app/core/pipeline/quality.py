@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from app.core.regions import DECODED_TASKS, Region
-from app.core.textcheck import dominant_script, text_reasons
+from app.core.document.regions import DECODED_TASKS, Region
+from app.core.text.textcheck import dominant_script, text_reasons
 
 LOW_MEAN_CONFIDENCE = 0.80  # a block whose tokens' mean probability is below this needs review
 LOW_MIN_CONFIDENCE = 0.30  # … or whose least sure token is below this
@@ -23,7 +23,7 @@ _BUDGET_STOPS = ("max_new_tokens", "budget", "length")
 
 def region_status(r: Region) -> str:
     """pending | done | cancelled | truncated | failed | skipped, from the region alone (the pipeline and the review
-    session record results on regions the same way: app.core.regions.record_result)."""
+    session record results on regions the same way: app.core.document.regions.record_result)."""
     if r.task not in DECODED_TASKS:
         return "skipped"
     if "error" in r.flags:
@@ -53,7 +53,7 @@ def region_outcome(r: Region) -> str:
 
 def garbled_reasons(r: Region) -> list[str]:
     """Why a read block's text is not really text: lines left mostly unread (a script the recogniser does not
-    know), placeholder characters, one character repeated (app.core.textcheck)."""
+    know), placeholder characters, one character repeated (app.core.text.textcheck)."""
     stats = r.extra.get("stats") or {}
     reasons = [t for t in text_reasons(r.text) if not t.startswith("characters outside")]
     unread = int(stats.get("unreadable_lines") or 0)

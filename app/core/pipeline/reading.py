@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from app.core.cancel import CancelToken
-from app.core.events import ErrorRaised, Event, RegionFinished
-from app.core.regions import Region, record_result
+from app.core.base.cancel import CancelToken
+from app.core.record.events import ErrorRaised, Event, RegionFinished
+from app.core.document.regions import Region, record_result
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this co
     pipe.rerun(region_ids=["p1-r04"])        # read chosen regions again
     pipe.close()
 
-Events (app.core.events), in order: RunStarted, PhaseChanged(opening), DocumentOpened, PhaseChanged(loading_model),
+Events (app.core.record.events), in order: RunStarted, PhaseChanged(opening), DocumentOpened, PhaseChanged(loading_model),
 then per page PhaseChanged(rendering) + PageRendered, PhaseChanged(layout) + LayoutDone (the page's frame and
 regions), PhaseChanged(decoding, current=k, total=n) + the engine's RegionStarted/…/RegionFinished per decoded
 region (a local engine with `decode_batch`: a few regions at a time, their events interleaved;
@@ -33,8 +33,8 @@ from typing import Any, Sequence
 
 from app.core.document import Document, DocumentError, open_document
 from app.core.engines import Emit, EngineUnavailable, no_emit, resolve_engine_name
-from app.core.cancel import CancelToken, Cancelled
-from app.core.events import (
+from app.core.base.cancel import CancelToken, Cancelled
+from app.core.record.events import (
     DocumentOpened,
     ErrorRaised,
     LayoutDone,
@@ -57,7 +57,7 @@ from app.core.pipeline.page_reader import Pages, decode_concurrently, read_pages
 from app.core.pipeline.reading import ReadContext, record_failure
 from app.core.pipeline.searchable_pdf import crop_note, noting_crop
 from app.core.pipeline.text_source import TEXT_LAYER, TextSource, text_source
-from app.core.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
+from app.core.document.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
 
 CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
 _WHERE = {"document": "open", "engine": "loading_model"}  # PipelineError kind → ErrorRaised.where
@@ -101,7 +101,7 @@ class Pipeline:
     def load_engine(self):
         if self.engine is None:
             from app.core.engines import open_engine
-            from app.core.loader import ModelError, check_device_name, check_dtype_name
+            from app.core.checkpoints.loader import ModelError, check_device_name, check_dtype_name
 
             o = self.options
             try:  # for every engine, also one that runs on neither (classic): a typo must not pass silently
@@ -439,7 +439,7 @@ class Pipeline:
         page.has_text_layer = bool(words)
         if not words:
             return
-        from app.core.textlayer import compare_block, page_cer
+        from app.core.text.textlayer import compare_block, page_cer
 
         comps = []
         for r in page.regions:

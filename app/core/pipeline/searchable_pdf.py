@@ -25,8 +25,8 @@ from typing import Iterable, Sequence
 from app.core.formats.geometry import Line, assign_lines, bands, block_geometry
 from app.core.formats.geometry import line_boxes_pt, lines_inside  # noqa: F401 - named here too (callers, tests)
 from app.core.pipeline.found_lines import found_lines
-from app.core.regions import Region
-from app.core.textlayer import normalise
+from app.core.document.regions import Region
+from app.core.text.textlayer import normalise
 
 RASTER_DPI = 150.0  # pages that go in as their rendering
 _ROW_END = re.compile(r"</tr\s*>", re.I)
@@ -100,7 +100,7 @@ def crop_note(box_pt: Sequence[float], dpi: float) -> dict:
 def noting_crop(emit, note: dict):
     """`emit`, with `note` (crop_note) recorded in the stats of the RegionFinished it passes on (before it goes on,
     so the window records the same stats as the pipeline)."""
-    from app.core.events import RegionFinished
+    from app.core.record.events import RegionFinished
 
     def wrapped(event) -> None:
         if isinstance(event, RegionFinished) and isinstance(event.stats, dict):

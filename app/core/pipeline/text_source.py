@@ -7,7 +7,7 @@ layout's OCR, or the engine. Every decoded region records its source in `stats["
     source.comparable(region)             # may its OCR be measured against the layer (no layer that was rejected)
 
 `--text-layer prefer` takes the layer's text for a text or table region when the layer there is trustworthy: real
-visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.textlayer.original_layer), not garbled
+visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.text.textlayer.original_layer), not garbled
 (no private-use or replacement characters), and agreeing with a quick OCR check of its longest line (the
 recogniser reads the line image, all of a page's regions in one batch; CER ≤ CHECK_MAX_CER, spaces ignored;
 lines in scripts it does not read, e.g. Cyrillic, are not checked). Otherwise the engine reads it (a
@@ -29,10 +29,10 @@ from __future__ import annotations
 import time
 
 from app.core.engines.base import LineRegionEngine, RegionResult
-from app.core.events import RegionFinished, RegionStarted
+from app.core.record.events import RegionFinished, RegionStarted
 from app.core.layout.page_boxes import TEXT_MIN_LETTERS
-from app.core.regions import DECODED_TASKS, Region, record_result
-from app.core.textlayer import PageLayer, garbled_fraction, inside_fraction, original_layer, words_in_box
+from app.core.document.regions import DECODED_TASKS, Region, record_result
+from app.core.text.textlayer import PageLayer, garbled_fraction, inside_fraction, original_layer, words_in_box
 
 LAYER_TASKS = ("text", "table")
 CHECK_DPI = 150.0  # the least resolution the check reads at; the page's own rendering is used when it is as fine
@@ -77,7 +77,7 @@ def _readable(text: str) -> bool:
 
 def _fails(ref: str, read: str) -> bool:
     """Does the recogniser's reading `read` of a layer line `ref` (squashed) disagree with it?"""
-    from app.core.textmetrics import cer
+    from app.core.text.textmetrics import cer
 
     return bool(ref) and cer(ref, _squash(read)) > CHECK_MAX_CER
 
@@ -160,9 +160,9 @@ class TextSource:
         return False
 
     def formula_latex(self, region: Region) -> str:
-        """The formula's LaTeX rebuilt from the layer's spans in its box (scripts, symbols; app.core.layer_math);
+        """The formula's LaTeX rebuilt from the layer's spans in its box (scripts, symbols; app.core.text.layer_math);
         "" when the layer holds no lines there (a rotated page)."""
-        from app.core.layer_math import layer_latex
+        from app.core.text.layer_math import layer_latex
 
         lines = [spans for box, spans in self.layer(region.page).lines if inside_fraction(box, region.box_pt) >= 0.5]
         return layer_latex(lines)

@@ -16,7 +16,7 @@ from typing import Any
 
 from app.core.pipeline.output import DocumentOutput, PageOutput, region_status
 from app.core.pipeline.quality import review_reasons
-from app.core.regions import DECODED_TASKS, Region
+from app.core.document.regions import DECODED_TASKS, Region
 
 
 TO_REVIEW = "to review"  # the document list's word for blocks that need review (its filter looks for it)

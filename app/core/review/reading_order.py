@@ -17,7 +17,7 @@ from __future__ import annotations
 from statistics import median
 from typing import Sequence
 
-from app.core.regions import Region
+from app.core.document.regions import Region
 from app.core.review.region_edits import LayoutEdit, RegionEditor
 
 Box = tuple[float, float, float, float]

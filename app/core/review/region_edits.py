@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.pipeline.output import PageOutput
-from app.core.regions import TASKS, Region, route
+from app.core.document.regions import TASKS, Region, route
 from app.core.review.document import Block, DocumentWork
 
 PERSON_LAYOUT = "person"  # the layout source of a page a person fixed

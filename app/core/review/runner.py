@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from app.core.engines import Emit, resolve_engine_name
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 from app.core.pipeline import DocumentOutput, Pipeline, PipelineError, PipelineOptions
-from app.core.regions import Region
+from app.core.document.regions import Region
 
 
 @dataclass

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from app.core import events as ev
+from app.core.record import events as ev
 from app.core.pipeline.options import PipelineOptions
 from app.core.pipeline.pictures import pictures_dir, prune_pictures
-from app.core.regions import DECODED_TASKS
+from app.core.document.regions import DECODED_TASKS
 from app.core.review.document import DocumentWork
 from app.core.review.page_turns import page_turns
 from app.core.review.region_edits import fixed_layouts
@@ -195,7 +195,7 @@ class RunController:
     # --- traces ----------------------------------------------------------------------------------------------------
 
     def _record(self, work: DocumentWork, folder: Path) -> None:
-        from app.core.trace import TraceWriter
+        from app.core.record.trace import TraceWriter
 
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.trace_path = folder / f"{Path(work.path).stem}-{stamp}.jsonl"

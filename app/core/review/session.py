@@ -2,7 +2,7 @@
 or replayed) are applied here through a table of handlers keyed by event type; widgets redraw from the result; the
 journal saves `to_dict()`.
 
-A block's region is recorded exactly as the pipeline records its own (app.core.regions.record_result) and every
+A block's region is recorded exactly as the pipeline records its own (app.core.document.regions.record_result) and every
 block's Markdown comes from the pipeline's one assembler (app.core.pipeline.assembly) over its page, so the editor
 shows what `convert` would write. An edited block is never overwritten by OCR; a re-run whose OCR differs from the
 OCR the edit was made over is a conflict the person resolves (the same OCR again is not). A block keeps its text
@@ -16,18 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from app.core import events as ev
+from app.core.record import events as ev
 from app.core.pipeline.assembly import assemble_blocks
 from app.core.pipeline.output import PageOutput, region_status
 from app.core.pipeline.pictures import picture_link
-from app.core.regions import DECODED_TASKS, Region, record_result
+from app.core.document.regions import DECODED_TASKS, Region, record_result
 from app.core.review.document import Block, DocumentWork, RunProgress
 
 RESULT_FLAGS = ("error", "cancelled")
 
 
 def _cer(text: str, reference: str) -> float | None:
-    from app.core.textlayer import cer
+    from app.core.text.textlayer import cer
 
     return cer(text, reference)
 

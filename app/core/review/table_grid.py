@@ -1,6 +1,6 @@
 """A table block as a grid a person edits: cells with their text and spans, and how many rows are the header. Read
-from the block's HTML (`Grid.from_html`, the `<table>` the engines and app.core.tables write) and written back as
-HTML by the same writer (`to_html`, app.core.tables.html_table), so an edited table exports as any other.
+from the block's HTML (`Grid.from_html`, the `<table>` the engines and app.core.text.tables write) and written back as
+HTML by the same writer (`to_html`, app.core.text.tables.html_table), so an edited table exports as any other.
 
 Operations (each returns nothing and changes the grid; the window makes each one undo step): `set_text`,
 `set_header_rows`, `merge` (a rectangle becomes one cell, its texts joined), `split` (a merged cell becomes single
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from app.core.tables import Cell as HtmlCell
-from app.core.tables import html_table
+from app.core.text.tables import Cell as HtmlCell
+from app.core.text.tables import html_table
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """A tiny, randomly initialised PP-DocLayoutV3 checkpoint of the real `PPDocLayoutV3ForObjectDetection` class.
 
 `build(out_dir)` writes config.json, model.safetensors and preprocessor_config.json (`PPDocLayoutV3ImageProcessor`
-at a small input size); `app.core.loader.load_model("pp-doclayoutv3", out_dir)` loads it offline. Sizes follow
+at a small input size); `app.core.checkpoints.loader.load_model("pp-doclayoutv3", out_dir)` loads it offline. Sizes follow
 transformers' own model tester (HGNetV2 backbone with 32 channels, d_model 32, 2 decoder layers, 30 queries) and
 the label set is the 25 ids of the GLM-OCR SDK (PaddleOCR 3.x names).
 

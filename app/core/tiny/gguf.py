@@ -1,6 +1,6 @@
 """The tiny GlmOcr checkpoint (app.core.tiny.glm_checkpoint) as GGUF files for llama.cpp: the language model and its vision
 projector (mmproj), written by llama.cpp's own converter (`convert_hf_to_gguf.py`, from the source that
-`python3 make.py llama-server` unpacks into its cache; app.core.llama_build).
+`python3 make.py llama-server` unpacks into its cache; app.core.base.llama_build).
 
 The converter runs unchanged in a child process with this interpreter. One thing no freshly trained vocabulary can
 match: the converter recognises a BPE pre-tokenizer by the hash of its output on a fixed text, and the tiny
@@ -45,7 +45,7 @@ def convert(checkpoint: str | Path, out_dir: str | Path, *, name: str = "tiny-gl
             converter: str | Path | None = None, timeout_s: float = 600.0) -> tuple[Path, Path]:
     """Write `<name>.gguf` and `mmproj-<name>.gguf` for the Hugging Face checkpoint folder `checkpoint` into
     `out_dir`; returns their paths. `converter`: convert_hf_to_gguf.py (default: the cached llama.cpp source's)."""
-    from app.core.llama_build import HOW_TO_GET, converter as cached_converter
+    from app.core.base.llama_build import HOW_TO_GET, converter as cached_converter
 
     script = Path(converter) if converter else cached_converter()
     if script is None or not script.is_file():

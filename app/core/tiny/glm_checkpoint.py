@@ -1,7 +1,7 @@
 """A tiny, randomly initialised GravityOCR/GLM-OCR checkpoint of the real `GlmOcrForConditionalGeneration` class.
 
 `build(out_dir)` writes config.json, model.safetensors, the tokenizer files, the processor files (image processor +
-chat template), generation_config.json and block_diffusion.json; `app.core.loader.load_model("gravityocr", out_dir)`
+chat template), generation_config.json and block_diffusion.json; `app.core.checkpoints.loader.load_model("gravityocr", out_dir)`
 loads it. The special tokens follow the real checkpoint's relative order (docs/architecture.md, The self-speculative
 round), the stop ids are [<|endoftext|>, <|user|>] as in the real generation config, and the `<|mask|>` row is either an
 existing vocab row (like the real 59282 < 59392) or a row appended with `resize_token_embeddings`.

@@ -1,7 +1,7 @@
 """A tiny, randomly initialised Unlimited-OCR checkpoint of the real `UnlimitedOcrForConditionalGeneration` class.
 
 `build(out_dir)` writes config.json, model.safetensors, generation_config.json, the tokenizer files and the processor
-files (`UnlimitedOcrImageProcessor` + `UnlimitedOcrProcessor`); `app.core.loader.load_model("unlimited-ocr", out_dir)`
+files (`UnlimitedOcrImageProcessor` + `UnlimitedOcrProcessor`); `app.core.checkpoints.loader.load_model("unlimited-ocr", out_dir)`
 loads it through `AutoProcessor` offline. The architecture is the real one at toy sizes: a 2-layer MoE text decoder
 (4 heads × 16, every layer `reference_sliding_attention` with a small `sliding_window`, so eviction happens after a
 handful of tokens), a SAM + CLIP vision tower working on 16 px views with 2 px patches, so one base-mode page is

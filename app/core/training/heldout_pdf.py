@@ -126,7 +126,7 @@ def make(folder: str | Path, lines_per_font: int = 44, seed: int = 0, poor: bool
 
 def score(folder: str | Path, out_dir: str | Path) -> dict:
     """Per font: CER of the convert output (each page one region, lines joined by spaces) against the truth."""
-    from app.core.textmetrics import errors as cer
+    from app.core.text.textmetrics import errors as cer
 
     folder, out_dir = Path(folder), Path(out_dir)
     report: dict = {"fonts": {}}

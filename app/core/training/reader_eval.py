@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from app.core.textmetrics import errors as cer  # (edit distance, len(ref))
+from app.core.text.textmetrics import errors as cer  # (edit distance, len(ref))
 
 
 def _bucket() -> dict[str, int]:

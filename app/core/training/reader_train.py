@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from app.core.textmetrics import errors as cer  # noqa: F401 - (edit distance, len(ref)), summed into a corpus CER
+from app.core.text.textmetrics import errors as cer  # noqa: F401 - (edit distance, len(ref)), summed into a corpus CER
 from app.core.training.reader_card import BAR_CER, BAR_TPF, model_card, verdict  # noqa: F401 - re-exported
 
 

@@ -3,7 +3,7 @@ device, checkpoint; two traces, or the run shown against a trace) side by side: 
 time), the rounds of both aligned by output position with the first divergence marked, both texts with their
 differences marked word by word, and at the first divergence what each side's verifier believed.
 
-Reads `app.core.trace_compare.Comparison`; the texts' diff is app.gui.text_diff's. Nothing here decodes.
+Reads `app.core.record.trace_compare.Comparison`; the texts' diff is app.gui.text_diff's. Nothing here decodes.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from PySide6.QtGui import QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QTextBrowser,
                                QVBoxLayout, QWidget)
 
-from app.core.events import Event
-from app.core.trace_compare import Comparison, RegionDiff, compare
+from app.core.record.events import Event
+from app.core.record.trace_compare import Comparison, RegionDiff, compare
 from app.gui.text_diff import word_diff
 from app.gui.views import colors
 from app.gui.views.inspector_view import paint_ranked
@@ -220,7 +220,7 @@ class ABView(QWidget):
             self.load_trace(side, path)
 
     def load_trace(self, side: str, path: str | Path) -> None:
-        from app.core.trace import TraceError, load_trace
+        from app.core.record.trace import TraceError, load_trace
 
         try:
             trace = load_trace(path)

@@ -1,7 +1,7 @@
 """`DecodingViews`: the rounds view, the R-SWA window view, the A/B diff and the playback bar in one widget the main
 window docks.
 
-Feeding: `feed(event)` takes any app.core.events event (unknown ones are ignored), updates the two models at
+Feeding: `feed(event)` takes any app.core.record.events event (unknown ones are ignored), updates the two models at
 once (cheap bookkeeping) and marks the views dirty; a frame timer (≤ 60 Hz) brings the widgets up to date and
 paints. So a worker streaming 10,000 tokens, or a replay re-feeding them in one go, never paints more than 60
 frames a second and never creates a widget per token.
@@ -20,8 +20,8 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
-from app.core.events import Event, PrefixLaid, RunStarted, WindowStepped
-from app.core.trace import write_trace
+from app.core.record.events import Event, PrefixLaid, RunStarted, WindowStepped
+from app.core.record.trace import write_trace
 from app.gui.views.ab_view import ABView
 from app.gui.views.playback import PlaybackBar, TracePlayer
 from app.gui.views.rounds_state import RoundRecord, RoundsModel

@@ -15,7 +15,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
-from app.core.events import SlotInspection
+from app.core.record.events import SlotInspection
 from app.gui.views import colors
 from app.gui.views.rounds_state import RegionRounds, RoundRecord
 from app.gui.views.view_frame import paint_hint

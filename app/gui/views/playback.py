@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.events import Event, RoundVerified, TokensCommitted, WindowStepped
+from app.core.record.events import Event, RoundVerified, TokensCommitted, WindowStepped
 
 STEP_TYPES = (RoundVerified, WindowStepped, TokensCommitted)
 SPEEDS: list[tuple[str, float]] = [("fast", 0.0), ("live ×1", 1.0), ("×2 slower", 2.0), ("×5 slower", 5.0), ("×10 slower", 10.0), ("×20 slower", 20.0)]

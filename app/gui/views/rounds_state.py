@@ -13,7 +13,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.events import (
+from app.core.record.events import (
     Event,
     RegionFinished,
     RegionStarted,

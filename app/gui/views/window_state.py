@@ -13,7 +13,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.events import (
+from app.core.record.events import (
     Event,
     NgramBanned,
     PrefixLaid,

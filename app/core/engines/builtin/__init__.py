@@ -18,7 +18,7 @@ def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | N
     """Open the built-in line reader. Raises EngineUnavailable (with how to train a model) when none is installed."""
     from app.core.engines.builtin.engine import TRAIN_HINT, ReaderEngine, no_model_message
     from app.core.engines.builtin.reader import is_reader_checkpoint
-    from app.core.loader import ModelError, ModelNotFound, get_manifest, resolve_model_dir
+    from app.core.checkpoints.loader import ModelError, ModelNotFound, get_manifest, resolve_model_dir
 
     try:
         folder = resolve_model_dir(get_manifest(manifest or "builtin"), model_path)

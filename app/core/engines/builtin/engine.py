@@ -38,12 +38,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 from app.core.engines.builtin.arbiter import arbitrate
 from app.core.engines.builtin.lexicon import settle_reading
 from app.core.engines.base import Emit, RegionResult, no_emit
-from app.core.cancel import CancelToken
+from app.core.base.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
 from app.core.decoding.inspector import InspectOptions
 from app.core.decoding.round_events import round_verified, tokens_committed
-from app.core.textcheck import MIN_LINE_COVERAGE, line_coverage
-from app.core.events import RegionFinished, RegionStarted, TokensCommitted
+from app.core.text.textcheck import MIN_LINE_COVERAGE, line_coverage
+from app.core.record.events import RegionFinished, RegionStarted, TokensCommitted
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -419,7 +419,7 @@ TRAIN_HINT = (
 
 
 def no_model_message() -> str:
-    from app.core.paths import models_dir, user_models_dir
+    from app.core.base.paths import models_dir, user_models_dir
 
     return (f"No built-in model is installed (looked in {user_models_dir() / 'builtin'} and {models_dir() / 'builtin'}). "
             + TRAIN_HINT.format(user_dir=user_models_dir() / "builtin"))
@@ -432,7 +432,7 @@ def rewrote(recognised: str, decoded: str) -> bool:
     """Did the decoder rewrite the line rather than correct it? Corrections are a few characters ("tbe" → "the",
     "1O0" → "100"); a line far from what the recogniser saw (a loop, a run of invented characters on handwriting or
     a font nobody trained on) is the decoder losing its way, and the recogniser's reading is kept."""
-    from app.core.textmetrics import edit_distance
+    from app.core.text.textmetrics import edit_distance
 
     edits = edit_distance(recognised, decoded)
     return edits >= 3 and edits > REWRITE_SHARE * max(1, len(recognised))

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.paths import models_dir, user_models_dir
-from app.core.wording import count
+from app.core.base.paths import models_dir, user_models_dir
+from app.core.base.wording import count
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 

@@ -111,7 +111,7 @@ class PageRendered(Event):
 @dataclass
 class LayoutDone(Event):
     """Regions of one page, in reading order, and the frame of the page their boxes are in. Each region is
-    `Region.to_dict()` (see app.core.regions). Sent by the pipeline only."""
+    `Region.to_dict()` (see app.core.document.regions). Sent by the pipeline only."""
 
     type: ClassVar[str] = "layout_done"
     page: int

@@ -120,8 +120,8 @@ def make_sample_pdf(path: str | Path, pages: int = 2) -> Path:
     return path
 
 
-if __name__ == "__main__":  # regenerate the bundled sample: python -m app.core.sample_documents
-    from app.core.paths import degraded_sample, sample_document
+if __name__ == "__main__":  # regenerate the bundled sample: python -m app.core.document.sample_documents
+    from app.core.base.paths import degraded_sample, sample_document
 
     print(make_sample_pdf(sample_document()))
     print(write_degraded_sample(degraded_sample()))

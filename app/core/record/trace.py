@@ -10,7 +10,7 @@ Layout of a file:
 Each event line is `Event.to_dict()` plus `_t`, the seconds since the writer was opened (slowed replay uses it).
 Older/newer readers ignore keys they do not know, so `_t` never gets in the way of `event_from_dict`. A run that
 crashed mid-write leaves a truncated last line: the reader drops it (and only it) instead of refusing the file.
-Every event line is checked against its dataclass (app.core.schema) before it is used: a line of the wrong shape
+Every event line is checked against its dataclass (app.core.base.schema) before it is used: a line of the wrong shape
 makes `load_trace` raise TraceError naming the line, never a crash later in the replay.
 
 What must never live here: Qt, torch, or any knowledge of how events are shown.
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import IO, Any, Iterable
 
 from app import __version__
-from app.core.events import Event, all_event_types, event_from_dict
-from app.core.schema import check_fields
+from app.core.record.events import Event, all_event_types, event_from_dict
+from app.core.base.schema import check_fields
 
 EVENT_TYPES = all_event_types()
 

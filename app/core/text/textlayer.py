@@ -6,7 +6,7 @@
 
 Both sides are normalised before comparing, so markup is not counted as an error: HTML tags, Markdown heading
 and list markers, `$$` delimiters and `\\tag{}` are removed, and whitespace is collapsed to single spaces. A word
-belongs to a block when at least half of its box lies inside the block. Edit distance: app.core.textmetrics.
+belongs to a block when at least half of its box lies inside the block. Edit distance: app.core.text.textmetrics.
 CER is None when there is nothing to compare against (no text layer words in the block).
 
 The layer compared with (and taken instead of OCR, app.core.pipeline.text_source) is the document's ORIGINAL
@@ -71,7 +71,7 @@ def reference_text(words: Iterable[TextWord], box_pt, min_inside: float = 0.5) -
 
 
 def distance(ocr: str, ref: str) -> int:
-    from app.core.textmetrics import edit_distance
+    from app.core.text.textmetrics import edit_distance
 
     return edit_distance(normalise(ref), normalise(ocr))
 
@@ -118,7 +118,7 @@ class PageLayer:
     there but cannot be trusted (invisible, an OCR tool's font, replacement characters)."""
     words: list[TextWord]
     hidden: list[tuple[float, float, float, float]]
-    # (box in points, spans) per line of an unrotated page: a formula's sizes, baselines and fonts (app.core.layer_math)
+    # (box in points, spans) per line of an unrotated page: a formula's sizes, baselines and fonts (app.core.text.layer_math)
     lines: list = field(default_factory=list)
 
     def hidden_in(self, box_pt, min_inside: float = 0.5) -> bool:

@@ -12,7 +12,7 @@ def project_root() -> Path:
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen:
         return Path(frozen)
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[3]  # app/core/base/paths.py
 
 
 def resources_dir() -> Path:
@@ -28,7 +28,7 @@ def sample_document() -> Path:
 
 
 def degraded_sample() -> Path:
-    """A scan of a faded carbon copy (app.core.sample_documents.degraded_text_image): the built-in model's drafts
+    """A scan of a faded carbon copy (app.core.document.sample_documents.degraded_text_image): the built-in model's drafts
     are rejected often on it, so the rounds view and its reject inspector have something to show."""
     return resources_dir() / "samples" / "carbon-copy.jpg"
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from app.core.events import (Event, RegionFinished, RegionStarted, RoundVerified, RunStarted, SlotInspection,
+from app.core.record.events import (Event, RegionFinished, RegionStarted, RoundVerified, RunStarted, SlotInspection,
                              TokensCommitted)
 
 

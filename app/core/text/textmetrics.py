@@ -6,7 +6,7 @@ rapidfuzz's Levenshtein (C, far faster than a Python loop, and the same number).
     cer(ref, hyp)             # edit distance / len(ref); None when ref is empty (nothing to measure against)
     error_rate(ref, hyp)      # the same, 0 or len(hyp) errors over 1 char for an empty ref (benchmarks' tables)
 
-Callers normalise first when they mean to (app.core.textlayer strips markup; benchmarks squash whitespace): the
+Callers normalise first when they mean to (app.core.text.textlayer strips markup; benchmarks squash whitespace): the
 distance itself is of the strings as given. What must never live here: normalisation policy, I/O.
 """
 from __future__ import annotations

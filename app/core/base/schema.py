@@ -6,7 +6,7 @@ finite and of sane size, so a journal or trace that is valid JSON of the wrong s
 of failing later, somewhere in the window.
 
 What must never live here: knowledge of any one file format (the journal's envelope is app.gui.journal's, a
-trace's lines are app.core.trace's).
+trace's lines are app.core.record.trace's).
 """
 from __future__ import annotations
 
