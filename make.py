@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Set-up and tasks with nothing but python3: `python3 make.py run` | `python3 make.py test` | `python3 make.py setup`.
-`python3 make.py test -p randomly` runs the tests in a random order (the seed is printed; `--randomly-seed=N`
-repeats one). `python3 make.py llama-server` (builds llama.cpp's server once into a cache outside the checkout; `--where` only
+`python3 make.py test` first installs the real parts the tests use (PARTS below: the llama-server build, system
+packages through apt-get where this is root on Debian), then runs the tests in a random order (pytest-randomly; the
+seed is printed, `--randomly-seed=N` repeats one, `-p no:randomly` keeps the file order). Under CI=true a test that
+skips for a missing part fails the run. `python3 make.py llama-server` (builds llama.cpp's server once into a cache outside the checkout; `--where` only
 prints the cached binary's path, or fails without building; `--source` prints the llama.cpp source folder, with
 its convert_hf_to_gguf.py).
 
@@ -51,8 +53,47 @@ def run(extra: list[str]) -> int:
     return subprocess.call([str(PY), "-m", "app", *(extra or ["--sample", "--run"])], cwd=ROOT)
 
 
+# Debian packages the tests read with (fonts for rendered test lines; the OCR engines' language data), installed by
+# `make.py test` when missing and this is root with apt-get; elsewhere the command to run is printed.
+APT_PACKAGES: tuple[str, ...] = ("fonts-dejavu-core",)
+
+
+def _missing_apt_packages() -> list[str]:
+    if not shutil.which("dpkg-query"):
+        return []
+    missing = []
+    for name in APT_PACKAGES:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True)
+        if "install ok installed" not in out.stdout:
+            missing.append(name)
+    return missing
+
+
+def parts() -> int:
+    """The real parts the tests run against: system packages, then the llama-server build (cached outside the
+    checkout: about 10 minutes the first time on 2 cores, nothing after)."""
+    missing = _missing_apt_packages()
+    if missing:
+        if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+            print(f"== installing {' '.join(missing)} (apt-get)", flush=True)
+            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+            subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+            subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing], check=True,
+                           env=env)
+        else:
+            print(f"make.py: the tests that need these skip: sudo apt-get install {' '.join(missing)}",
+                  file=sys.stderr)
+    if _llama_build().cached_binary() is None:
+        print("== building llama-server for the llama.cpp tests (once; cached outside the checkout)", flush=True)
+        rc = subprocess.call([sys.executable, str(ROOT / "make.py"), "llama-server"])
+        if rc:
+            print("make.py: the llama-server build failed; its tests will skip (and fail under CI)", file=sys.stderr)
+    return 0
+
+
 def test(extra: list[str]) -> int:
     setup()
+    parts()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1")
     # the 25 slowest tests are listed at the end of every run: a test that grows slow shows up there
     rc = subprocess.call([str(PY), "-m", "pytest", "--durations=25", *extra], cwd=ROOT, env=env)
@@ -164,6 +205,8 @@ def main(argv: list[str]) -> int:
         return test(extra)
     if task == "llama-server":
         return llama_server(extra)
+    if task == "parts":
+        return parts()
     print(__doc__)
     return 2
 

@@ -14,7 +14,7 @@ except ImportError:  # before the engines package
 
 SHIPPED = Path(__file__).resolve().parents[1] / "models" / "builtin"
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-needs_shipped = pytest.mark.skipif(not (SHIPPED / "model.safetensors").is_file(), reason="no shipped built-in model")
+needs_shipped = pytest.mark.skipif(not (SHIPPED / "model.safetensors").is_file(), reason="missing part: no shipped built-in model (models/builtin/model.safetensors)")
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from app.core.record.trace import write_trace  # noqa: E402
 SHIPPED = Path(__file__).resolve().parents[1] / "models" / "builtin"
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
-              pytest.mark.skipif(not (SHIPPED / "model.safetensors").is_file(), reason="no shipped built-in model")]
+              pytest.mark.skipif(not (SHIPPED / "model.safetensors").is_file(), reason="missing part: no shipped built-in model (models/builtin/model.safetensors)")]
 
 
 def degraded_lines(lines: list[str], size: int = 26, blur: float = 1.3):

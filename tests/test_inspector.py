@@ -197,7 +197,7 @@ def test_a_trace_keeps_the_inspector(tiny, tmp_path):
 
 # --- the shipped built-in model ------------------------------------------------------------------------------
 
-needs_shipped = pytest.mark.skipif(not (SHIPPED / "model.safetensors").is_file(), reason="no shipped built-in model")
+needs_shipped = pytest.mark.skipif(not (SHIPPED / "model.safetensors").is_file(), reason="missing part: no shipped built-in model (models/builtin/model.safetensors)")
 
 
 def line_image(text: str, size: int = 28, blur: float = 0.0):

@@ -3,8 +3,8 @@ source on the package index (cached outside the checkout), the project's tiny ra
 GGUF + mmproj with llama.cpp's own converter. Random weights read garbage, but every request must be answered, the
 output written, and no server process left behind.
 
-These tests SKIP when no llama-server build is cached (CI does not build it; run `python3 make.py llama-server` once,
-about 10 minutes on 2 cores). Nothing is mocked: servers are started and killed as processes.
+These tests SKIP when no llama-server build is cached (run `python3 make.py llama-server` once, about 10 minutes on
+2 cores); `python3 make.py test` under CI=true builds it first and fails on such a skip. Nothing is mocked: servers are started and killed as processes.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BINARY = llama_build.find_binary()
 pytestmark = pytest.mark.skipif(
     BINARY is None or llama_build.converter() is None,
-    reason="no cached llama-server build: run `python3 make.py llama-server` (CI runs these only when it is cached)")
+    reason="missing part: no cached llama-server build: run `python3 make.py llama-server` (CI builds it first)")
 
 
 @pytest.fixture(scope="module")

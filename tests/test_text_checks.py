@@ -58,7 +58,7 @@ def _line(text: str, width: int = 900):
     return img
 
 
-@pytest.mark.skipif(not DEJAVU.is_file(), reason="DejaVu fonts not installed")
+@pytest.mark.skipif(not DEJAVU.is_file(), reason="missing part: DejaVu fonts (apt-get install fonts-dejavu-core)")
 def test_a_cyrillic_line_read_by_classic_is_flagged_with_low_confidence():
     from app.core.engines import open_engine
 
@@ -74,7 +74,7 @@ def test_a_cyrillic_line_read_by_classic_is_flagged_with_low_confidence():
     assert latin.stats["unreadable_lines"] == 0 and region_outcome(ok) == "ok" and review_reasons(ok) == []
 
 
-@pytest.mark.skipif(not DEJAVU.is_file(), reason="DejaVu fonts not installed")
+@pytest.mark.skipif(not DEJAVU.is_file(), reason="missing part: DejaVu fonts (apt-get install fonts-dejavu-core)")
 def test_builtin_reads_cyrillic_and_greek_no_worse_than_classic_and_flags_the_unread_line():
     from rapidfuzz.distance import Levenshtein
 
