@@ -8,7 +8,7 @@ Converters (--converters, default all four):
   pymupdf4llm OCRs image-only pages itself (its RapidOCR route, which it picks when rapidocr is installed).
 
 Each converter reads the first page once untimed (models loaded, the layout process started), then every page once,
-timed. Per page and converter: edit, present, order, cells (app.bench.real_scoring) and seconds. Printed: a
+timed. Per page and converter: edit, present, order, cells, teds (app.bench.real_scoring) and seconds. Printed: a
 per-page table and a summary per kind (scan / born-digital) and per script; `--json FILE` writes every row.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from app.bench.real_scoring import score
 CORPUS = Path(__file__).resolve().parents[2] / "corpora" / "realdocs"
 REQUIRED = ("id", "file", "page", "kind", "script", "features", "source", "licence", "reference", "reference_made")
 KINDS = ("scan", "born-digital")
-METRICS = ("edit", "present", "order", "cells", "s")
+METRICS = ("edit", "present", "order", "cells", "teds", "s")
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def _mean(values) -> float | None:
 
 def page_table(rows: list[dict], names: list[str]) -> str:
     """Per page: each converter's edit / present / order / cells / seconds."""
-    head = "| page | kind | script | " + " | ".join(f"{n} edit·pres·order·cells·s" for n in names) + " |"
+    head = "| page | kind | script | " + " | ".join(f"{n} edit·pres·order·cells·teds·s" for n in names) + " |"
     lines = [head, "|" + "---|" * (3 + len(names))]
     by = {(r["page"], r["converter"]): r for r in rows}
     for pid in dict.fromkeys(r["page"] for r in rows):
@@ -162,7 +162,7 @@ def page_table(rows: list[dict], names: list[str]) -> str:
         cells = []
         for n in names:
             r = by[(pid, n)]
-            cell = " ".join([_f(r["edit"]), _f(r["present"]), _f(r["order"]), _f(r["cells"]), f"{r['s']:.1f}s"])
+            cell = " ".join([_f(r[m]) for m in METRICS if m != "s"] + [f"{r['s']:.1f}s"])
             cells.append(cell + (" ERR" if r["error"] else ""))
         lines.append(f"| {pid} | {first['kind']} | {first['script']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -185,8 +185,8 @@ def groups(rows: list[dict]) -> list[tuple[str, list[str]]]:
 
 def summary(rows: list[dict], names: list[str]) -> str:
     """Per group (all, kind, script, feature) and converter: mean edit, present, order, cells, s/page."""
-    lines = ["| group | pages | converter | edit ↓ | present ↑ | order ↑ | cells ↑ | s/page ↓ |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| group | pages | converter | edit ↓ | present ↑ | order ↑ | cells ↑ | TEDS ↑ | s/page ↓ |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for group, members in groups(rows):
         chosen = set(members)
         for n in names:

@@ -9,6 +9,8 @@
 - `cells`: for pages whose reference has tables (Markdown pipe tables or HTML), the share of horizontally and
   vertically adjacent cell pairs of the reference that are adjacent the same way in one of the output's tables.
   None when the reference has no table.
+- `teds`: for the same pages, TEDS (app.bench.teds: the tree edit distance similarity of PubTabNet, over the
+  tables' HTML structure — spans, empty cells, header rows — and cell texts), mean over the reference's tables.
 
 No Qt, no app imports: leaf functions on strings.
 """
@@ -21,6 +23,8 @@ from html.parser import HTMLParser
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
+
+from app.bench.teds import page_teds
 
 PRESENT_AT = 85.0  # partial ratio (0-100) at which a reference unit counts as found
 MAX_UNIT = 160  # characters: longer reference lines are cut at sentence ends (then at this length)
@@ -266,4 +270,5 @@ def cells(reference: str, output: str) -> float | None:
 def score(reference: str, output: str) -> dict[str, float | None]:
     found = positions(reference, output)
     return {"edit": edit(reference, output), "present": presence(reference, output, found),
-            "order": order(reference, output, found), "cells": cells(reference, output)}
+            "order": order(reference, output, found), "cells": cells(reference, output),
+            "teds": page_teds(reference, output)}
