@@ -1,0 +1,97 @@
+"""Born-digital tables cell by cell and page furniture on a small page, end to end through the default pipeline
+(PyMuPDF's layout and table finder, the text layer): PDFs made with PyMuPDF at test time."""
+import pymupdf
+import pytest
+
+from app.bench.teds import tables_in
+from app.core.layout.page_boxes import find_tables
+
+
+def _ruled_with_spanning_header(path):
+    """Region | Sales (over 2023 and 2024); 'Region' runs down two header rows; South has no 2023 figure."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    x, y = [72, 172, 272, 372], [100, 120, 140, 160, 180]
+    rows = [["Region", "Sales", None], ["", "2023", "2024"], ["North", "10", "12"], ["South", "", "9"]]
+    for r, row in enumerate(rows):
+        for c, t in enumerate(row):
+            if t:
+                at = 222 - pymupdf.get_text_length(t, fontsize=10) / 2 if (r, c) == (0, 1) else x[c] + 4
+                page.insert_text((at, y[r] + 14), t, fontsize=10, fontname="hebo" if r < 2 else "helv")
+    for yy in (y[0], y[2], y[4], y[3]):
+        page.draw_line((x[0], yy), (x[3], yy))
+    page.draw_line((x[1], y[1]), (x[3], y[1]))  # under "Sales" only: "Region" spans both header rows
+    for xx in x:
+        page.draw_line((xx, y[1] if xx == x[2] else y[0]), (xx, y[4]))  # no rule between 2023/2024 in row 0
+    doc.save(path)
+    return page
+
+
+def _borderless(path):
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((72, 300), "Quarterly figures for the offices are given below in thousands.", fontsize=10)
+    rows = [["Office", "Staff", "Revenue", "Cost"], ["Berlin", "12", "1,204", "880"], ["Lyon", "7", "", "410"],
+            ["Porto", "9", "733", "512"], ["Graz", "4", "301", "199"]]
+    for r, row in enumerate(rows):
+        for c, t in enumerate(row):
+            if t:  # numbers right-aligned on their column's edge, no ruling at all
+                at = 72 if c == 0 else 172 + c * 90 - pymupdf.get_text_length(t, fontsize=10)
+                page.insert_text((at, 330 + r * 16), t, fontsize=10, fontname="hebo" if r == 0 else "helv")
+    doc.save(path)
+    return page
+
+
+def _grid(html):
+    (rows,) = tables_in(html)
+    return [[(c.text.strip(), c.header, c.rowspan, c.colspan) for c in row] for row in rows]
+
+
+def test_finder_keeps_a_spanning_header_as_colspan_and_an_empty_cell_in_place(tmp_path):
+    page = _ruled_with_spanning_header(tmp_path / "t.pdf")
+    ((_, html),) = find_tables(page)
+    assert _grid(html) == [
+        [("Region", True, 2, 1), ("Sales", True, 1, 2)],
+        [("2023", True, 1, 1), ("2024", True, 1, 1)],
+        [("North", False, 1, 1), ("10", False, 1, 1), ("12", False, 1, 1)],
+        [("South", False, 1, 1), ("", False, 1, 1), ("9", False, 1, 1)],  # 9 stays under 2024
+    ]
+
+
+def _convert(path):
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    pipe = Pipeline(PipelineOptions(engine="auto", text_layer="prefer"))
+    try:
+        return pipe.run(path).to_markdown(anchors=False)
+    finally:
+        pipe.close()
+
+
+@pytest.mark.slow
+def test_default_pipeline_writes_spanning_header_and_borderless_table_cell_by_cell(tmp_path):
+    _ruled_with_spanning_header(tmp_path / "ruled.pdf")
+    _borderless(tmp_path / "borderless.pdf")
+    ruled = _convert(tmp_path / "ruled.pdf")
+    assert '<th colspan="2">Sales</th>' in ruled and '<th rowspan="2">Region</th>' in ruled
+    assert "<tr><td>South</td><td></td><td>9</td></tr>" in ruled
+    text = _convert(tmp_path / "borderless.pdf")
+    assert "Quarterly figures" in text
+    assert _grid(text)[0] == [(h, True, 1, 1) for h in ("Office", "Staff", "Revenue", "Cost")]
+    assert [c[0] for c in _grid(text)[2]] == ["Lyon", "7", "", "410"]
+
+
+@pytest.mark.slow
+def test_a_small_pages_running_header_and_page_number_are_left_out_of_the_body(tmp_path):
+    doc = pymupdf.open()
+    for n in range(3):
+        page = doc.new_page(width=210, height=298)  # A7: 5 pt type, a header 18 pt from the top edge
+        page.insert_text((20, 18), "FIELD NOTES ON MOSSES", fontsize=6)
+        for k in range(8):
+            page.insert_text((20, 50 + 14 * k), f"Line {k + 1} of page {n + 1} tells of moss on stones.", fontsize=8)
+        page.insert_text((100, 285), str(n + 1), fontsize=6)
+    doc.save(tmp_path / "a7.pdf")
+    text = _convert(tmp_path / "a7.pdf")
+    assert "Line 8 of page 3 tells of moss" in text
+    assert "FIELD NOTES" not in text
+    assert not any(line.strip() in {"1", "2", "3"} for line in text.splitlines())
