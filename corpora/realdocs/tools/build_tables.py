@@ -34,7 +34,7 @@ NEW = [
     ("t10-redbook-p9", "redp5110_sampled", 9, ["table"]),
     ("t11-redbook-p11", "redp5110_sampled", 11, ["table"]),
     ("t12-redbook-p12", "redp5110_sampled", 12, ["table"]),
-    ("t13-four-pages-p2", "normal_4pages", 2, ["table"]),
+# (normal_4pages' page 2, its one table page, is d06 already)
 ]
 REFRESH = {"d01-table-paper": ("2305.03393v1-pg9", 1), "d11-wide-table": ("table_mislabeled_as_picture", 1),
            "d13-redbook-table": ("redp5110_sampled", 2)}
