@@ -95,3 +95,34 @@ def test_a_small_pages_running_header_and_page_number_are_left_out_of_the_body(t
     assert "Line 8 of page 3 tells of moss" in text
     assert "FIELD NOTES" not in text
     assert not any(line.strip() in {"1", "2", "3"} for line in text.splitlines())
+
+
+def test_an_engines_table_takes_the_layers_header_rows_with_their_spans():
+    from app.core.text.tables import adopt_header
+
+    layer = ('<table><tr><th rowspan="2">Region</th><th colspan="2">Sales</th></tr><tr><th>2023</th><th>2024</th>'
+             "</tr><tr><td>North</td><td>10</td><td>12</td></tr></table>")
+    engine = ("<table><tr><td>Region</td><td>Sales</td><td>Sales</td></tr><tr><td></td><td>2O23</td><td>2024</td>"
+              "</tr><tr><td>North</td><td>10</td><td>12</td></tr></table>")  # repeated span, a misread "O"
+    assert _grid(adopt_header(engine, layer))[:2] == [[("Region", True, 2, 1), ("Sales", True, 1, 2)],
+                                                      [("2023", True, 1, 1), ("2024", True, 1, 1)]]
+    other = engine.replace("Region", "Office").replace("Sales", "Staff")  # says something else: left alone
+    assert adopt_header(other, layer) == other
+
+
+@pytest.mark.slow
+def test_the_samples_table_read_by_the_engine_has_its_header_row_in_the_grid_editor(tmp_path):
+    from app.core.document.sample_documents import make_sample_pdf
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.review.table_grid import Grid
+
+    pdf = make_sample_pdf(tmp_path / "sample.pdf", pages=1)
+    pipe = Pipeline(PipelineOptions())  # the window's default: the engine reads, the layer is compared
+    try:
+        out = pipe.run(pdf)
+    finally:
+        pipe.close()
+    (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
+    assert table.extra["stats"].get("text_source") != "text-layer"
+    grid = Grid.from_html(table.text)
+    assert grid.header_rows == 1 and grid.rows()[0] == ["Quarter", "Revenue", "Growth"]

@@ -129,6 +129,15 @@ class TextSource:
 
         return ENGINES.get(self.pipeline.engine_name)
 
+    def settle_table_headers(self, regions: list[Region]) -> None:
+        """A table the engine read on a born-digital page gets the header the layer's table shows there (its `<th>`
+        rows and their spans: app.core.text.tables.adopt_header), so the grid editor and the exports see it."""
+        from app.core.text.tables import adopt_header
+
+        for r in regions:
+            if r.task == "table" and r.text and r.extra.get("layer_table") and text_source(r) != TEXT_LAYER:
+                r.text = adopt_header(r.text, r.extra["layer_table"])
+
     def comparable(self, region: Region) -> bool:
         """May this region's text be measured against the text layer? Not when it came from the layer (that would
         be the layer against itself) nor where the layer was found untrustworthy."""

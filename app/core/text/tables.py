@@ -6,7 +6,10 @@
   boundaries are inferred from the pieces' x-extents across all rows (an interval union over the rows that fill
   the most columns), so a value lands under its header even when a row has empty cells; a lone currency sign is
   joined to the value to its right ("$" + "12.50"), and a row that starts past the first column right under the
-  previous one (less than half a line apart) continues that row's cells (a two-line cell).
+  previous one (less than half a line apart) continues that row's cells (a two-line cell);
+- an engine's reading of a born-digital table given the header the text layer's table shows (`adopt_header`): an
+  engine writes plain `<td>` rows, and repeats a spanning header into each column; where its first rows say what
+  the layer's header rows say, they become the layer's header rows (`<th>`, with their spans).
 
 What must never live here: OCR, layout, Markdown of other blocks.
 """
@@ -14,9 +17,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from html import unescape
 from html import escape
 from statistics import median
 from typing import Sequence
+
+from rapidfuzz import fuzz
 
 Box = tuple[float, float, float, float]
 _CURRENCY = re.compile(r"^[$€£¥]$")
@@ -181,3 +187,49 @@ def from_rows(rows: list[list[tuple[Box, str]]]) -> str:
             k += max(1, cell.colspan)
         out.append(cells)
     return html_table(out, header_rows=1 if len(out) > 1 else 0)
+
+
+# -- an engine's table given the text layer's header ------------------------------------------------------------
+
+HEADER_AGREES = 85.0  # rapidfuzz ratio (0-100) at which an engine's first row says what the layer's header says
+_ROW = re.compile(r"<tr\b[^>]*>.*?</tr>", re.S | re.I)
+_CELL = re.compile(r"<(t[dh])\b[^>]*>(.*?)</t[dh]>", re.S | re.I)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _row_words(row: str) -> str:
+    """A row's cell texts in order, each said once (a spanning cell an engine repeated into each column counts once),
+    lower-cased, without spaces."""
+    out: list[str] = []
+    for _, body in _CELL.findall(row):
+        t = re.sub(r"\s+", "", unescape(_TAG.sub(" ", body))).lower()
+        if t and (not out or out[-1] != t):
+            out.append(t)
+    return "|".join(out)
+
+
+def header_rows(html: str) -> list[str]:
+    """The leading rows of `html` whose cells are all header cells (`<th>`), as HTML."""
+    out = []
+    for row in _ROW.findall(html or ""):
+        tags = [tag.lower() for tag, _ in _CELL.findall(row)]
+        if not tags or any(t != "th" for t in tags):
+            break
+        out.append(row)
+    return out
+
+
+def adopt_header(html: str, layer_html: str) -> str:
+    """`html` (an engine's table) with its first rows replaced by the layer table's header rows when they say the
+    same (cell texts in order, a repeated spanning cell counted once, a misread letter or two forgiven); unchanged when it has a header of its own,
+    or its first rows say something else."""
+    head = header_rows(layer_html)
+    rows = _ROW.findall(html or "")
+    if not head or len(rows) <= len(head) or header_rows(html):
+        return html
+    said, shown = [_row_words(r) for r in rows[:len(head)]], [_row_words(r) for r in head]
+    if any(fuzz.ratio(a, b) < HEADER_AGREES for a, b in zip(said, shown)):
+        return html
+    at = html.index(rows[0])
+    end = html.index(rows[len(head) - 1], at) + len(rows[len(head) - 1])
+    return html[:at] + "".join(head) + html[end:]
