@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "convert": "convert PDFs/images to Markdown + JSON headless",
     "replay": "replay a trace file (JSON lines) in the window, without loading any model",
     "diff": "compare two trace files: first differing token, TPF and time per region, text diff",
+    "report": "where drafting paid and failed in a trace: TPF per region, acceptance by kind, token class, position",
     "bench": "run a benchmark and print a table of ratios",
     "models": "list supported models and where their weights were found",
     "train": "train the built-in line reader (AR + block diffusion)",
