@@ -81,6 +81,10 @@ def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: 
         "reviewed": reviewed,
         "text_source": text_source(r),  # text-layer | ocr (None: not read); "source" is the layout that found it
     }
+    stats = r.extra.get("stats") or {}
+    # the acceptance map's columns (app.core.record.acceptance): null where no model decoded the block by forwards
+    d["tpf"] = rounded(stats["tpf"], 3) if stats.get("forwards") and "tpf" in stats else None
+    d["mean_accepted"] = rounded(stats["mean_accepted"], 3) if stats.get("rounds") and "mean_accepted" in stats else None
     if image:
         d["image"] = image
     if "reference_chars" in r.extra:
@@ -213,6 +217,13 @@ def write_document(output: DocumentOutput, out_dir: Path, stem: str, save_pictur
     `out_dir` as a unit: every file goes to a temporary first, and only when all are complete are they renamed into
     place; when one cannot be written, none of the set is left (nor the picture crops this call added). The one
     writer of `convert` and of the window's export. Raises OSError (its message names the file)."""
+    from app.core.base.stages import stage
+
+    with stage("writing"):
+        return _write_document(output, out_dir, stem, save_pictures, formats, password, alto_version)
+
+
+def _write_document(output, out_dir: Path, stem: str, save_pictures, formats, password, alto_version):
     check_output(out_dir, stem, formats)
     image_dir = out_dir / f"{stem}_images"
     before = set(image_dir.iterdir()) if image_dir.is_dir() else set()
