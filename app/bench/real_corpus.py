@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.bench.real_scoring import score
+from app.bench.scan_profile import profile_table, rapidocr_markdown, speed_lines
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpora" / "realdocs"
 REQUIRED = ("id", "file", "page", "kind", "script", "features", "source", "licence", "reference", "reference_made")
@@ -57,6 +58,7 @@ def load(folder: Path = CORPUS) -> list[Page]:
 
 # ---- converters: each (path) -> Markdown ----
 _MODELS: dict[str, dict[str, object]] = {}  # per converter: its engine and layout, loaded once
+STAGES_OF: dict[str, dict[str, float]] = {}  # per converter: the stage milliseconds of its last page (--profile)
 
 
 def _ours(name: str, engine: str):
@@ -66,12 +68,17 @@ def _ours(name: str, engine: str):
         models = _MODELS.setdefault(name, {"engine": None, "layout": None})
         pipe = Pipeline(PipelineOptions(engine=engine, text_layer="prefer"), engine=models["engine"],
                         layout=models["layout"])
+        from app.core.base.stages import StageClock, measuring
+
+        clock = StageClock()
         try:
-            out = pipe.run(path)
-            models["engine"], models["layout"] = pipe.engine, pipe.layout
-            return out.to_markdown(anchors=False)
+            with measuring(clock):
+                out = pipe.run(path)
+                models["engine"], models["layout"] = pipe.engine, pipe.layout
+                return out.to_markdown(anchors=False)
         finally:
             pipe.close()
+            STAGES_OF[name] = clock.rounded()
 
     return convert
 
@@ -97,12 +104,16 @@ CONVERTERS = {
     "classic": _ours("classic", "classic"),
     "builtin": _ours("builtin", "builtin"),
     "pymupdf4llm": pymupdf4llm_markdown,
+    "rapidocr": rapidocr_markdown,  # the floor: a bare detector + recogniser pass (app.bench.scan_profile)
 }
+DEFAULT_CONVERTERS = ("default", "classic", "builtin", "pymupdf4llm")
 
 
-def measure(pages: list[Page], names: list[str], log=None, warm: bool = True) -> list[dict]:
+def measure(pages: list[Page], names: list[str], log=None, warm: bool = True, reps: int = 1) -> list[dict]:
     """One row per (page, converter): the scores, seconds, and the error when the conversion failed. The converters
-    take turns page by page (all warmed first), so a machine whose load changes during the run slows them alike."""
+    take turns page by page (all warmed first), so a machine whose load changes during the run slows them alike;
+    with `reps` > 1 each page is read that many times per converter, taking turns, `s` the median and `s_reps` all
+    (the output scored is the last one's); `stages` the stage milliseconds of our converters (the median read's)."""
     if warm:
         for name in names:
             try:
@@ -111,16 +122,25 @@ def measure(pages: list[Page], names: list[str], log=None, warm: bool = True) ->
                 pass
     rows = []
     for page in pages:
+        runs: dict[str, list[tuple[float, str, str, dict | None]]] = {n: [] for n in names}
+        for _ in range(max(1, reps)):
+            for name in names:
+                STAGES_OF.pop(name, None)
+                t0 = time.perf_counter()
+                error = ""
+                try:
+                    md = CONVERTERS[name](page.path)
+                except Exception as exc:  # noqa: BLE001 - a failed page scores as nothing read
+                    md, error = "", f"{type(exc).__name__}: {exc}"[:200]
+                runs[name].append((time.perf_counter() - t0, md, error, STAGES_OF.get(name)))
         for name in names:
-            t0 = time.perf_counter()
-            error = ""
-            try:
-                md = CONVERTERS[name](page.path)
-            except Exception as exc:  # noqa: BLE001 - a failed page scores as nothing read
-                md, error = "", f"{type(exc).__name__}: {exc}"[:200]
-            s = time.perf_counter() - t0
+            times = sorted(r[0] for r in runs[name])
+            s = times[len(times) // 2]
+            mid = next(r for r in runs[name] if r[0] == s)
+            md, error = runs[name][-1][1], runs[name][-1][2]
             row = {"page": page.id, "kind": page.kind, "script": page.script, "features": list(page.features),
-                   "converter": name, "s": s, **score(page.reference, md), "error": error, "output": md}
+                   "converter": name, "s": s, "s_reps": [round(r[0], 4) for r in runs[name]], "stages": mid[3],
+                   **score(page.reference, md), "error": error, "output": md}
             rows.append(row)
             if log:
                 log(row)
@@ -202,8 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="one page of each kind and a few scripts (8 pages)")
     p.add_argument("--pages", type=int, default=0, metavar="N", help="the first N pages only")
     p.add_argument("--only", default="", metavar="IDS", help="comma-separated page ids (or id prefixes)")
-    p.add_argument("--converters", default=",".join(CONVERTERS), metavar="A,B",
-                   help=f"which converters, in order (default: {','.join(CONVERTERS)})")
+    p.add_argument("--converters", default=None, metavar="A,B",
+                   help=f"which converters, in order (default: {','.join(DEFAULT_CONVERTERS)}; also: rapidocr, a bare "
+                        "RapidOCR pass)")
+    p.add_argument("--profile", action="store_true",
+                   help="print where each page's time went, stage by stage (ours; with --converters default,rapidocr "
+                        "if not chosen) and the seconds per page against the bare RapidOCR pass")
+    p.add_argument("--reps", type=int, default=1, metavar="N", help="read each page N times, converters taking turns")
     p.add_argument("--no-warm", action="store_true",
                    help="skip the untimed first read (the first page's seconds then include loading the models)")
     p.add_argument("--from-json", default="", metavar="A,B",
@@ -221,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
                 for r in rows if r["page"] in set(pages_all) and r["page"] in known]
         print(page_table(rows, names) + "\n\n" + summary(rows, names) + "\n\n" + speed_ratios(rows, names))
         return 0
-    names = [n.strip() for n in args.converters.split(",") if n.strip()]
+    chosen = args.converters or ",".join(("default", "rapidocr") if args.profile else DEFAULT_CONVERTERS)
+    names = [n.strip() for n in chosen.split(",") if n.strip()]
     unknown = [n for n in names if n not in CONVERTERS]
     if unknown or not names:
         p.error(f"unknown converter {', '.join(unknown) or '(none)'}; choose from {', '.join(CONVERTERS)}")
@@ -246,12 +272,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(done, ensure_ascii=False, indent=1), encoding="utf-8")
 
-    rows = measure(pages, names, log=log, warm=not args.no_warm)
+    rows = measure(pages, names, log=log, warm=not args.no_warm, reps=args.reps)
     print(page_table(rows, names))
     print()
     print(summary(rows, names))
     print()
     print(speed_ratios(rows, names))
+    if args.profile or args.reps > 1 or "rapidocr" in names:
+        print()
+        print(speed_lines(rows, names))
+    if args.profile:
+        for name in (n for n in names if n in ("default", "classic", "builtin")):
+            print(f"\nstages of {name} (ms per page, share of its wall time):")
+            print(profile_table(rows, name))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0

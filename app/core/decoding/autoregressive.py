@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from app.core.base.stages import timed
 from app.core.decoding.stats import DecodeStats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -172,6 +173,7 @@ def _sync(tensor) -> None:
         torch.cuda.synchronize(tensor.device)
 
 
+@timed("decoder")
 def ar_decode(
     model,
     prefix: Prefix,

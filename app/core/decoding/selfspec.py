@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from app.core.base.stages import timed
 from app.core.decoding.autoregressive import (Decoded, Prefix, forward_logits, stop_index, text_positions, top_logprob,
                                               window_attention)
 from app.core.decoding.inspector import InspectOptions, inspect_slots, slot_count, slot_rows
@@ -152,6 +153,7 @@ def inspect_round(options: InspectOptions, dlogits, vlogits, seed, candidates: S
     return inspect_slots(drafter, verifier, candidates, slots, k, options.top_k), probs
 
 
+@timed("decoder")
 def selfspec_decode(
     model,
     prefix: Prefix,

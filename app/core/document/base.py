@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.core.base.stages import stage
+
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
@@ -214,7 +216,8 @@ class Document:
             img = self.cache.get(key)
             if img is None:
                 try:
-                    img = _oriented(self._render(index, dpi), *self.orientation(index))
+                    with stage("render"):
+                        img = _oriented(self._render(index, dpi), *self.orientation(index))
                 except DocumentError:
                     raise
                 except Exception as exc:  # MuPDF/PIL errors on damaged content

@@ -124,6 +124,7 @@ def serve() -> None:  # pragma: no cover - runs in the child process
 
 def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child process
     from app.core.base.noise import quiet_third_party
+    from app.core.base.stages import StageClock, measuring
 
     quiet_third_party(verbose=False)
     import pymupdf
@@ -143,8 +144,9 @@ def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child proc
         if mask is not None:
             mask.reset()  # a new page: its script is judged afresh
         try:
-            with pymupdf.open(stream=pdf_bytes, filetype="pdf") as doc:
-                result = ("ok", parse_page(doc, 0, use_ocr))
+            clock = StageClock()  # the page's stages in here go back with it (the parent absorbs them)
+            with pymupdf.open(stream=pdf_bytes, filetype="pdf") as doc, measuring(clock):
+                result = ("ok", {**parse_page(doc, 0, use_ocr), "stage_ms": clock.ms})
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which falls back to the whole page
             result = ("error", f"{type(exc).__name__}: {exc}")
         _send(stdout, result)
@@ -160,9 +162,11 @@ def _mask_layout_ocr():  # pragma: no cover - runs in the child process
             return None
         from pymupdf4llm.ocr import rapidocr_391_backend
 
-        from app.core.rapid.script_mask import ScriptMask, install
+        from app.core.rapid.script_mask import ScriptMask, install, time_detector
 
-        return install(rapidocr_391_backend.init_engine(), ScriptMask())
+        engine = rapidocr_391_backend.init_engine()
+        time_detector(engine)
+        return install(engine, ScriptMask())
     except Exception:  # noqa: BLE001 - no RapidOCR: the layout reads born-digital pages only
         return None
 
@@ -236,6 +240,9 @@ class LayoutProcess:
                 self.stop()
                 raise
         if kind == "ok":
+            from app.core.base.stages import absorb
+
+            absorb(value.pop("stage_ms", None))  # the child's detector and recogniser, out of the parent's layout
             return value
         raise LayoutError(value)
 

@@ -90,6 +90,14 @@ def split_columns(mask: np.ndarray, box: tuple[float, float, float, float],
 
 
 def cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: float):
+    """The detections cut at their gutters (`_cut_columns`), timed as the page's "column cut" stage."""
+    from app.core.base.stages import stage
+
+    with stage("column cut"):
+        return _cut_columns(dets, lines, image, scale)
+
+
+def _cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: float):
     """The detections with each multi-column text box of a scan cut into its columns (app.core.layout.columns), and
     per detection the OCR lines ([x0, y0, x1, y1, text], points) it holds: a piece keeps the lines that lie inside it
     only when none crosses its edges (a line joined across a gutter must be read again, column by column)."""

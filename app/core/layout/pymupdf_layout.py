@@ -98,7 +98,15 @@ class PyMuPDFLayout:
     def analyse(self, document, index, image, dpi, *, keep_headers: bool = False, cancel=None,
                 timeout: float | None = None) -> list[Region]:
         """The page's regions. The analysis runs in a child process under `timeout` seconds (LayoutTimeout past
-        it) and stops at once on `cancel` or Ctrl+C (app.core.layout.budget)."""
+        it) and stops at once on `cancel` or Ctrl+C (app.core.layout.budget); timed as the "layout" stage, the
+        child's detector and recogniser apart (app.core.base.stages)."""
+        from app.core.base.stages import stage
+
+        with stage("layout"):
+            return self._analyse(document, index, image, dpi, keep_headers=keep_headers, cancel=cancel,
+                                 timeout=timeout)
+
+    def _analyse(self, document, index, image, dpi, *, keep_headers: bool, cancel, timeout) -> list[Region]:
         import pymupdf
 
         from app.core.layout.budget import shared_process

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from app.core.base.stages import timed
 from app.core.document.regions import Region
 
 # --- cleaning ---------------------------------------------------------------------------------------------------
@@ -208,6 +209,7 @@ def page_anchor(page: int) -> str:
     return f'<a id="page-{page + 1}"></a>'
 
 
+@timed("assembly")
 def assemble_document(
     pages: Iterable[tuple[int, Iterable[Region]]], picture_paths: dict[str, str] | None = None, *, anchors: bool = True,
     edits: dict[str, str] | None = None,

@@ -11,6 +11,7 @@ What must never live here: how the turn is found (app.core.layout.orientation), 
 """
 from __future__ import annotations
 
+from app.core.base.stages import stage
 from app.core.record.events import PhaseChanged
 
 ORIENT_DPI = 100.0  # the page is judged at this resolution (the lines are read at up to 1200 px long side)
@@ -32,6 +33,7 @@ def orient_page(pipe, index: int) -> tuple[int, float]:
     from app.core.layout.orientation import detect
 
     pipe.emit(PhaseChanged("orientation", detail=f"page {index + 1}"))
-    found = detect(doc.render(index, doc.native_dpi(index) or ORIENT_DPI))
+    with stage("orientation", whole=True):  # its own small rendering and readings are its cost
+        found = detect(doc.render(index, doc.native_dpi(index) or ORIENT_DPI))
     doc.set_orientation(index, found.turn, found.skew)
     return found.turn, found.skew

@@ -229,7 +229,10 @@ class Recogniser:
         return collapse(probs, self.characters)
 
     def read(self, images: Sequence) -> list[Reading]:
-        return [self.decode(p) for p in self.posteriors(images)]
+        from app.core.base.stages import stage
+
+        with stage("recogniser"):
+            return [self.decode(p) for p in self.posteriors(images)]
 
 
 def collapse(probs: np.ndarray, characters: Sequence[str]) -> Reading:

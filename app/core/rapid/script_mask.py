@@ -118,7 +118,10 @@ class _MaskedSession:
         self._mask = mask
 
     def __call__(self, *args, **kwargs):
-        return self._mask(self._session(*args, **kwargs))
+        from app.core.base.stages import stage
+
+        with stage("recogniser"):
+            return self._mask(self._session(*args, **kwargs))
 
     def __getattr__(self, name):
         return getattr(self._session, name)
@@ -129,6 +132,37 @@ def _wrap(recogniser, mask: ScriptMask):
         mask.set_characters(recogniser.postprocess_op.character)
         recogniser.session = _MaskedSession(recogniser.session, mask)
     return recogniser
+
+
+class _TimedDetector:
+    """A RapidOCR instance's text detector, each call timed as the "detector" stage (app.core.base.stages)."""
+
+    def __init__(self, detector) -> None:
+        self._detector = detector
+
+    def __call__(self, *args, **kwargs):
+        from app.core.base.stages import stage
+
+        with stage("detector"):
+            return self._detector(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._detector, name)
+
+
+def time_detector(engine) -> None:
+    """Time a RapidOCR instance's detector calls as the page's "detector" stage (now, or when it is first loaded)."""
+    load = engine._load_det_model
+
+    def load_timed():
+        det = load()
+        if not isinstance(det, _TimedDetector):
+            det = engine.text_det = _TimedDetector(det)
+        return det
+
+    engine._load_det_model = load_timed
+    if engine.text_det is not None:
+        load_timed()
 
 
 def install(engine, mask: ScriptMask) -> ScriptMask:

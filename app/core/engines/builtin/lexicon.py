@@ -100,7 +100,10 @@ def settle_words(chars, conf, alts, alt_p, alts2=None, alt_p2=None) -> Settled:
 
 def settle_reading(reading):
     """`reading` (app.core.rapid.recogniser.Reading) with its unsure words settled in place; the changes made."""
-    s = settle_words(reading.chars, reading.conf, reading.alts, reading.alt_p, reading.alts2, reading.alt_p2)
+    from app.core.base.stages import stage
+
+    with stage("word list"):
+        s = settle_words(reading.chars, reading.conf, reading.alts, reading.alt_p, reading.alts2, reading.alt_p2)
     if s.changes:
         reading.chars = s.chars
     return s.changes

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from app.core.base.stages import timed
 from app.core.checkpoints.glm_processor import EOS_TOKEN, MASK_TOKEN, SPECIAL_TOKENS, STOP_TOKENS, config_token_ids, mrope_section
 from app.core.rapid.recogniser import Reading, alt_bin, conf_bin
 from app.core.engines.builtin.vocab import (
@@ -159,6 +160,7 @@ def prefix_embeddings(model, rows: "torch.Tensor", sep: int) -> "torch.Tensor":
     return torch.cat([e, sep_e], dim=1)
 
 
+@timed("decoder")
 def prefill(model, codec: PrefixCodec, reading: Reading):
     """The app decoders' `Prefix` for one line: its prefix run causally into a fresh KV cache (δ = 0)."""
     import torch
