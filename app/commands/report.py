@@ -6,7 +6,6 @@ readable trace, 1 when no region in it was decoded by a model."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -40,43 +39,11 @@ def print_report(report, console) -> None:
     console.print(f"most often rejected drafts: {rejected}")
 
 
-def _page_image(report, page: int):
-    """The document's page at the regions' DPI, or None when the document is not here (a trace from elsewhere)."""
-    from app.core.document import DocumentError, open_document
-
-    size = report.pages.get(page)
-    if not report.document or size is None or not size.dpi or not Path(report.document).is_file():
-        return None
-    try:
-        return open_document(report.document).render(page, size.dpi)
-    except (DocumentError, OSError, IndexError):
-        return None
-
-
-def write_files(report, out: Path, *, with_page: bool = True) -> list[Path]:
-    from app.core.base.atomic import atomic_write_text
-    from app.core.record.acceptance_figures import charts_image, map_image, strip_image
-    from app.core.record.acceptance_html import report_html
-
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    images = ["report.png", "strip.png"]
-    charts_image(report).save(out / "report.png")
-    strip_image(report).save(out / "strip.png")
-    for page in sorted(report.pages):
-        name = f"map-p{page + 1}.png"
-        map_image(report, page, _page_image(report, page) if with_page else None).save(out / name)
-        images.append(name)
-    atomic_write_text(out / "report.html", report_html(report, images=images))
-    atomic_write_text(out / "report.json", json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
-    written += [out / n for n in (*images, "report.html", "report.json")]
-    return written
-
-
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from app.core.record.acceptance import analyse
+    from app.core.record.acceptance_html import write_report
     from app.core.record.trace import TraceError, read_trace
 
     try:
@@ -88,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(width=110)
     print_report(report, console)
     if args.out:
-        for path in write_files(report, Path(args.out), with_page=not args.no_page):
+        for path in write_report(report, Path(args.out), with_page=not args.no_page):
             console.print(f"wrote {path}")
     if not report.regions:
         print("no region in this trace was decoded by a model (nothing to report)", file=sys.stderr)

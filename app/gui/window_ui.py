@@ -127,6 +127,10 @@ def setup_ui(window) -> None:
 
     window.document_queue = install_document_queue_view(window, window.runs, window.actions.menus["&View"])
     window.queue_dock = window.document_queue.dock
+    from app.gui.views.decoding_report import install_decoding_report
+
+    window.decoding_report, window.acceptance_map = install_decoding_report(  # #37: the decoding lab
+        window.views, window.page_view, window.settings, window.actions.menus["&View"])
     from app.gui.dock_policy import DecodingDockPolicy
 
     window.dock_policy = DecodingDockPolicy(window.views_dock, window.actions.toolbar, window.decoder, window)

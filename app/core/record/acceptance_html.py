@@ -2,11 +2,15 @@
 in CSS, the page maps and charts as images beside the file (given by name). No scripts, no remote content; every
 text from the trace is escaped. The window's report pane exports the same page.
 
-What must never live here: Qt, reading traces, drawing pictures (acceptance_figures.py does).
+`write_report` writes the whole set (HTML, charts, strip, maps, JSON) into a folder: the command's `--out` and the
+window's report pane's export. What must never live here: Qt, reading traces, drawing pictures
+(acceptance_figures.py does).
 """
 from __future__ import annotations
 
+import json
 from html import escape
+from pathlib import Path
 from typing import Sequence
 
 from app.core.record.acceptance import AcceptanceReport, Tally
@@ -58,3 +62,34 @@ def report_html(report: AcceptanceReport, *, images: Sequence[str] = (), title: 
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+def page_image(report: AcceptanceReport, page: int):
+    """The document's page at the regions' DPI, or None when the document is not here (a trace from elsewhere)."""
+    from app.core.document import DocumentError, open_document
+
+    size = report.pages.get(page)
+    if not report.document or size is None or not size.dpi or not Path(report.document).is_file():
+        return None
+    try:
+        return open_document(report.document).render(page, size.dpi)
+    except (DocumentError, OSError, IndexError):
+        return None
+
+
+def write_report(report: AcceptanceReport, out: Path, *, with_page: bool = True) -> list[Path]:
+    """report.html, report.png (the charts), strip.png, map-pN.png per page and report.json into `out`."""
+    from app.core.base.atomic import atomic_write_text
+    from app.core.record.acceptance_figures import charts_image, map_image, strip_image
+
+    out.mkdir(parents=True, exist_ok=True)
+    images = ["report.png", "strip.png"]
+    charts_image(report).save(out / "report.png")
+    strip_image(report).save(out / "strip.png")
+    for page in sorted(report.pages):
+        name = f"map-p{page + 1}.png"
+        map_image(report, page, page_image(report, page) if with_page else None).save(out / name)
+        images.append(name)
+    atomic_write_text(out / "report.html", report_html(report, images=images))
+    atomic_write_text(out / "report.json", json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+    return [out / n for n in (*images, "report.html", "report.json")]
