@@ -1,5 +1,5 @@
-"""The run (docs/architecture.md, The page pipeline): document → pages → layout → regions → crops → decode, and re-runs
-of pages or regions.
+"""The run (docs/architecture.md, The page pipeline): document → pages → layout → regions → crops → decode,
+and re-runs of pages or regions.
 
 Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this code.
 
@@ -10,21 +10,20 @@ Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this co
     pipe.rerun(region_ids=["p1-r04"])        # read chosen regions again
     pipe.close()
 
-Events (app.core.record.events), in order: RunStarted, PhaseChanged(opening), DocumentOpened, PhaseChanged(loading_model),
-then per page PhaseChanged(rendering) + PageRendered, PhaseChanged(layout) + LayoutDone (the page's frame and
-regions), PhaseChanged(decoding, current=k, total=n) + the engine's RegionStarted/…/RegionFinished per decoded
-region (a local engine with `decode_batch`: a few regions at a time, their events interleaved;
-app.core.pipeline.batching), TextLayerCompared (PDF pages with a text layer), PageFinished; finally
-PhaseChanged(assembling) and RunFinished or RunCancelled (both with the document's stats), or a fatal ErrorRaised
-when the run failed.
-This class is the only sender of the run's lifecycle events (RunStarted, DocumentOpened, LayoutDone, PageFinished,
-RunFinished, RunCancelled); engines send their region events (app.core.engines.base: the event contract).
+Events (app.core.record.events), in order: RunStarted, PhaseChanged(opening), DocumentOpened,
+PhaseChanged(loading_model), then per page PhaseChanged(rendering) + PageRendered, PhaseChanged(layout) +
+LayoutDone (the page's frame and regions), PhaseChanged(decoding, current=k, total=n) + the engine's
+RegionStarted/…/RegionFinished per decoded region (a local engine with `decode_batch`: a few regions at a
+time, their events interleaved; app.core.pipeline.batching), TextLayerCompared (PDF pages with a text layer),
+PageFinished; finally PhaseChanged(assembling) and RunFinished or RunCancelled (both with the document's
+stats), or a fatal ErrorRaised when the run failed. This class is the only sender of the run's lifecycle
+events (RunStarted, DocumentOpened, LayoutDone, PageFinished, RunFinished, RunCancelled); engines send their
+region events (app.core.engines.base: the event contract).
 
 Whole-document engines (kind "document", e.g. unlimited) replace layout: app.core.pipeline.document_engine.
 
-Coordinates: every region's `box` is in pixels of the page rendered at `options.dpi` (images: their native DPI),
-`box_pt` in PDF points. OCR crops are rendered at the engine's `input_dpi` (images: native).
-"""
+Coordinates: every region's `box` is in pixels of the page rendered at `options.dpi` (images: their native
+DPI), `box_pt` in PDF points. OCR crops are rendered at the engine's `input_dpi` (images: native)."""
 from __future__ import annotations
 
 import time
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from app.core.document import Document, DocumentError, open_document
-from app.core.engines import Emit, EngineUnavailable, no_emit, resolve_engine_name
+from app.core.engines import Emit, no_emit, resolve_engine_name
 from app.core.base.cancel import CancelToken, Cancelled
 from app.core.record.events import (
     DocumentOpened,
@@ -44,47 +43,52 @@ from app.core.record.events import (
     RunCancelled,
     RunFinished,
     RunStarted,
-    TextLayerCompared,
 )
 from app.core.pipeline.batching import batch_size, read_in_batches
+from app.core.pipeline.loading import load_engine, load_layout
 from app.core.pipeline.options import PipelineError, PipelineOptions, layout_budget, parse_pages
 from app.core.pipeline.orient import orient_page
-from app.core.pipeline.output import DocumentOutput, PageOutput, rounded, write_document
+from app.core.pipeline.output import DocumentOutput, PageOutput, write_document
 from app.core.pipeline.quality import mark_page_script
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
 from app.core.pipeline.page_reader import Pages, decode_concurrently, read_pages
 from app.core.pipeline.reading import ReadContext, record_failure
+from app.core.pipeline.run_outcome import document_stats, final_stats, warn_empty_pages
 from app.core.pipeline.searchable_pdf import crop_note, noting_crop
-from app.core.pipeline.text_source import TEXT_LAYER, TextSource, text_source
-from app.core.document.regions import DECODED_TASKS, MARGIN_LABELS, TASKS, Region, record_result, route
+from app.core.pipeline.text_compare import compare_with_layer
+from app.core.pipeline.text_source import TextSource
+from app.core.document.regions import DECODED_TASKS, TASKS, Region, record_result, route
 
-CER_TASKS = ("text", "table")  # LaTeX against a text layer says nothing useful
 _WHERE = {"document": "open", "engine": "loading_model"}  # PipelineError kind → ErrorRaised.where
 
 
 class Pipeline:
     """One document, one engine, one layout. Keeps the document and models open after `run` so that pages or
-    regions can be read again; `close()` releases the document (the engine belongs to whoever handed it in)."""
+    regions can be read again; `close()` releases the document (the engine belongs to whoever handed it in).
+    """
 
-    def __init__(self, options: PipelineOptions | None = None, emit: Emit = no_emit, cancel: CancelToken | None = None,
-                 *, engine=None, layout=None, seat=None) -> None:
+    def __init__(self, options: PipelineOptions | None = None, emit: Emit = no_emit,
+                 cancel: CancelToken | None = None, *, engine=None, layout=None, seat=None) -> None:
         self.options = options or PipelineOptions()
         self.emit = emit
         self.cancel = cancel or CancelToken()
         self.document: Document | None = None
         self.engine = engine  # an already-open engine may be handed in (the GUI keeps one loaded)
         self.layout = layout
-        self.engine_name = engine.name if engine is not None else resolve_engine_name(self.options.engine,
-                                                                                         self.options.model_path)
+        self.engine_name = (engine.name if engine is not None
+                            else resolve_engine_name(self.options.engine, self.options.model_path))
         self.output: DocumentOutput | None = None
         self._words_cache: dict[int, list] = {}
-        self.fixed_layouts: dict[int, list[Region]] = {}  # pages a person laid out: read their regions, no layout
-        self.page_turns: dict[int, tuple[int, float]] = {}  # pages read turned as a person said (app.core.pipeline.orient)
-        self.text_source = TextSource(self)  # the text layer or the layout's OCR instead of the engine, per region
+        # pages a person laid out: read their regions, no layout
+        self.fixed_layouts: dict[int, list[Region]] = {}
+        # pages read turned as a person said (app.core.pipeline.orient)
+        self.page_turns: dict[int, tuple[int, float]] = {}
+        # the text layer or the layout's OCR instead of the engine, per region
+        self.text_source = TextSource(self)
         self.seat = seat  # a Seat in a batch's shared region queue (app.core.engines.region_queue), or None
 
-    # -- setup -------------------------------------------------------------------------------------------------
+    # -- setup -----------------------------------------------------------------------------------------------
     def open(self, path) -> Document:
         self.emit(PhaseChanged("opening", detail=str(path)))
         try:
@@ -99,43 +103,13 @@ class Pipeline:
         return doc
 
     def load_engine(self):
-        if self.engine is None:
-            from app.core.engines import open_engine
-            from app.core.checkpoints.loader import ModelError, check_device_name, check_dtype_name
-
-            o = self.options
-            try:  # for every engine, also one that runs on neither (classic): a typo must not pass silently
-                check_device_name(o.device)
-                check_dtype_name(o.dtype)
-            except ModelError as exc:
-                raise PipelineError(str(exc), "engine") from None
-            self.emit(PhaseChanged("loading_model", detail=self.engine_name))
-            opts: dict[str, Any] = {k: v for k, v in dict(model_path=o.model_path, device=o.device, dtype=o.dtype,
-                                                          block_size=o.block_size, cache=o.cache).items()
-                                    if v is not None}
-            if o.keep_headers:
-                opts["keep_headers"] = True  # whole-document engines route labels themselves
-            opts.update(o.engine_options)
-            try:
-                self.engine = open_engine(self.engine_name, **opts)
-            except Exception as exc:  # EngineUnavailable, ModelError, ImportError: all fatal and for a person
-                msg = str(exc) if isinstance(exc, (EngineUnavailable, RuntimeError)) else f"{type(exc).__name__}: {exc}"
-                raise PipelineError(f"engine {self.engine_name!r} cannot be used: {msg}", "engine") from exc
+        if self.engine is None:  # app.core.pipeline.loading
+            self.engine = load_engine(self.options, self.engine_name, self.emit)
         return self.engine
 
     def load_layout(self):
         if self.layout is None:
-            from app.core.layout import open_layout
-
-            o = self.options
-            try:
-                self.layout = open_layout(o.layout, model_path=o.layout_model_path, device=o.device)
-            except Exception as exc:  # noqa: BLE001 - a broken layout model is fatal only when asked for by name
-                msg = f"layout {o.layout!r} cannot be used: {exc}"
-                if o.layout != "auto" or o.layout_model_path:
-                    raise PipelineError(msg, "layout") from exc
-                self.emit(ErrorRaised(f"{msg}; using PyMuPDF's layout instead", where="layout", fatal=False))
-                self.layout = open_layout("pymupdf")
+            self.layout = load_layout(self.options, self.emit)
         return self.layout
 
     @property
@@ -147,8 +121,8 @@ class Pipeline:
         return float(native) if native else float(self.options.dpi)
 
     def reading(self) -> ReadContext:  # what the region-reading helpers are given (app.core.pipeline.reading)
-        return ReadContext(self.engine, self.engine_name, self.document.name, self.emit, self.cancel, self.ocr_dpi,
-                           self.document.crop)
+        return ReadContext(self.engine, self.engine_name, self.document.name, self.emit, self.cancel,
+                           self.ocr_dpi, self.document.crop)
 
     def _pages(self) -> Pages:
         return Pages(self.output, self.layout_page, self.regions_to_read, self.finish_page)
@@ -157,22 +131,23 @@ class Pipeline:
         native = self.document.native_dpi(index)
         return float(native) if native else float(self.options.ocr_dpi or self.engine.input_dpi)
 
-    # -- runs ---------------------------------------------------------------------------------------------------
+    # -- runs ------------------------------------------------------------------------------------------------
     def run(self, path) -> DocumentOutput:
         """Read the document at `path` (the pages `options.pages` names)."""
         return self._lifecycle(str(path), lambda: self._first_run(path))
 
     def rerun(self, pages: Sequence[int] | None = None, region_ids: Sequence[str] | None = None,
               keep: Sequence[str] = ()) -> DocumentOutput:
-        """Read laid-out pages (or chosen regions) of the open document again with the loaded model; their layout
-        and region ids stay. `keep`: region ids not to read again (e.g. blocks a person edited)."""
+        """Read laid-out pages (or chosen regions) of the open document again with the loaded model; their
+        layout and region ids stay. `keep`: region ids not to read again (e.g. blocks a person edited)."""
         if self.output is None or self.document is None or self.engine is None:
             raise RuntimeError("rerun() needs a completed run() first")
 
         def body() -> None:
             # the document and the unchanged layout again, so that a trace of this run replays on its own
             doc = self.document
-            self.emit(DocumentOpened(self.output.path, doc.page_count, doc.title, warnings=list(doc.warnings)))
+            self.emit(DocumentOpened(self.output.path, doc.page_count, doc.title,
+                                     warnings=list(doc.warnings)))
             chosen = list(pages if pages is not None else [p.index for p in self.output.pages])
             if region_ids:
                 chosen = sorted({self.output.region(rid).page for rid in region_ids})
@@ -203,14 +178,10 @@ class Pipeline:
             raise
         out = self.output
         out.cancelled = cancelled
-        self._warn_margins_only(out)
+        warn_empty_pages(out, self.document.name if self.document else out.path, self.text_source.lost_text,
+                         self.emit)
         self.emit(PhaseChanged("assembling"))
-        out.stats = {**self._stats(time.perf_counter() - t0), **{k: v for k, v in out.stats.items()
-                                                                   if k == "engine_stats"}}
-        es = out.stats.get("engine_stats") or {}
-        if es.get("output_tokens"):  # a whole-document engine counts its tokens once, for all regions
-            out.stats["tokens"] = int(es["output_tokens"])
-            out.stats["tokens_per_s"] = round(float(es.get("tokens_per_s") or 0.0), 2)
+        out.stats = final_stats(out, time.perf_counter() - t0)  # app.core.pipeline.run_outcome
         if cancelled:
             self.emit(RunCancelled(where="decoding", stats=out.stats))
         else:
@@ -244,46 +215,18 @@ class Pipeline:
             self.output.pages.append(self.layout_page(i, current=n + 1, total=len(indices)))
             self.decode_page(i)
 
-    def _warn_margins_only(self, out: DocumentOutput) -> None:
-        """A page whose only regions are headers, footers, page numbers... gives no Markdown: say so."""
-        for page in out.pages:
-            tasks = {r.task for r in page.regions}
-            if page.regions and tasks == {"skipped"} and any(r.label in MARGIN_LABELS for r in page.regions):
-                self.emit(ErrorRaised(f"{self.document.name if self.document else out.path}: page {page.index + 1} "
-                                      "holds only headers, footers or page numbers, which are left out "
-                                      "(--keep-headers reads them)",
-                                      where="layout", fatal=False))
-            elif not out.cancelled and self.text_source.lost_text(page):
-                self.emit(ErrorRaised(f"{self.document.name}: page {page.index + 1} holds text, but no block of it "
-                                      "was read (the layout saw no text there)", where="layout", fatal=False))
-
     def document_stats(self, seconds: float) -> dict[str, Any]:
         """The run's counts over the output as it stands now (e.g. after pages restored from a checkpoint)."""
-        return self._stats(seconds)
+        return document_stats(self.output, seconds)
 
-    def _stats(self, seconds: float) -> dict[str, Any]:
-        out = self.output
-        regions = list(out.regions())
-        decoded = [r for r in regions if r.task in DECODED_TASKS and "stats" in r.extra]
-        tokens = sum(int(r.extra["stats"].get("tokens", r.extra["stats"].get("new_tokens", 0)) or 0) for r in decoded)
-        dec_s = sum(_region_ms(r.extra["stats"]) for r in decoded) / 1000
-        return {
-            "engine": out.engine, "layout": out.layout, "pages": len(out.pages), "regions": len(regions),
-            "decoded": len(decoded), "pictures": sum(r.task == "picture" for r in regions),
-            "skipped": sum(r.task == "skipped" for r in regions), "tokens": tokens,
-            "tokens_per_s": round(tokens / dec_s, 2) if tokens and dec_s > 0 else 0.0,
-            "seconds": round(seconds, 3), "cer": rounded(out.cer),
-            "errors": sum("error" in r.flags for r in regions),
-            "truncated": sum("truncated" in r.flags for r in regions),
-            "text_layer_blocks": sum(text_source(r) == TEXT_LAYER for r in regions),
-        }
-
-    # -- per page ------------------------------------------------------------------------------------------------
+    # -- per page --------------------------------------------------------------------------------------------
     def text_words(self, index: int) -> list:
-        """The text-layer words of page `index` (app.core.document.TextWord; [] without one or when not compared)."""
+        """The text-layer words of page `index` (app.core.document.TextWord; [] without one or when not
+        compared)."""
         if index not in self._words_cache:
             o = self.options
-            words = self.text_source.layer(index).words if o.compare_text_layer and o.text_layer != "ignore" else []
+            compared = o.compare_text_layer and o.text_layer != "ignore"
+            words = self.text_source.layer(index).words if compared else []
             self._words_cache = {index: words}  # one page at a time is enough; keeps memory flat
         return self._words_cache[index]
 
@@ -291,7 +234,8 @@ class Pipeline:
         doc = self.document
         turn, skew = doc.orientation(index)
         return PageOutput(index, *doc.page_size_pt(index), dpi, *doc.page_size_px(index, dpi), layout=layout,
-                          has_text_layer=bool(self.text_words(index)), ms=ms, rotation=turn, skew=round(skew, 2))
+                          has_text_layer=bool(self.text_words(index)), ms=ms, rotation=turn,
+                          skew=round(skew, 2))
 
     def _announce_layout(self, page: PageOutput) -> None:
         self.emit(LayoutDone(page.index, [r.to_dict() for r in page.regions], page.layout, **page.frame()))
@@ -299,9 +243,11 @@ class Pipeline:
     def layout_page(self, index: int, *, current: int = 0, total: int = 0) -> PageOutput:
         """Render page `index` and lay it out (emits PageRendered and LayoutDone)."""
         doc = self.document
-        orient_page(self, index)  # the right way up first: the layout, crops and boxes are of the page as read
+        # the right way up first: the layout, crops and boxes are of the page as read
+        orient_page(self, index)
         dpi = self.page_dpi(index)
-        if index in self.fixed_layouts:  # a person's regions are the page's layout (app.core.review.region_edits)
+        # a person's regions are the page's layout (app.core.review.region_edits)
+        if index in self.fixed_layouts:
             page = self.new_page(index, dpi, "person")
             page.regions = sorted(self.fixed_layouts[index], key=lambda r: r.order)
             self.keep_pictures(page.regions)
@@ -329,17 +275,18 @@ class Pipeline:
         except Cancelled:
             raise
         except LayoutTimeout:
-            self.emit(ErrorRaised(f"{doc.name}: the layout of page {index + 1} took longer than {budget:g} s (a page "
-                                  "of thousands of drawings?); the whole page is read as one region",
+            self.emit(ErrorRaised(f"{doc.name}: the layout of page {index + 1} took longer than {budget:g} s "
+                                  "(a page of thousands of drawings?); the whole page is read as one region",
                                   where="layout", fatal=False))
             regions, source = self._whole_page(index, image, dpi), "page"
         except Exception as exc:  # noqa: BLE001 - a layout failure on one page falls back to the whole page
             self.cancel.check()  # an interrupt native code turned into another exception is still a cancel
-            self.emit(ErrorRaised(f"{doc.name}: layout failed on page {index + 1} ({exc}); the whole page is read "
-                                  "as one region", where="layout", fatal=False))
+            self.emit(ErrorRaised(f"{doc.name}: layout failed on page {index + 1} ({exc}); the whole page is "
+                                  "read as one region", where="layout", fatal=False))
             regions, source = self._whole_page(index, image, dpi), "page"
         if not regions and source == "pymupdf":
-            # PyMuPDF's layout found nothing (a rotated page, a scan it could not read, a blank page): the last
+            # PyMuPDF's layout found nothing (a rotated page, a scan it could not read, a blank page): the
+            # last
             # resort reads the whole page; on a blank page that costs one short decode and adds no block
             regions, source = self._whole_page(index, image, dpi), "page"
             for r in regions:
@@ -357,8 +304,8 @@ class Pipeline:
         return PageLayout().analyse(self.document, index, image, dpi, keep_headers=self.options.keep_headers)
 
     def set_regions(self, index: int, regions: list[Region]) -> PageOutput:
-        """Replace the regions of a laid-out page (layout edits). Regions keep their task when it is one of TASKS,
-        else it follows the label; they are kept in `order`."""
+        """Replace the regions of a laid-out page (layout edits). Regions keep their task when it is one of
+        TASKS, else it follows the label; they are kept in `order`."""
         page = self.output.page(index)
         for r in regions:
             if r.task not in TASKS:  # a task the person chose stays; a missing one follows the label
@@ -376,7 +323,8 @@ class Pipeline:
             return page
         todo = self.regions_to_read(page, keep)
         t0 = time.perf_counter()
-        if (size := batch_size(self.engine, self.options.batch)) > 1:  # several regions in one forward (batching)
+        # several regions in one forward (batching)
+        if (size := batch_size(self.engine, self.options.batch)) > 1:
             read_in_batches(self.reading(), size, index, todo)
             return self.finish_page(page, t0)
         for k, r in enumerate(todo):
@@ -386,9 +334,11 @@ class Pipeline:
         return self.finish_page(page, t0)
 
     def regions_to_read(self, page: PageOutput, keep: set[str] | Sequence[str] = ()) -> list[Region]:
-        """The page's regions the engine must read (in order); the others got their text from the text layer or
-        the layout's OCR on the way (TextSource.take)."""
-        return [r for r in page.regions if r.task in DECODED_TASKS and r.id not in keep and not self.text_source.take(r)]
+        """The page's regions the engine must read (in order); the others got their text from the text layer
+        or the layout's OCR on the way (TextSource.take)."""
+        return [r for r in page.regions
+                if r.task in DECODED_TASKS and r.id not in keep and not self.text_source.take(r)]
+
 
     def finish_page(self, page: PageOutput, t0: float) -> PageOutput:
         """A page's regions are all read: compare it with its text layer and announce it."""
@@ -414,7 +364,8 @@ class Pipeline:
 
     def _decode_one(self, region: Region) -> None:
         try:
-            # the engine reads the crop, or the layout's OCR lines in it when it reads given lines; the crop's DPI and
+            # the engine reads the crop, or the layout's OCR lines in it when it reads given lines; the crop's
+            # DPI and
             # origin go with the result (line boxes in crop pixels → page points, for the searchable PDF)
             dpi = self.ocr_dpi(region.page)
             note = crop_note(region.box_pt, dpi)
@@ -431,39 +382,20 @@ class Pipeline:
             raise Cancelled()
 
     def compare_page(self, page: PageOutput) -> None:
-        """Per block and per page CER of the OCR text against the text layer (when the page has one), stored in
-        `Region.extra` / `page.cer` and announced as one TextLayerCompared event."""
+        """Per block and per page CER of the OCR text against the text layer (when the page has one), stored
+        in `Region.extra` / `page.cer` and announced as one TextLayerCompared event."""
         self.text_source.settle_table_headers(page.regions)  # the layer's table header on the engine's tables
         if not self.options.compare_text_layer or self.document.kind != "pdf":
             return
-        words = self.text_words(page.index)
-        page.has_text_layer = bool(words)
-        if not words:
-            return
-        from app.core.text.textlayer import compare_block, page_cer
+        compare_with_layer(page, self.text_words(page.index), self.text_source.comparable, self.emit)
 
-        comps = []
-        for r in page.regions:
-            r.extra.pop("cer", None)
-            r.extra.pop("reference_chars", None)
-            if r.task not in CER_TASKS or "stats" not in r.extra or not self.text_source.comparable(r):
-                continue
-            comp = compare_block(r.id, r.text, words, r.box_pt)
-            if comp is not None:
-                r.extra["cer"] = comp.cer
-                r.extra["reference_chars"] = comp.ref_chars
-                comps.append(comp)
-        page.cer = page_cer(comps)
-        blocks = [{"region_id": c.region_id, "cer": float(c.cer), "reference": c.reference,
-                   "reference_chars": c.ref_chars} for c in comps]
-        self.emit(TextLayerCompared(page=page.index, blocks=blocks, cer=rounded(page.cer, 6)))
-
-    # -- pictures and output --------------------------------------------------------------------------------------
+    # -- pictures and output ---------------------------------------------------------------------------------
     def _picture_failed(self, region: Region, message: str) -> None:
         self.emit(ErrorRaised(message, where="pictures", region_id=region.id, fatal=False))
 
     def keep_pictures(self, regions: Sequence[Region]) -> None:
-        """With `options.picture_dir` (the window's working folder): save picture crops there at layout time."""
+        """With `options.picture_dir` (the window's working folder): save picture crops there at layout time.
+        """
         if self.options.picture_dir:
             keep_crops(self.document, regions, self.options.picture_dir, self.ocr_dpi, self._picture_failed)
 
@@ -478,8 +410,8 @@ class Pipeline:
         return saved
 
     def write(self, out_dir, stem: str | None = None) -> dict[str, Path]:
-        """Write the output set (`options.formats`: <stem>.md, .json, .html, .pdf, .docx, …) and <stem>_images/ into out_dir
-        as a unit (app.core.pipeline.output)."""
+        """Write the output set (`options.formats`: <stem>.md, .json, .html, .pdf, .docx, …) and
+        <stem>_images/ into out_dir as a unit (app.core.pipeline.output)."""
         stem = stem or Path(self.output.path).stem
         try:
             return write_document(self.output, Path(out_dir), stem, self.save_pictures, self.options.formats,
@@ -493,9 +425,3 @@ class Pipeline:
             self.document.close()
             self.document = None
 
-
-def _region_ms(stats: dict[str, Any]) -> float:
-    for key in ("ms", "total_ms", "request_ms"):
-        if stats.get(key):
-            return float(stats[key])
-    return 0.0
