@@ -337,7 +337,7 @@ def test_the_decoder_overrules_the_recogniser_only_where_it_was_unsure():
 def test_a_given_line_box_holds_none_of_its_neighbours_ink():
     """A layout's line boxes are font boxes, taller than the ink: two lines of a column overlap, and a crop would hold
     half of the neighbour's line. They are cut at the middle of their overlap; boxes side by side are left alone."""
-    from app.core.engines.builtin.engine import apart
+    from app.core.engines.builtin.line_boxes import apart
 
     a, b, c = (0, 0, 245, 13), (0, 7.2, 245, 20.6), (300, 5, 400, 18)
     out = apart([a, b, c])

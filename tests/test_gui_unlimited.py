@@ -8,7 +8,7 @@ import pytest
 
 from app.core.record import events as ev
 from app.core.record.trace import load_trace
-from app.core.engines.unlimited_output import drop_specials
+from app.core.engines.unlimited_display import drop_specials
 from tests.test_gui_review import drop_files, wait_run
 
 torch = pytest.importorskip("torch")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from app.core.engines.unlimited_output import stream_display
+from app.core.engines.unlimited_display import stream_display
 
 RAW = ("<PAGE><|det|>text [1, 1, 9, 9]<|/det|>Hello world<|det|>title [1,2,3,4]<|/det|># Head\x01ing<PAGE>"
        "<|ref|>text<|/ref|><|det|>[[1,2,3,4]]<|/det|>End<｜end▁of▁sentence｜>")

@@ -142,7 +142,7 @@ def test_every_block_knows_its_offsets_in_the_raw_output():
 
 
 def test_text_offset_skips_what_the_parser_drops():
-    from app.core.engines.unlimited_output import text_offset
+    from app.core.engines.unlimited_display import text_offset
 
     raw = "<|det|>text [1, 2, 3, 4]<|/det|>\n  Hello<|grounding|> world<PA"
     (r,) = to_regions(parse_output(raw), [(100.0, 100.0)])

@@ -29,13 +29,14 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from app.core.record import events as ev
 from app.core.engines.base import BlocksCallback, DocumentResult, Emit, no_blocks, no_emit
+from app.core.engines.unlimited_live import LiveRegions
 from app.core.base.cancel import CancelToken
-from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK, IncrementalParser, to_regions
+from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK
 from app.core.base.wording import count
 
 DOC_REGION = "doc"  # region id of the one generation that reads the whole document (window events carry it)
@@ -264,7 +265,8 @@ class UnlimitedEngine:
         ids, embeds, segments = self.build_prefix(plans, features, numbers)
         del features
         assert len(ids) == prefix_len, (len(ids), prefix_len)
-        live = _LiveRegions(self, n, sizes, dpis, numbers, emit, on_blocks)
+        live = LiveRegions(self.keep_headers, n, sizes, dpis, numbers, emit, on_blocks)
+
         run = self._generate(ids, embeds, segments, budget, n, live, emit, cancel)
 
         emit(ev.PhaseChanged("assembling", "parsing the output into regions"))
@@ -304,7 +306,7 @@ class UnlimitedEngine:
             emit(ev.PageEncoded(page=numbers[plan.index], tokens=plan.tokens, ms=(time.perf_counter() - t0) * 1000.0))
         return features, sizes, dpis
 
-    def _generate(self, ids, embeds, segments, budget: int, n_pages: int, live: "_LiveRegions", emit: Emit,
+    def _generate(self, ids, embeds, segments, budget: int, n_pages: int, live: "LiveRegions", emit: Emit,
                   cancel: CancelToken) -> "_Generation":
         """One generation over the pinned prefix, streaming window events and handing over completed blocks."""
         from app.core.decoding.rswa import KVGeometry, RswaDecoder
@@ -413,44 +415,6 @@ class _Generation:
             "tokens_per_s": (n_out - 1) / max(1e-9, self.decode_s - self.first_ms / 1000.0) if n_out > 1 else 0.0,
             "run_s": run_s,
         }
-
-
-class _LiveRegions:
-    """Hands the growing output's blocks over as they complete: a block is complete once the next `<|det|>` or
-    `<PAGE>` begins (or the run ends). Ids are page + order, so a block keeps its id as text grows."""
-
-    def __init__(self, engine: UnlimitedEngine, n_pages: int, sizes, dpis, numbers, emit: Emit,
-                 on_blocks: BlocksCallback) -> None:
-        self.engine, self.n_pages, self.sizes, self.dpis, self.emit = engine, n_pages, sizes, dpis, emit
-        self.on_blocks = on_blocks
-        self.numbers = numbers
-        self.finished: set[str] = set()
-        self.layout_sent: dict[int, tuple[str, ...]] = {}
-        self.parser = IncrementalParser(n_pages)  # re-parses only the page being written
-
-    def update(self, text: str, *, final: bool, cancelled: bool = False):
-        """Parse `text`; hand over the complete regions of pages whose blocks changed (`on_blocks`, by position in
-        the page sequence) and emit RegionFinished for regions completed since the last call (ids name document
-        pages); the returned regions index `pages`."""
-        parsed = self.parser.parse(text)
-        regions = to_regions(parsed, self.sizes, dpis=self.dpis, keep_headers=self.engine.keep_headers,
-                             page_numbers=self.numbers)
-        complete = regions if final else regions[:-1]
-        by_page: dict[int, list] = {}
-        for r in complete:
-            by_page.setdefault(r.page, []).append(r)
-        for page in (range(self.n_pages) if final else sorted(by_page)):
-            regs = by_page.get(page, [])
-            key = tuple(f"{r.id}:{r.label}:{r.box}" for r in regs)
-            if self.layout_sent.get(page) != key:
-                self.layout_sent[page] = key
-                self.on_blocks(page, [replace(r, page=self.numbers[page]) for r in regs])
-            for r in regs:
-                if r.id not in self.finished:
-                    self.finished.add(r.id)
-                    self.emit(ev.RegionFinished(region_id=r.id, text=r.text, cancelled=cancelled and final and
-                                                r is regions[-1]))
-        return regions
 
 
 def open_engine(*, manifest: str = "unlimited-ocr", engine: str = "unlimited", model_path=None, device=None,

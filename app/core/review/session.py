@@ -22,6 +22,7 @@ from app.core.pipeline.output import PageOutput, region_status
 from app.core.pipeline.pictures import picture_link
 from app.core.document.regions import DECODED_TASKS, Region, record_result
 from app.core.review.document import Block, DocumentWork, RunProgress
+from app.core.review.window_spans import window_spans
 
 RESULT_FLAGS = ("error", "cancelled")
 
@@ -296,8 +297,8 @@ class Session:
 
     def stream_text(self, raw: str) -> str:
         """What a person sees of a generation's text while it streams: tags hidden unless asked for
-        (app.core.engines.unlimited_output.stream_display)."""
-        from app.core.engines.unlimited_output import stream_display
+        (app.core.engines.unlimited_display.stream_display)."""
+        from app.core.engines.unlimited_display import stream_display
 
         return raw if self.raw_stream_tags else stream_display(raw)
 
@@ -328,41 +329,8 @@ class Session:
 
     def window_spans(self, stream_id: str, start: int, end: int, raw: str | None = None,
                      work: DocumentWork | None = None) -> list[tuple[str, int, int]]:
-        """The characters [start, end) of generation `stream_id`'s raw output `raw` (the R-SWA window) as spans of
-        the blocks that hold them: (block id, start, end) in each block's decoded text, in reading order. Blocks
-        still streaming count too (the provisional block, in its live text); blocks the person edited do not.
-        Without `raw`, raw offsets are taken as text offsets (exact only when the blocks hold no special strings)."""
-        from app.core.engines.unlimited_output import text_offset
-
-        work = work or self.document
-        if work is None or end <= start:
-            return []
-        found: list[tuple[Block, int, int]] = []
-        if stream_id == work.raw_stream:
-            for rid, (a, b) in work.raw_spans.items():
-                block = work.blocks.get(rid)
-                lo, hi = max(start, a), min(end, b)
-                if block is None or block.edited or hi <= lo:
-                    continue
-                if raw is not None:
-                    size = len(block.raw_text)
-                    lo, hi = min(size, text_offset(raw, a, lo)), min(size, text_offset(raw, a, hi))
-                else:
-                    lo, hi = lo - a, hi - a
-                if hi > lo:
-                    found.append((block, lo, hi))
-        stream = work.blocks.get(stream_id)
-        if stream is not None and stream.provisional and not stream.edited:
-            b = int(stream.region.extra.get("raw_end", 0))
-            a = b - len(stream.live_text)
-            lo, hi = max(start, a), min(end, b)
-            if hi > lo:  # offsets in the text shown (tags hidden)
-                shown = lambda n: len(self.stream_text(stream.live_text[:n]))  # noqa: E731
-                lo, hi = shown(lo - a), shown(hi - a)
-                if hi > lo:
-                    found.append((stream, lo, hi))
-        found.sort(key=lambda f: (f[0].region.page, f[0].region.order, f[0].id))
-        return [(block.id, lo, hi) for block, lo, hi in found]
+        """The R-SWA window's characters as spans of the blocks that hold them (app.core.review.window_spans)."""
+        return window_spans(work or self.document, stream_id, start, end, raw, self.stream_text)
 
     # --- edits ----------------------------------------------------------------------------------------------
 
