@@ -1,18 +1,21 @@
 """The engines: their registry by name, and the one place to add an engine.
 
-Adding an engine = one module in this package (a class implementing app.core.engines.base's Protocol and an
-`open_engine(**options)` factory) + an `EngineSpec` line below (app.core.engines.spec: its title, kind, options)
-+ a manifest in models/ when it needs weights. `convert`'s flags, the window's engine box and the Preferences rows
-are generated from the specs.
+Adding an engine = one module (a class implementing app.core.engines.base's Protocol, an
+`open_engine(**options)` factory and its `EngineSpec`: title, kind, options) and one entry point naming the
+spec in the `scriptorium.engines` group (docs/engines.md, Add an engine in one file); Scriptorium's own
+engines are registered the same way, in pyproject.toml. `convert`'s flags, the window's engine box and the
+Preferences rows are generated from the specs.
 
 Engines are created lazily from "module:function" strings so that nothing heavy is imported before a model is
-needed. Engines emit events (app.core.record.events) through the `emit` callable and check `cancel` between forwards.
+needed. Engines emit events (app.core.record.events) through the `emit` callable and check `cancel` between
+forwards.
 
-What must never live here: model code (the engine modules), the pipeline (app.core.pipeline).
-"""
+What must never live here: model code (the engine modules), the pipeline (app.core.pipeline)."""
 from __future__ import annotations
 
 import importlib
+import logging
+from collections.abc import MutableMapping
 from typing import Any
 
 from app.core.engines.base import (  # noqa: F401 - the engine vocabulary, importable from the package
@@ -28,86 +31,85 @@ from app.core.engines.base import (  # noqa: F401 - the engine vocabulary, impor
     no_blocks,
     no_emit,
 )
-from app.core.engines.remote_profiles import (
-    DEFAULT_CONCURRENCY, DEFAULT_KEY_VARIABLE, DEFAULT_PROFILE, PROFILES, remote_kind,
-)
 from app.core.engines.spec import EngineOption, EngineSpec  # noqa: F401 - the registry's vocabulary
 
 
-REMOTE_OPTIONS = (
-    EngineOption("servers", list, [], "OCR server for --engine remote (OpenAI-compatible, e.g. http://host:30000/v1); "
-                 "repeatable", flag="--server", metavar="URL", required=True,
-                 label="Server URLs (space-separated, e.g. http://gpu1:30000/v1)"),
-    EngineOption("remote_model", str, "", "the served model's name (default: the first the server lists)",
-                 metavar="NAME", label="Served model name (empty: the first the server lists)"),
-    EngineOption("profile", str, DEFAULT_PROFILE, "prompts of the model family", choices=tuple(PROFILES),
-                 flag="--remote-profile", label="Model family's prompts", setting="remote_profile"),
-    EngineOption("concurrency", int, DEFAULT_CONCURRENCY, f"requests in flight per server (default "
-                 f"{DEFAULT_CONCURRENCY})", minimum=1, maximum=512, metavar="N", changes_text=False,
-                 label="Requests in flight per server"),
-    EngineOption("api_key_env", str, DEFAULT_KEY_VARIABLE, "environment variable holding the servers' API key "
-                 f"(default {DEFAULT_KEY_VARIABLE})", metavar="VAR", changes_text=False,
-                 label="Environment variable holding the API key (the key itself is never stored)"),
-    EngineOption("stream", bool, True, "whole answers instead of streamed text (SGLang then reports per-request draft "
-                 "statistics)", changes_text=False, label="Stream the text as it is written"),
-)
+ENTRY_POINTS = "scriptorium.engines"  # the entry-point group every engine is registered in, ours too
+_log = logging.getLogger(__name__)
 
-ENGINES: dict[str, EngineSpec] = {}
+
+class EngineRegistry(MutableMapping):
+    """Engine name → EngineSpec. Filled on first use from the installed distributions' `scriptorium.engines`
+    entry points (each names an EngineSpec; Scriptorium's own engines first, in pyproject's order), so an
+    engine package installed beside Scriptorium is offered by `convert`, the window's engine box and
+    Preferences."""
+
+    def __init__(self, group: str = ENTRY_POINTS) -> None:
+        self.group = group
+        self._specs: dict[str, EngineSpec] | None = None
+        self.refused: list[str] = []  # entry points that did not load, and why
+
+    def _loaded(self) -> dict[str, EngineSpec]:
+        if self._specs is None:
+            self._specs = {}
+            for point in _entry_points(self.group):
+                try:
+                    spec = point.load()
+                    if not isinstance(spec, EngineSpec) or spec.name != point.name:
+                        raise TypeError(f"it names {spec!r}, not the EngineSpec of engine {point.name!r}")
+                    self.add(spec)
+                except Exception as exc:  # noqa: BLE001 - a broken plugin must not take the others with it
+                    self.refused.append(f"{point.name} ({point.value}): {exc}")
+                    _log.warning("engine entry point %s = %s not loaded: %s", point.name, point.value, exc)
+        return self._specs
+
+    def add(self, spec: EngineSpec) -> EngineSpec:
+        specs = self._loaded()
+        if spec.name in specs or spec.name == "auto":
+            raise ValueError(f"an engine named {spec.name!r} is already registered")
+        specs[spec.name] = spec
+        return spec
+
+    def __getitem__(self, name: str) -> EngineSpec:
+        return self._loaded()[name]
+
+    def __setitem__(self, name: str, spec: EngineSpec) -> None:
+        if name != spec.name:
+            raise ValueError(f"engine {spec.name!r} registered as {name!r}")
+        self.add(spec)
+
+    def __delitem__(self, name: str) -> None:
+        del self._loaded()[name]
+
+    def __iter__(self):
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+
+def _entry_points(group: str) -> list:
+    """The group's entry points, Scriptorium's own first (in their declared order), then the plugins' by name.
+    """
+    from importlib.metadata import entry_points
+
+    points = list(entry_points(group=group))
+    ours = [p for p in points if p.dist is not None and p.dist.name == "scriptorium"]
+    return ours + sorted((p for p in points if p not in ours), key=lambda p: p.name)
+
+
+ENGINES = EngineRegistry()
 
 
 def register(spec: EngineSpec) -> EngineSpec:
-    """Add `spec` to the registry (the one line that makes an engine known to convert, the window and Preferences);
+    """Add `spec` to the registry by hand (a test's toy engine; installed engines come through entry points);
     a name already taken is refused."""
-    if spec.name in ENGINES or spec.name == "auto":
-        raise ValueError(f"an engine named {spec.name!r} is already registered")
-    ENGINES[spec.name] = spec
-    return spec
+    return ENGINES.add(spec)
 
 
 def unregister(name: str) -> None:
     """Take an engine out of the registry (a test's toy engine, once the test is done)."""
     ENGINES.pop(name, None)
-
-
-LLAMACPP_OPTIONS = (
-    EngineOption("gguf", str, "", "the model's GGUF file (default: the one in --model DIR or the glm-ocr-gguf folder)",
-                 metavar="FILE", label="Model GGUF file (empty: the glm-ocr-gguf models folder)"),
-    EngineOption("mmproj", str, "", "the vision projector's GGUF (default: mmproj*.gguf beside the model)",
-                 metavar="FILE", label="Vision projector GGUF (empty: mmproj*.gguf beside the model)"),
-    EngineOption("llama_server", str, "", "the llama-server binary (default: $SCRIPTORIUM_LLAMA_SERVER, PATH, or the "
-                 "build of `python3 make.py llama-server`)", metavar="FILE", changes_text=False,
-                 label="llama-server binary (empty: found or built)"),
-    EngineOption("parallel", int, 2, "server slots = regions read at once (default 2)", flag="--llama-parallel",
-                 minimum=1, maximum=64, metavar="N", changes_text=False, label="Server slots (regions at once)"),
-    EngineOption("threads", int, 0, "CPU threads of the server (default 0: llama.cpp's choice)",
-                 flag="--llama-threads", minimum=0, maximum=512, metavar="N", changes_text=False,
-                 label="Server CPU threads (0: llama.cpp's choice)"),
-    EngineOption("ctx_size", int, 0, "context tokens shared by all slots (default 0: slots x 8192)",
-                 flag="--llama-ctx", minimum=0, metavar="N", changes_text=False,
-                 label="Context tokens (0: slots x 8192)"),
-    EngineOption("gpu_layers", int, -1, "layers offloaded to a GPU (default -1: llama.cpp's choice; 0: CPU only)",
-                 flag="--llama-gpu-layers", minimum=-1, metavar="N", changes_text=False,
-                 label="GPU layers (-1: llama.cpp's choice)"),
-)
-
-for _spec in (
-    EngineSpec("gravity", "GravityOCR, self-speculative", "region", "app.core.engines.glm_engine:open_selfspec", "gravityocr", "rounds"),
-    EngineSpec("gravity-ar", "GravityOCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "gravityocr", ""),
-    EngineSpec("glm", "GLM-OCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "glm-ocr", ""),
-    EngineSpec("unlimited", "Unlimited-OCR, whole document (R-SWA)", "document", "app.core.engines.unlimited:open_engine", "unlimited-ocr", "window"),
-    # the built-in model reads printed lines, not LaTeX: a formula's text-layer text beats its reading
-    EngineSpec("builtin", "Built-in model (self-speculative)", "region", "app.core.engines.builtin:open_engine", "builtin",
-               "rounds", reads_formulas=False),
-    EngineSpec("builtin-ar", "Built-in model, autoregressive", "region", "app.core.engines.builtin:open_ar", "builtin", "",
-               reads_formulas=False),
-    EngineSpec("classic", "Classic OCR (RapidOCR, CPU)", "region", "app.core.engines.classic:open_engine",
-               fallback=True, reads_layout_lines=True, reads_formulas=False),
-    EngineSpec("llamacpp", "llama.cpp (local)", "region", "app.core.engines.llamacpp:open_engine", "glm-ocr-gguf",
-               options=LLAMACPP_OPTIONS, group="llama.cpp"),
-    EngineSpec("remote", "Remote server (SGLang, vLLM, OpenAI-compatible)", remote_kind,
-               "app.core.engines.remote:open_engine", options=REMOTE_OPTIONS, group="Servers"),
-):
-    register(_spec)
 
 
 def fallback_engine() -> EngineSpec:
@@ -116,8 +118,9 @@ def fallback_engine() -> EngineSpec:
 
 
 def resolve_engine_name(name: str = "auto", model_path: str | None = None) -> str:
-    """The engine "auto" stands for here (docs/engines.md, Automatic choice): GravityOCR when its weights are found (or
-    a model folder is given), else the built-in model when installed, else the fallback engine (classic RapidOCR)."""
+    """The engine "auto" stands for here (docs/engines.md, Automatic choice): GravityOCR when its weights are
+    found (or a model folder is given), else the built-in model when installed, else the fallback engine
+    (classic RapidOCR)."""
     if name and name != "auto":
         return name
     if model_path:
@@ -132,9 +135,9 @@ def resolve_engine_name(name: str = "auto", model_path: str | None = None) -> st
 
 
 def open_engine(name: str, **options: Any) -> RegionEngine | DocumentEngine:
-    """Create an engine by registry name. Options: model_path, device, dtype, block_size, ... (engine-specific);
-    `manifest` (the models/*.json name) and `engine` (the registry name) are filled in from the spec.
-    Slow (loads weights): call it on the worker thread."""
+    """Create an engine by registry name. Options: model_path, device, dtype, block_size, ...
+    (engine-specific); `manifest` (the models/*.json name) and `engine` (the registry name) are filled in from
+    the spec. Slow (loads weights): call it on the worker thread."""
     try:
         spec = ENGINES[name]
     except KeyError:

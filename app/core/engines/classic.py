@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from app.core.engines import EngineUnavailable, RegionResult, no_emit
+from app.core.engines.spec import EngineSpec
 from app.core.base.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask, install
 from app.core.record.events import RegionFinished, RegionStarted
@@ -233,3 +234,10 @@ def recognise_lines(images) -> list[tuple[str, float]]:
 def open_engine(**options: Any) -> ClassicEngine:
     """Factory named in app.core.engines.ENGINES; model options (model_path, device, dtype...) are ignored."""
     return ClassicEngine(min_score=float(options.get("min_score", 0.3)), name=options.get("engine") or "classic")
+
+
+# its registration (pyproject's scriptorium.engines entry points name it)
+CLASSIC = EngineSpec("classic", "Classic OCR (RapidOCR, CPU)", "region",
+                     "app.core.engines.classic:open_engine", fallback=True, reads_layout_lines=True,
+                     reads_formulas=False)
+

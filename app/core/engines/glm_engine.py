@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from app.core.engines.base import EngineUnavailable, Emit, RegionResult, no_emit
+from app.core.engines.spec import EngineSpec
 from app.core.base.cancel import CancelToken
 from app.core.decoding.inspector import InspectOptions
 from app.core.decoding.round_events import round_verified, tokens_committed
@@ -328,3 +329,13 @@ def open_selfspec(**options: Any) -> GlmOcrEngine:
 def open_ar(**options: Any) -> GlmOcrEngine:
     """Greedy autoregressive engine for GravityOCR or GLM-OCR checkpoints (same options as open_selfspec)."""
     return _open("ar", **options)
+
+
+# registrations (pyproject's scriptorium.engines entry points name them)
+GRAVITY = EngineSpec("gravity", "GravityOCR, self-speculative", "region",
+                     "app.core.engines.glm_engine:open_selfspec", "gravityocr", "rounds")
+GRAVITY_AR = EngineSpec("gravity-ar", "GravityOCR, autoregressive", "region",
+                        "app.core.engines.glm_engine:open_ar", "gravityocr", "")
+GLM = EngineSpec("glm", "GLM-OCR, autoregressive", "region", "app.core.engines.glm_engine:open_ar", "glm-ocr",
+                 "")
+

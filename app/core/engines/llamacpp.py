@@ -24,6 +24,7 @@ from typing import Any
 
 from app.core.engines.base import EngineUnavailable
 from app.core.engines.remote import RemoteEngine, RemoteError, Transient
+from app.core.engines.spec import EngineOption, EngineSpec
 
 MANIFEST = "glm-ocr-gguf"
 DEFAULT_PARALLEL = 2  # slots: two regions decode in one batch; more helps a GPU, less a small laptop
@@ -118,7 +119,7 @@ def open_engine(*, gguf: str = "", mmproj: str = "", model_path: str | None = No
                 parallel: int = DEFAULT_PARALLEL, threads: int = 0, ctx_size: int = 0, gpu_layers: int = -1,
                 max_new_tokens: int | None = None, engine: str = "llamacpp", ready_timeout_s: float = 600.0,
                 log_path: str | None = None, **options: Any) -> LlamaCppEngine:
-    """Start llama-server with the model and its projector and open the remote engine on it. Options: see LLAMACPP_OPTIONS in app.core.engines;
+    """Start llama-server with the model and its projector and open the remote engine on it. Options: see LLAMACPP_OPTIONS below;
     also max_new_tokens, stream, retries, backoff_s, timeout_s (the remote engine's), ready_timeout_s, log_path."""
     from app.core.engines.llama_server import LlamaServer
     from app.core.base.llama_build import HOW_TO_GET, find_binary
@@ -140,3 +141,31 @@ def open_engine(*, gguf: str = "", mmproj: str = "", model_path: str | None = No
     except BaseException:
         server.close()
         raise
+
+
+LLAMACPP_OPTIONS = (
+    EngineOption("gguf", str, "",
+                 "the model's GGUF file (default: the one in --model DIR or the glm-ocr-gguf folder)",
+                 metavar="FILE", label="Model GGUF file (empty: the glm-ocr-gguf models folder)"),
+    EngineOption("mmproj", str, "", "the vision projector's GGUF (default: mmproj*.gguf beside the model)",
+                 metavar="FILE", label="Vision projector GGUF (empty: mmproj*.gguf beside the model)"),
+    EngineOption("llama_server", str, "", "the llama-server binary (default: $SCRIPTORIUM_LLAMA_SERVER, PATH, "
+                 "or the build of `python3 make.py llama-server`)", metavar="FILE", changes_text=False,
+                 label="llama-server binary (empty: found or built)"),
+    EngineOption("parallel", int, 2, "server slots = regions read at once (default 2)",
+                 flag="--llama-parallel", minimum=1, maximum=64, metavar="N", changes_text=False,
+                 label="Server slots (regions at once)"),
+    EngineOption("threads", int, 0, "CPU threads of the server (default 0: llama.cpp's choice)",
+                 flag="--llama-threads", minimum=0, maximum=512, metavar="N", changes_text=False,
+                 label="Server CPU threads (0: llama.cpp's choice)"),
+    EngineOption("ctx_size", int, 0, "context tokens shared by all slots (default 0: slots x 8192)",
+                 flag="--llama-ctx", minimum=0, metavar="N", changes_text=False,
+                 label="Context tokens (0: slots x 8192)"),
+    EngineOption("gpu_layers", int, -1,
+                 "layers offloaded to a GPU (default -1: llama.cpp's choice; 0: CPU only)",
+                 flag="--llama-gpu-layers", minimum=-1, metavar="N", changes_text=False,
+                 label="GPU layers (-1: llama.cpp's choice)"),
+)
+
+LLAMACPP = EngineSpec("llamacpp", "llama.cpp (local)", "region", "app.core.engines.llamacpp:open_engine",
+                      "glm-ocr-gguf", options=LLAMACPP_OPTIONS, group="llama.cpp")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from app.core.document.regions import TASK_PROMPTS
+from app.core.engines.spec import EngineOption, EngineSpec
 
 DEFAULT_KEY_VARIABLE = "SCRIPTORIUM_API_KEY"
 DEFAULT_CONCURRENCY = 8  # requests in flight per server
@@ -48,3 +49,27 @@ def remote_kind(options: Mapping[str, Any]) -> str:
     report blocks with their boxes, a document engine; the others read regions."""
     profile = PROFILES.get(str(options.get("profile") or DEFAULT_PROFILE))
     return "document" if profile is not None and profile.whole_page else "region"
+
+
+REMOTE_OPTIONS = (
+    EngineOption("servers", list, [], "OCR server for --engine remote (OpenAI-compatible, e.g. "
+                 "http://host:30000/v1); repeatable", flag="--server", metavar="URL", required=True,
+                 label="Server URLs (space-separated, e.g. http://gpu1:30000/v1)"),
+    EngineOption("remote_model", str, "", "the served model's name (default: the first the server lists)",
+                 metavar="NAME", label="Served model name (empty: the first the server lists)"),
+    EngineOption("profile", str, DEFAULT_PROFILE, "prompts of the model family", choices=tuple(PROFILES),
+                 flag="--remote-profile", label="Model family's prompts", setting="remote_profile"),
+    EngineOption("concurrency", int, DEFAULT_CONCURRENCY, f"requests in flight per server (default "
+                 f"{DEFAULT_CONCURRENCY})", minimum=1, maximum=512, metavar="N", changes_text=False,
+                 label="Requests in flight per server"),
+    EngineOption("api_key_env", str, DEFAULT_KEY_VARIABLE, "environment variable holding the servers' API "
+                 f"key (default {DEFAULT_KEY_VARIABLE})", metavar="VAR", changes_text=False,
+                 label="Environment variable holding the API key (the key itself is never stored)"),
+    EngineOption("stream", bool, True, "whole answers instead of streamed text (SGLang then reports "
+                 "per-request draft statistics)", changes_text=False, label="Stream the text as it is written"),
+)
+
+
+# the remote engine's registration (pyproject's scriptorium.engines entry points name it)
+REMOTE = EngineSpec("remote", "Remote server (SGLang, vLLM, OpenAI-compatible)", remote_kind,
+                    "app.core.engines.remote:open_engine", options=REMOTE_OPTIONS, group="Servers")

@@ -35,6 +35,7 @@ from typing import Any, Sequence
 from app.core.record import events as ev
 from app.core.engines.base import BlocksCallback, DocumentResult, Emit, no_blocks, no_emit
 from app.core.engines.unlimited_live import LiveRegions
+from app.core.engines.spec import EngineSpec
 from app.core.base.cancel import CancelToken
 from app.core.engines.unlimited_output import DET_OPEN, PAGE_MARK
 from app.core.base.wording import count
@@ -266,7 +267,6 @@ class UnlimitedEngine:
         del features
         assert len(ids) == prefix_len, (len(ids), prefix_len)
         live = LiveRegions(self.keep_headers, n, sizes, dpis, numbers, emit, on_blocks)
-
         run = self._generate(ids, embeds, segments, budget, n, live, emit, cancel)
 
         emit(ev.PhaseChanged("assembling", "parsing the output into regions"))
@@ -430,3 +430,9 @@ def open_engine(*, manifest: str = "unlimited-ocr", engine: str = "unlimited", m
              "min_output_tokens", "prefill_chunk", "events_every", "dpi", "keep_headers"}
     return UnlimitedEngine(loaded, name=engine or "unlimited",
                            **{k: v for k, v in options.items() if k in known and v is not None})
+
+
+# its registration (pyproject's scriptorium.engines entry points name it)
+UNLIMITED = EngineSpec("unlimited", "Unlimited-OCR, whole document (R-SWA)", "document",
+                       "app.core.engines.unlimited:open_engine", "unlimited-ocr", "window")
+

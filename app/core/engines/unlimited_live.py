@@ -22,7 +22,6 @@ class LiveRegions:
                  on_blocks: BlocksCallback) -> None:
         self.keep_headers, self.n_pages, self.sizes, self.dpis = keep_headers, n_pages, sizes, dpis
         self.emit = emit
-
         self.on_blocks = on_blocks
         self.numbers = numbers
         self.finished: set[str] = set()
@@ -34,8 +33,7 @@ class LiveRegions:
         position in the page sequence) and emit RegionFinished for regions completed since the last call (ids
         name document pages); the returned regions index `pages`."""
         parsed = self.parser.parse(text)
-        regions = to_regions(parsed, self.sizes, dpis=self.dpis, keep_headers=self.keep_headers
-,
+        regions = to_regions(parsed, self.sizes, dpis=self.dpis, keep_headers=self.keep_headers,
                              page_numbers=self.numbers)
         complete = regions if final else regions[:-1]
         by_page: dict[int, list] = {}

@@ -36,7 +36,6 @@ def load_engine(options: PipelineOptions, engine_name: str, emit: Emit):
     except Exception as exc:  # EngineUnavailable, ModelError, ImportError: all fatal and for a person
         plain = isinstance(exc, (EngineUnavailable, RuntimeError))
         msg = str(exc) if plain else f"{type(exc).__name__}: {exc}"
-
         raise PipelineError(f"engine {engine_name!r} cannot be used: {msg}", "engine") from exc
 
 

@@ -6,7 +6,7 @@ Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this co
     pipe = Pipeline(PipelineOptions(engine="auto", pages="1-5"), emit=print, cancel=CancelToken())
     out = pipe.run("report.pdf")             # DocumentOutput; raises PipelineError on a fatal error
     pipe.write(out_dir)                      # the one writer: <stem>.md, <stem>.json, <stem>_images/
-    pipe.rerun(pages=[0], keep={"p1-r03"})   # read page 1 again with the loaded model, keeping an edited block
+    pipe.rerun(pages=[0], keep={"p1-r03"})   # read page 1 again with the loaded model, an edited block kept
     pipe.rerun(region_ids=["p1-r04"])        # read chosen regions again
     pipe.close()
 

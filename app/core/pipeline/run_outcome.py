@@ -57,7 +57,6 @@ def warn_empty_pages(out: DocumentOutput, name: str, lost_text, emit: Emit) -> N
                              "layout saw no text there)", where="layout", fatal=False))
 
 
-
 def _region_ms(stats: dict[str, Any]) -> float:
     for key in ("ms", "total_ms", "request_ms"):
         if stats.get(key):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.engines.base import EngineUnavailable
+from app.core.engines.spec import EngineSpec
 
 
 def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | None = None, mode: str = "selfspec",
@@ -42,3 +43,12 @@ def open_ar(**options: Any):
     """The built-in model with greedy AR decoding (the baseline the rounds are measured against)."""
     options["mode"] = "ar"
     return open_engine(**options)
+
+
+# registrations (pyproject's scriptorium.engines entry points name them); the built-in model reads printed
+# lines, not LaTeX: a formula's text-layer text beats its reading
+BUILTIN = EngineSpec("builtin", "Built-in model (self-speculative)", "region",
+                     "app.core.engines.builtin:open_engine", "builtin", "rounds", reads_formulas=False)
+BUILTIN_AR = EngineSpec("builtin-ar", "Built-in model, autoregressive", "region",
+                        "app.core.engines.builtin:open_ar", "builtin", "", reads_formulas=False)
+
