@@ -86,6 +86,8 @@ def review_reasons(r: Region) -> list[str]:
     conf = region_confidence(r)
     if conf is not None and (conf["mean"] < LOW_MEAN_CONFIDENCE or conf["min"] < LOW_MIN_CONFIDENCE):
         reasons.append(f"low confidence ({conf['mean']:.0%} mean, {conf['min']:.0%} min)")
+    if r.extra.get("handwriting"):  # app.core.layout.handwriting: the recogniser is trained on print
+        reasons.append("handwriting")
     cer = r.extra.get("cer")
     if isinstance(cer, (int, float)) and cer > HIGH_CER:
         reasons.append(f"CER {cer:.0%}")

@@ -35,6 +35,7 @@ from app.core.document.regions import DECODED_TASKS, Region, record_result
 from app.core.text.textlayer import PageLayer, garbled_fraction, inside_fraction, original_layer, words_in_box
 
 LAYER_TASKS = ("text", "table")
+HANDWRITING_DPI = 150.0  # a scanned text block is looked at this fine for handwriting (app.core.layout.handwriting)
 CHECK_DPI = 150.0  # the least resolution the check reads at; the page's own rendering is used when it is as fine
 CHECK_SAMPLE = 3  # regions checked first on a page; the rest only when one of them fails
 CHECK_WORDS = 6  # the check reads this many words of a region's longest layer line (reading time grows with width)
@@ -129,14 +130,24 @@ class TextSource:
 
         return ENGINES.get(self.pipeline.engine_name)
 
-    def settle_table_headers(self, regions: list[Region]) -> None:
-        """A table the engine read on a born-digital page gets the header the layer's table shows there (its `<th>`
-        rows and their spans: app.core.text.tables.adopt_header), so the grid editor and the exports see it."""
+    def settle_page(self, regions: list[Region]) -> None:
+        """After a page's regions are read: a table the engine read on a born-digital page gets the header the
+        layer's table shows there (its `<th>` rows and their spans: app.core.text.tables.adopt_header), so the grid
+        editor and the exports see it; a text block of a scanned Latin-script page that looks handwritten
+        (app.core.layout.handwriting) is marked `extra["handwriting"]` (a reason to review it)."""
+        from app.core.layout.handwriting import looks_handwritten
         from app.core.text.tables import adopt_header
 
         for r in regions:
             if r.task == "table" and r.text and r.extra.get("layer_table") and text_source(r) != TEXT_LAYER:
                 r.text = adopt_header(r.text, r.extra["layer_table"])
+            r.extra.pop("handwriting", None)
+            if r.task == "text" and r.extra.get("page_script", "latin") == "latin" and "stats" in r.extra \
+                    and not words_in_box(self.layer(r.page).words, r.box_pt):
+                handwritten, features = looks_handwritten(self.pipeline.document.crop(r.page, r.box_pt,
+                                                                                      HANDWRITING_DPI))
+                if handwritten:
+                    r.extra["handwriting"] = features
 
     def comparable(self, region: Region) -> bool:
         """May this region's text be measured against the text layer? Not when it came from the layer (that would
