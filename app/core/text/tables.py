@@ -221,8 +221,8 @@ def header_rows(html: str) -> list[str]:
 
 def adopt_header(html: str, layer_html: str) -> str:
     """`html` (an engine's table) with its first rows replaced by the layer table's header rows when they say the
-    same (cell texts in order, a repeated spanning cell counted once, a misread letter or two forgiven); unchanged when it has a header of its own,
-    or its first rows say something else."""
+    same (cell texts in order, a repeated spanning cell counted once, a misread letter or two forgiven);
+    unchanged when it has a header of its own, or its first rows say something else."""
     head = header_rows(layer_html)
     rows = _ROW.findall(html or "")
     if not head or len(rows) <= len(head) or header_rows(html):
