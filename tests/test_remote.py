@@ -97,16 +97,12 @@ def test_concurrent_regions_overlap_and_are_applied_in_reading_order(server):
     first_done = next(i for i, e in enumerate(events) if e.type == "region_finished")
     assert len({e.region_id for e in events[:first_done] if e.type == "region_started"}) >= 4  # really concurrent
     assert starts[:3] == [j.region.id for j in sorted(jobs)[:3]]  # earliest pages dispatched first
-    # and it costs nothing: the same regions one at a time take at least about as long (a 2-core CPU cannot go
-    # faster by batching, so the bound is generous; on a GPU server concurrency is the whole gain)
-    t0 = time.perf_counter()
-    _schedule(engine, jobs)
-    concurrent = time.perf_counter() - t0
+    # one lane reads the same regions one at a time, in the same order; what concurrency gains (or costs) in
+    # time is `python -m app bench remote --reps N`, not asserted here
     engine.concurrency = 1
-    t0 = time.perf_counter()
     one = _schedule(engine, jobs)
-    sequential = time.perf_counter() - t0
-    assert one.max_in_flight == 1 and concurrent <= 1.5 * sequential + 0.5, (concurrent, sequential)
+    assert one.max_in_flight == 1 and [o.job.priority for o in one.applied] == sorted(j.priority for j in jobs)
+    assert all(o.error is None for o in one.applied)
 
 
 def test_cancel_stops_dispatch_and_ends_the_requests_in_flight(server):
@@ -120,10 +116,8 @@ def test_cancel_stops_dispatch_and_ends_the_requests_in_flight(server):
             cancel.cancel()
 
     jobs = _jobs(12)
-    t0 = time.perf_counter()
-    with pytest.raises(Cancelled):
+    with pytest.raises(Cancelled):  # a request that ignored Cancel would hang here (the suite's timeout ends it)
         _schedule(engine, jobs, emit, cancel)
-    assert time.perf_counter() - t0 < 10
     started = [e.region_id for e in events if e.type == "region_started"]
     finished = {e.region_id: e for e in events if e.type == "region_finished"}
     assert 1 <= len(started) <= 3  # nothing dispatched after Cancel

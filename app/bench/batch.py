@@ -16,15 +16,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.bench.model_flags import add_model_flags
+
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m app bench batch", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="CI-size run (a few seconds)")
-    p.add_argument("--model", help="checkpoint folder (default: a freshly built tiny random GlmOcr)")
-    p.add_argument("--manifest", default="gravityocr", help="manifest of --model (default gravityocr)")
-    p.add_argument("--device", default="auto", help="auto | cpu | cuda | mps")
-    p.add_argument("--dtype", default="auto", help="auto: fp32 on CPU, bf16 on GPU")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: stable numbers)")
+    add_model_flags(p, model_help="checkpoint folder (default: a freshly built tiny random GlmOcr)",
+                    dtype_help="auto: fp32 on CPU, bf16 on GPU")
     p.add_argument("--batches", type=int, nargs="+", help="batch sizes (default 1 4 8 16; quick 1 8)")
     p.add_argument("--regions", type=int, help="crops decoded per repetition (default 16; quick 8)")
     p.add_argument("--new-tokens", type=int, help="max new tokens per crop (default 48; quick 16)")

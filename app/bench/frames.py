@@ -4,7 +4,9 @@ A synthetic 10,000-token trace (self-speculative rounds for the rounds view, R-S
 event shapes exactly as the engines emit them) is fed into `DecodingViews` on the offscreen platform. Printed:
 the cost of feeding events (µs per event, what the GUI thread pays while a run streams in) and the frame time
 (ms to flush pending state and paint every visible widget of a view) at several points of the run. The budget
-is 16.7 ms a frame (60 fps).
+is 16.7 ms a frame (60 fps). Then the player: a fast replay of the window trace (frames drawn a second against the
+views' cap of about 60, whatever the event rate) and a ×5 slow playback (rounds played in 0.3 s against the
+rounds its 12 ms × 5 minimum allows), `--reps` times each.
 
 The synthetic traces also serve the view tests before/beside traces of real tiny-model runs.
 """
@@ -130,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scriptorium bench frames", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 tokens instead of 10,000, fewer frames")
     parser.add_argument("--tokens", type=int, default=None, help="tokens in the synthetic run")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions of the player's measurements (default 3)")
     args = parser.parse_args(argv or [])
     tokens = args.tokens or (2_000 if args.quick else 10_000)
     frames = 20 if args.quick else 60
@@ -178,4 +181,53 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'view':<8} {'tokens':>7} {'events':>7} {'feed µs/ev':>11} {'live frame ms p50':>18} {'p95':>7} {'catch-up frame ms':>18}")
     for name, tok, nev, feed_us, p50, p95, cu in rows:
         print(f"{name:<8} {tok:>7,} {nev:>7,} {feed_us:>11.1f} {p50:>18.2f} {p95:>7.2f} {cu:>18.1f}")
+    _player_rows(app, tokens, max(1, args.reps))
     return 0
+
+
+def _play(app, views, events, speed: float, seconds: float | None = None) -> tuple[float, int, int]:
+    """Play `events` through the views' player at `speed` (0: as fast as it goes) to the end, or for `seconds`;
+    (wall seconds, frames drawn, events played)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    player = views.load_trace(events, None, play=False)
+    player.set_speed(speed)
+    loop = QEventLoop()
+    player.state_changed.connect(lambda s: loop.quit() if s == "finished" else None)
+    if seconds is not None:
+        QTimer.singleShot(int(seconds * 1000), loop.quit)
+    frames0 = views.frames
+    t0 = time.perf_counter()
+    player.play()
+    loop.exec()
+    player.pause()
+    elapsed = time.perf_counter() - t0
+    app.processEvents()
+    return elapsed, views.frames - frames0, player.position
+
+
+def _player_rows(app, tokens: int, reps: int) -> None:
+    from app.gui.views import DecodingViews
+
+    views = DecodingViews()
+    views.resize(1200, 800)
+    views.show()
+    window = synthetic_window_trace(tokens)
+    rounds = synthetic_rounds_trace(160, block_size=4, seed=5)
+    fast, slow = [], []
+    for _ in range(reps):
+        views.reset()
+        elapsed, drawn, _played = _play(app, views, window, 0.0)
+        fast.append((elapsed, drawn / max(elapsed, 1e-9)))
+        views.reset()
+        elapsed, _drawn, played = _play(app, views, rounds, 5.0, seconds=0.3)
+        n = sum(isinstance(e, RoundVerified) for e in rounds[:played])
+        slow.append((n, elapsed / (0.012 * 5) + 2))
+    views.close()
+    print(f"player, {reps} repetitions (median):")
+    print(f"  fast replay of {len(window):,} window events: {statistics.median(e for e, _ in fast):.2f} s, "
+          f"{statistics.median(f for _, f in fast):.0f} frames/s (cap about 60: ratio "
+          f"{statistics.median(f for _, f in fast) / 60:.2f})")
+    print(f"  x5 slow playback for 0.3 s: {statistics.median(n for n, _ in slow):.0f} rounds played, at most "
+          f"{statistics.median(m for _, m in slow):.0f} allowed (ratio "
+          f"{statistics.median(n / m for n, m in slow):.2f})")

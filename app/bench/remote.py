@@ -15,6 +15,7 @@ costs nothing (a ratio near 1).
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 
@@ -76,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     add_engine_arguments(p, served)
     p.add_argument("--copies", type=int, default=2, help="times the sample document is read (default 2)")
     p.add_argument("--max-new-tokens", type=int, default=64, help="token budget per region (default 64)")
+    p.add_argument("--reps", type=int, default=1, help="repetitions of the sequential/concurrent pair; the ratio "
+                   "of each is printed, then their median (default 1)")
     args = p.parse_args(argv)
     options = engine_options(args, args.engine)
     lacking = missing(ENGINES[args.engine], options)
@@ -99,8 +102,11 @@ def _bench(engine, args) -> int:
     lanes = engine.concurrency
     jobs, pages = _layout(engine, max(1, args.copies))
     _read(engine, jobs[:lanes], lanes)  # warm-up: the server's first forwards (and first batch) cost extra
-    seq = _read(engine, jobs, 1)
-    con = _read(engine, jobs, lanes)
+    ratios = []
+    for _ in range(max(1, args.reps)):
+        seq = _read(engine, jobs, 1)
+        con = _read(engine, jobs, lanes)
+        ratios.append(seq["seconds"] / con["seconds"])  # = concurrent/sequential pages/s
     print(f"servers: {', '.join(s.url for s in engine.servers)} · model {engine.model} · {pages} pages, "
           f"{len(jobs)} regions, ≤ {args.max_new_tokens} tokens each")
     print(f"device: {engine.device}")
@@ -114,7 +120,9 @@ def _bench(engine, args) -> int:
         said = (f"{spec['source']}: accept length {spec.get('accept_length')}" if spec
                 else "reports no speculative-decoding statistics")
         print(f"{s['url']} ({s['flavour']}): {said}")
-    ratio = (pages / con["seconds"]) / (pages / seq["seconds"])
+    if len(ratios) > 1:
+        print(f"{len(ratios)} repetitions, concurrent/sequential each: " + ", ".join(f"{r:.2f}" for r in ratios))
+    ratio = statistics.median(ratios)
     print(f"concurrent/sequential pages/s: {ratio:.2f} (max in flight {con['max_in_flight']})")
     return 1 if seq["failed"] or con["failed"] else 0
 

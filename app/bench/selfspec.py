@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.bench.model_flags import add_model_flags
+
 # The published zai-org/GLM-OCR text decoder (config.json, text_config); the transformers defaults differ.
 GLM_OCR_TEXT = dict(
     hidden_size=1536, intermediate_size=4608, num_hidden_layers=16, num_attention_heads=16, num_key_value_heads=8,
@@ -42,11 +44,8 @@ TINY_VISION = dict(depth=1, hidden_size=32, num_heads=2, intermediate_size=64, p
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m app bench selfspec", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="CI-size run (a few seconds): tiny model, 1-layer real dims")
-    p.add_argument("--model", help="checkpoint folder to decode (default: a freshly built tiny random model)")
-    p.add_argument("--manifest", default="gravityocr", help="manifest of --model (default gravityocr)")
-    p.add_argument("--device", default="auto", help="auto | cpu | cuda | mps")
-    p.add_argument("--dtype", default="auto", help="dtype for the decoding table (auto: fp32 on CPU, bf16 on GPU)")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: stable numbers)")
+    add_model_flags(p, model_help="checkpoint folder to decode (default: a freshly built tiny random model)",
+                    dtype_help="dtype for the decoding table (auto: fp32 on CPU, bf16 on GPU)")
     p.add_argument("--blocks", type=int, nargs="+", help="block sizes (default: 4 8 32; quick: 4)")
     p.add_argument("--images", type=int, help="synthetic crops to decode (default 3; quick 2)")
     p.add_argument("--new-tokens", type=int, help="max new tokens per crop (default 96; quick 24)")

@@ -15,7 +15,7 @@ import math
 import types
 import typing
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 MAX_NUMBER = 1e12  # far beyond any page, box, count or time we write; a bigger number is damage
 
@@ -60,61 +60,81 @@ def check_value(value: Any, annotation: Any, where: str) -> None:
     if annotation is Any:
         _check_json(value, where)
         return
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        errors = []
-        for option in typing.get_args(annotation):
-            try:
-                check_value(value, option, where)
-                return
-            except SchemaError as exc:
-                errors.append(exc)
-        raise errors[-1] if len(errors) == 1 else SchemaError(f"{where}: unexpected {_describe(value)}")
-    if annotation is type(None):
-        if value is not None:
-            raise SchemaError(f"{where}: expected null, found {_describe(value)}")
-        return
-    if annotation is bool:
-        if not isinstance(value, bool):
-            raise SchemaError(f"{where}: expected true or false, found {_describe(value)}")
-        return
-    if annotation in (int, float):
-        ok = isinstance(value, int) if annotation is int else isinstance(value, (int, float))
-        if not ok or isinstance(value, bool):
-            raise SchemaError(f"{where}: expected {'an integer' if annotation is int else 'a number'}, found "
-                              f"{_describe(value)}")
-        if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+    scalar = _SCALARS.get(annotation)
+    if scalar is not None:
+        fits, expected = scalar
+        if not fits(value):
+            raise SchemaError(f"{where}: expected {expected}, found {_describe(value)}")
+        if annotation in (int, float) and (not math.isfinite(value) or abs(value) > MAX_NUMBER):
             raise SchemaError(f"{where}: {_describe(value)} is not a usable number")
-        return
-    if annotation is str:
-        if not isinstance(value, str):
-            raise SchemaError(f"{where}: expected text, found {_describe(value)}")
         return
     if dataclasses.is_dataclass(annotation):
         check_fields(annotation, value, where)
         return
-    args = typing.get_args(annotation)
-    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple):
-        if not isinstance(value, list):
-            raise SchemaError(f"{where}: expected a list, found {_describe(value)}")
-        if origin is tuple and args and args[-1] is not Ellipsis:
-            if len(value) != len(args):
-                raise SchemaError(f"{where}: expected {len(args)} items, found {len(value)}")
-            for i, (item, arg) in enumerate(zip(value, args)):
-                check_value(item, arg, f"{where}[{i}]")
+    check = _SHAPES.get(typing.get_origin(annotation) or annotation)
+    if check is None:
+        raise TypeError(f"{where}: no schema rule for {annotation!r}")  # a field type not known here yet
+    check(value, typing.get_args(annotation), where)
+
+
+def _number(value: Any, kinds: tuple[type, ...]) -> bool:
+    return isinstance(value, kinds) and not isinstance(value, bool)
+
+
+# annotation → (does the value fit, what was expected)
+_SCALARS: dict[Any, tuple[Callable[[Any], bool], str]] = {
+    type(None): (lambda v: v is None, "null"),
+    bool: (lambda v: isinstance(v, bool), "true or false"),
+    int: (lambda v: _number(v, (int,)), "an integer"),
+    float: (lambda v: _number(v, (int, float)), "a number"),
+    str: (lambda v: isinstance(v, str), "text"),
+}
+
+
+def _check_union(value: Any, options: tuple, where: str) -> None:
+    errors = []
+    for option in options:
+        try:
+            check_value(value, option, where)
             return
-        item_type = args[0] if args else Any
-        for i, item in enumerate(value):
-            check_value(item, item_type, f"{where}[{i}]")
+        except SchemaError as exc:
+            errors.append(exc)
+    raise errors[-1] if len(errors) == 1 else SchemaError(f"{where}: unexpected {_describe(value)}")
+
+
+def _check_list(value: Any, args: tuple, where: str) -> None:
+    if not isinstance(value, list):
+        raise SchemaError(f"{where}: expected a list, found {_describe(value)}")
+    item_type = args[0] if args else Any
+    for i, item in enumerate(value):
+        check_value(item, item_type, f"{where}[{i}]")
+
+
+def _check_tuple(value: Any, args: tuple, where: str) -> None:
+    if not args or args[-1] is Ellipsis:  # tuple[X, ...] (or a bare tuple) is read as a list
+        _check_list(value, args, where)
         return
-    if origin is dict or annotation is dict:
-        if not isinstance(value, dict):
-            raise SchemaError(f"{where}: expected an object, found {_describe(value)}")
-        value_type = args[1] if len(args) == 2 else Any
-        for key, item in value.items():
-            check_value(item, value_type, f"{where}.{key}")
-        return
-    raise TypeError(f"{where}: no schema rule for {annotation!r}")  # a field type this module does not know yet
+    if not isinstance(value, list):
+        raise SchemaError(f"{where}: expected a list, found {_describe(value)}")
+    if len(value) != len(args):
+        raise SchemaError(f"{where}: expected {len(args)} items, found {len(value)}")
+    for i, (item, arg) in enumerate(zip(value, args)):
+        check_value(item, arg, f"{where}[{i}]")
+
+
+def _check_dict(value: Any, args: tuple, where: str) -> None:
+    if not isinstance(value, dict):
+        raise SchemaError(f"{where}: expected an object, found {_describe(value)}")
+    value_type = args[1] if len(args) == 2 else Any
+    for key, item in value.items():
+        check_value(item, value_type, f"{where}.{key}")
+
+
+# a generic's origin (or a bare container type) → the check of its shape and items
+_SHAPES: dict[Any, Callable[[Any, tuple, str], None]] = {
+    typing.Union: _check_union, types.UnionType: _check_union,
+    list: _check_list, set: _check_list, frozenset: _check_list, tuple: _check_tuple, dict: _check_dict,
+}
 
 
 def _check_json(value: Any, where: str) -> None:

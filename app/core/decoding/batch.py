@@ -24,6 +24,15 @@ if TYPE_CHECKING:  # pragma: no cover
 BatchTokenCallback = Callable[[int, int, int, float, int], None]
 
 
+
+def _cancel_rows(cancel: "CancelToken | None", stopped: list[str]) -> bool:
+    """When `cancel` is set: every row still running is marked "cancelled" (in place) and True (the loop ends
+    between two forwards)."""
+    if cancel is None or not cancel.cancelled:
+        return False
+    stopped[:] = [s or "cancelled" for s in stopped]
+    return True
+
 def batch_ar_decode(
     model,
     prefixes: Sequence[Prefix],
@@ -53,8 +62,7 @@ def batch_ar_decode(
     _commit(last.tolist(), tokens, stopped, stats, stops, budgets, on_token, 0.0, cache.lengths)
     with torch.no_grad():
         while not all(stopped):
-            if cancel is not None and cancel.cancelled:
-                stopped = [s or "cancelled" for s in stopped]
+            if _cancel_rows(cancel, stopped):
                 break
             t0 = time.perf_counter()
             lengths = cache.row_lengths
@@ -169,8 +177,7 @@ def batch_selfspec_decode(
         s.started()
     with torch.no_grad():
         while not all(stopped):
-            if cancel is not None and cancel.cancelled:
-                stopped = [s or "cancelled" for s in stopped]
+            if _cancel_rows(cancel, stopped):
                 break
             t0 = time.perf_counter()
             lead = x0 is not None
@@ -189,8 +196,7 @@ def batch_selfspec_decode(
                                                                                     drafted[r]) for r in range(rows)],
                                           dtype=torch.long, device=device)
             draft_ms = (time.perf_counter() - t0) * 1e3
-            if cancel is not None and cancel.cancelled:
-                stopped = [s or "cancelled" for s in stopped]
+            if _cancel_rows(cancel, stopped):
                 break
             t1 = time.perf_counter()
             vlogits = forward(candidates, causal)
