@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,10 @@ def corpus(tmp_path_factory) -> list[tuple[Path, str]]:
 
 def test_the_hostile_corpus_through_convert_gives_a_line_per_file_and_no_traceback(corpus, tmp_path):
     out = tmp_path / "out"
-    t0 = time.perf_counter()
-    proc = subprocess.run(
+    proc = subprocess.run(  # the time it takes is `python -m app bench hostile`'s; the timeout ends a hang
         [sys.executable, "-m", "app", "convert", *(str(p) for p, _ in corpus), "-o", str(out), "--engine", "classic",
          "--layout", "page", "--dpi", "40", "--ocr-dpi", "40", "-q"],
         capture_output=True, text=True, timeout=120, cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"))
-    seconds = time.perf_counter() - t0
     text = proc.stdout + proc.stderr
     assert "Traceback" not in text, text
     assert proc.returncode == 1, text  # some inputs cannot be read: the worst outcome wins
@@ -44,7 +41,6 @@ def test_the_hostile_corpus_through_convert_gives_a_line_per_file_and_no_traceba
     assert "huge.png: the image is 30000 × 30000 px" in proc.stderr
     assert "xref.pdf: the file is damaged" in proc.stderr  # repaired, with a warning
     assert not [p.name for p in out.rglob("*.tmp")]
-    assert seconds < 100, seconds
 
 
 def test_the_hostile_corpus_through_the_window_open_path(corpus, tmp_path, qapp):

@@ -41,7 +41,6 @@ def test_3_a_layout_past_its_budget_falls_back_to_the_whole_page_with_a_warning(
     events: list = []
     pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf", layout_timeout=0.05, ocr_dpi=40),
                     emit=events.append)
-    t0 = time.perf_counter()
     try:
         out = pipe.run(graph)
     finally:
@@ -49,7 +48,6 @@ def test_3_a_layout_past_its_budget_falls_back_to_the_whole_page_with_a_warning(
     warnings = [e.message for e in events if isinstance(e, ev.ErrorRaised) and not e.fatal]
     assert any("took longer than 0.05 s" in m and "whole page" in m for m in warnings), warnings
     assert out.pages[0].layout == "page" and len(out.pages[0].regions) == 1
-    assert time.perf_counter() - t0 < 60
 
 
 def test_3_cancel_stops_a_layout_in_progress(graph, monkeypatch):
@@ -101,15 +99,15 @@ def test_3_ctrl_c_during_a_layout_ends_convert_within_a_second(graph, tmp_path):
     deadline = time.time() + 90
     while time.time() < deadline and not (trace.exists() and '"phase":"layout"' in trace.read_text()):
         time.sleep(0.02)
-    t0 = time.perf_counter()
     proc.send_signal(signal.SIGINT)
-    proc.wait(30)
-    seconds = time.perf_counter() - t0
-    out, err = proc.communicate(timeout=30)
     # the 1-second target is measured by `bench hostile` (timed unit tests flake on a shared machine); here: Ctrl+C
     # is honoured long before the 149 s it took, even when the layout child already failed and the whole page is
     # being read by native OCR code that defers the signal until it returns
-    assert seconds < 10, (seconds, trace.read_text()[-600:], err)
+    try:
+        out, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"Ctrl+C was not honoured within 10 s: {trace.read_text()[-600:]}")
     assert proc.returncode == 130 and "Traceback" not in out + err, err
 
 

@@ -212,7 +212,8 @@ def _wait_for(predicate, proc: subprocess.Popen, timeout: float = 240.0) -> None
     deadline = time.monotonic() + timeout
     while not predicate():
         assert proc.poll() is None, f"convert ended (exit {proc.returncode}) before the point the test waits for"
-        assert time.monotonic() < deadline, "timed out"
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"convert did not reach the point the test waits for in {timeout:g} s")
         time.sleep(0.05)
 
 
