@@ -43,8 +43,9 @@ def open_engine(*, case="upper", engine="shout", **_model):
     return ShoutEngine(case, engine)
 
 
+CASE = EngineOption("case", str, "upper", "letter case of the text", choices=("upper", "lower"))
 SPEC = EngineSpec("shout", "Shouting OCR (plugin)", "region", "scriptorium_toy_shout:open_engine",
-                  options=(EngineOption("case", str, "upper", "letter case of the text", choices=("upper", "lower")),))
+                  options=(CASE,))
 '''
 
 PYPROJECT = f'''
@@ -110,7 +111,8 @@ def test_an_installed_engine_package_is_offered_by_convert_and_the_window(tmp_pa
         helped = _run("-m", "app", "convert", "--help")
         assert helped.returncode == 0, helped.stderr
         assert "shout" in helped.stdout.split("--engine", 1)[1].split("\n", 1)[0]  # among --engine's choices
-        assert "--engine shout (Shouting OCR (plugin))" in helped.stdout and "--case {upper,lower}" in helped.stdout
+        assert "--engine shout (Shouting OCR (plugin))" in helped.stdout
+        assert "--case {upper,lower}" in helped.stdout
         shown = _run("-c", WINDOW)
         assert shown.returncode == 0, shown.stderr
         box = json.loads(shown.stdout.strip().splitlines()[-1])
