@@ -59,7 +59,7 @@ def test_the_report_pane_charts_acceptance_from_the_recorded_trace(qtbot, replay
     w = replayed
     pane = w.decoding_report
     w.views_dock.show()
-    w.views.tabs.setCurrentWidget(pane)
+    w.views.tabs.setCurrentWidget(pane.tab)
     pane.refresh(force=True)
     assert [t.name for t in pane.by_kind.rows] == ["text", "title", "table", "formula"]
     table = next(t for t in pane.by_kind.rows if t.name == "table")
@@ -80,7 +80,7 @@ def test_a_sweep_over_b_4_to_64_on_the_builtin_model_writes_ar_text_at_every_b(q
         pytest.skip("missing part: the built-in model (models/builtin)")
     w = replayed
     pane = w.decoding_report
-    w.views.tabs.setCurrentWidget(pane)
+    w.views.tabs.setCurrentWidget(pane.tab)
     pane.refresh(force=True)
     sweep = pane.sweep
     sweep.start(["p1-r02", "p1-r07"], blocks=(4, 8, 16, 32, 64))

@@ -111,6 +111,7 @@ def test_an_engines_table_takes_the_layers_header_rows_with_their_spans():
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the header adoption is off until convert's batched path shares it (parity)")
 def test_the_samples_table_read_by_the_engine_has_its_header_row_in_the_grid_editor(tmp_path):
     from app.core.document.sample_documents import make_sample_pdf
     from app.core.pipeline import Pipeline, PipelineOptions

@@ -136,11 +136,10 @@ class TextSource:
         editor and the exports see it; a text block of a scanned Latin-script page that looks handwritten
         (app.core.layout.handwriting) is marked `extra["handwriting"]` (a reason to review it)."""
         from app.core.layout.handwriting import looks_handwritten
-        from app.core.text.tables import adopt_header
 
+        # (adopting the layer table's header here is off: convert's batched path did not get it, so the window and
+        # convert wrote different tables; it comes back with a hook both paths share)
         for r in regions:
-            if r.task == "table" and r.text and r.extra.get("layer_table") and text_source(r) != TEXT_LAYER:
-                r.text = adopt_header(r.text, r.extra["layer_table"])
             r.extra.pop("handwriting", None)
             if r.task == "text" and r.extra.get("page_script", "latin") == "latin" and "stats" in r.extra \
                     and not words_in_box(self.layer(r.page).words, r.box_pt):

@@ -109,7 +109,14 @@ def install_decoding_report(views, page_view, settings, view_menu):
     from app.gui.views.acceptance_map import AcceptanceMap
 
     pane = DecodingReportView(lambda: views.recording, lambda b: settings.set("block_size", int(b)))
-    views.tabs.addTab(pane, "Decoding report")
+    from PySide6.QtWidgets import QFrame, QScrollArea
+
+    scroll = QScrollArea()  # its charts' height must not squeeze the dock's other tabs at 1280x800
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setWidget(pane)
+    views.tabs.addTab(scroll, "Decoding report")
+    pane.tab = scroll  # what the tab bar shows: the pane in its scroll area
     views.tabs.currentChanged.connect(lambda _i: pane.refresh(force=True) if pane.isVisible() else None)
     amap = AcceptanceMap(page_view)
     view_menu.addAction(amap.action)
