@@ -1,5 +1,16 @@
-"""Scriptorium."""
-__version__ = "0.1.0"
+"""Scriptorium. The version is the installed package's (pyproject.toml), never a second copy kept here."""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("scriptorium")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
+
+__version__ = _version()
 
 
 

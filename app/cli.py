@@ -24,8 +24,15 @@ SUBCOMMANDS = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line naming the mistake (and where help is), exit 2, never the whole usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="scriptorium",
         description="Scriptorium: a workbench for OCR vision-language models. Without a subcommand it opens the window.",
     )
@@ -62,6 +69,13 @@ def main(argv: list[str] | None = None) -> int:
 
         serve()
         return 0
+    if argv and argv[0] not in SUBCOMMANDS and not argv[0].startswith("-"):
+        from app.commands.unknown_word import refuse_word
+
+        refusal = refuse_word(argv[0], SUBCOMMANDS)  # before any window, model or Qt import
+        if refusal:
+            print(refusal, file=sys.stderr)
+            return 2
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["gui", *argv]  # `scriptorium file.pdf` opens the window on the file
     parser = build_parser()

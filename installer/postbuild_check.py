@@ -35,8 +35,8 @@ GUI_SECONDS = 12
 
 
 def app_version() -> str:
-    text = (ROOT / "app" / "__init__.py").read_text()
-    return re.search(r'__version__\s*=\s*"([^"]+)"', text).group(1)
+    text = (ROOT / "pyproject.toml").read_text()  # the one place the version is kept
+    return re.search(r'^version\s*=\s*"([^"]+)"', text, re.M).group(1)
 
 
 def executable(bundle: Path) -> Path:

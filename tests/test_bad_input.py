@@ -93,7 +93,7 @@ def test_bad_page_range_and_missing_file(capsys, tmp_path, small_pdf):
     rc, _, err = convert(capsys, tmp_path, small_pdf, "--pages", "7")
     assert rc == 1 and "small.pdf: page 7 does not exist (the document has 2 pages)" in err
     rc, _, err = convert(capsys, tmp_path, tmp_path / "missing.pdf")
-    assert rc == 1 and "missing.pdf: no such file" in err
+    assert rc == 2 and err.strip().endswith("missing.pdf: no such file") and err.count("\n") == 1
 
 
 def test_one_bad_file_does_not_stop_the_others(capsys, tmp_path, small_pdf):

@@ -30,11 +30,9 @@ ICONS = ROOT / "resources" / "icons"
 
 
 def _app_version() -> str:
-    tree = ast.parse((ROOT / "app" / "__init__.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and node.targets[0].id == "__version__":
-            return node.value.value
-    raise AssertionError("app/__init__.py has no __version__")
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 def _spec_tree() -> ast.Module:

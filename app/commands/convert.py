@@ -161,6 +161,13 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import os
 
+    from app.commands.unknown_word import unreadable_inputs
+
+    refusal = unreadable_inputs(args.inputs)
+    if refusal:  # a mistyped path or an empty folder is a usage error: said once, before anything loads
+        print(f"scriptorium convert: error: {refusal}", file=sys.stderr)
+        return EXIT_USAGE
+
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' weight-loading bar, on our stderr
     from app.core.checkpoints.loader import ModelError, check_device_name, check_dtype_name
     from app.core.base.noise import quiet_third_party
@@ -200,14 +207,12 @@ def _run(args: argparse.Namespace) -> int:
         ConvertProgress, FileResult, discard_checkpoints, expand_inputs, page_count, print_summary,
     )
 
-    items, empty = expand_inputs(args.inputs)
-    for folder in empty:
-        print(f"warning: {folder}: no documents or images in this folder", file=sys.stderr)
+    items, _ = expand_inputs(args.inputs)  # no folder is empty here: unreadable_inputs said so before
     several = len(items) > 1 or any(Path(raw).is_dir() for raw in args.inputs)
     show = not args.quiet and sys.stderr.isatty()
     progress = ConvertProgress(sum(page_count(i.path) for i in items) if show else 0, len(items), show)
     models: dict[str, object] = {"engine": None, "layout": None}  # loaded once, reused for every input
-    worst = EXIT_WARNINGS if empty else EXIT_OK
+    worst = EXIT_OK
     results: list[FileResult] = [FileResult(str(item.rel), "failed") for item in items]
 
     def one(k: int, models: dict, **overlapped) -> int:

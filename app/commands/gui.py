@@ -15,6 +15,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from app.commands.unknown_word import missing_files
+
+    missing = missing_files(args.files)
+    if missing:  # said before any window opens
+        print(f"scriptorium: {missing}", file=sys.stderr)
+        return 2
     from app.gui.application import run_app
 
     return run_app(args)

@@ -15,7 +15,7 @@ bundle="$root/installer/dist/$variant/scriptorium"
 appdir="$root/installer/build/Scriptorium-$variant.AppDir"
 APP_ID=org.scriptorium.Scriptorium
 [ -x "$bundle/scriptorium" ] || { echo "appimage.sh: $bundle not built; run installer/build.py --variant $variant" >&2; exit 1; }
-version=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' "$root/app/__init__.py")
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/pyproject.toml")
 arch=$(uname -m)
 suffix=; [ "$variant" = default ] || suffix="-$variant"
 
