@@ -55,7 +55,15 @@ def run(extra: list[str]) -> int:
 
 # Debian packages the tests read with (fonts for rendered test lines; the OCR engines' language data), installed by
 # `make.py test` when missing and this is root with apt-get; elsewhere the command to run is printed.
-APT_PACKAGES: tuple[str, ...] = ("fonts-dejavu-core",)
+APT_PACKAGES: tuple[str, ...] = (
+    "fonts-dejavu-core",
+    # Tesseract and the scripts the bundled recogniser has no letters for (Cyrillic, Greek, Devanagari, Thai,
+    # Hangul, Arabic/Persian), with OSD for telling scripts apart
+    "tesseract-ocr", "tesseract-ocr-osd", "tesseract-ocr-rus", "tesseract-ocr-ell", "tesseract-ocr-hin",
+    "tesseract-ocr-tha", "tesseract-ocr-kor", "tesseract-ocr-ara", "tesseract-ocr-fas",
+    # pdflatex, for born-digital pages with real formulas built at test time
+    "texlive-latex-base", "texlive-fonts-recommended",
+)
 
 
 def _missing_apt_packages() -> list[str]:
