@@ -4,7 +4,8 @@ for `convert`, the window's editor and its export alike.
 Assembly rules, one function each (unit-tested one by one):
 - `clean_content`: strip a leading/trailing literal `\\t` (but not `\\theta`, `\\times`), collapse runs of ≥ 3
   `.`, `·`, `_` or `\\_` to three, cut degenerate repetition loops (`cut_repetition`), tighten `$ x $` to `$x$`;
-- tables: `<table>…</table>` kept verbatim (spans need HTML), anything else cleaned;
+- tables: `<table>…</table>` kept verbatim (spans need HTML), anything else cleaned; an engine's table takes the
+  header rows of the text layer's table where its first rows say the same (`table_markdown`);
 - formulas: `$$`, `\\[ \\]`, `\\( \\)` delimiters removed, re-wrapped as `$$\\n…\\n$$`; a formula_number block
   next to a formula (before or after) becomes ` \\tag{N}` inside it (brackets removed); an orphan number is
   dropped;
@@ -145,7 +146,7 @@ def format_block(region: Region, tag: str | None = None, picture_path: str | Non
         return f"![{_picture_alt(region)}]({picture_path})" if picture_path else ""
     text = region.text or ""
     if task == "table":
-        return format_table(text)
+        return table_markdown(region)
     if task == "formula":
         return format_formula(text, tag)
     if region.label == "doc_title":
@@ -153,6 +154,20 @@ def format_block(region: Region, tag: str | None = None, picture_path: str | Non
     if region.label == "paragraph_title":
         return format_heading(text, 2)
     return format_text(text)
+
+
+def table_markdown(region: Region) -> str:
+    """A table's HTML; an engine's reading of a born-digital table takes the header rows the text layer's table
+    shows there (`extra["layer_table"]`, the table finder's HTML: app.core.text.tables.adopt_header). Made here, in
+    the one assembler, so that the window (which rebuilds blocks from events) and `convert` write the same table;
+    the region's own text stays the engine's reading."""
+    html = format_table(region.text or "")
+    layer = region.extra.get("layer_table")
+    if layer and html.startswith("<table"):
+        from app.core.text.tables import adopt_header
+
+        return adopt_header(html, layer)
+    return html
 
 
 def _picture_alt(region: Region) -> str:

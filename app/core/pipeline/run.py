@@ -384,7 +384,7 @@ class Pipeline:
     def compare_page(self, page: PageOutput) -> None:
         """Per block and per page CER of the OCR text against the text layer (when the page has one), stored
         in `Region.extra` / `page.cer` and announced as one TextLayerCompared event."""
-        self.text_source.settle_page(page.regions)  # tables take the layer's header; handwriting marked
+        self.text_source.settle_page(page.regions)  # handwriting marked
         if not self.options.compare_text_layer or self.document.kind != "pdf":
             return
         compare_with_layer(page, self.text_words(page.index), self.text_source.comparable, self.emit)

@@ -131,14 +131,12 @@ class TextSource:
         return ENGINES.get(self.pipeline.engine_name)
 
     def settle_page(self, regions: list[Region]) -> None:
-        """After a page's regions are read: a table the engine read on a born-digital page gets the header the
-        layer's table shows there (its `<th>` rows and their spans: app.core.text.tables.adopt_header), so the grid
-        editor and the exports see it; a text block of a scanned Latin-script page that looks handwritten
-        (app.core.layout.handwriting) is marked `extra["handwriting"]` (a reason to review it)."""
+        """After a page's regions are read: a text block of a scanned Latin-script page that looks handwritten
+        (app.core.layout.handwriting) is marked `extra["handwriting"]` (a reason to review it). (A table's header
+        from the layer is the assembler's: app.core.pipeline.assembly.table_markdown, so the window, which rebuilds
+        blocks from events, and `convert` write the same table.)"""
         from app.core.layout.handwriting import looks_handwritten
 
-        # (adopting the layer table's header here is off: convert's batched path did not get it, so the window and
-        # convert wrote different tables; it comes back with a hook both paths share)
         for r in regions:
             r.extra.pop("handwriting", None)
             if r.task == "text" and r.extra.get("page_script", "latin") == "latin" and "stats" in r.extra \
