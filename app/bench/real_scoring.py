@@ -1,7 +1,11 @@
 """Scores of one converter's output against a page's reference text (`bench documents --corpus real`).
 
 - `edit`: the Levenshtein distance between reference and output, both as plain text (markup stripped, NFKC,
-  whitespace collapsed, no spaces next to CJK characters), over the reference length, capped at 1. 0 = identical.
+  whitespace collapsed, no spaces next to CJK, Hangul or Thai characters — scripts whose word spacing a reader
+  does not see or that engines write differently), over the reference length, capped at 1. 0 = identical.
+  Arabic-script text is folded where one letter has two encodings (Arabic yeh/alef maksura and Persian yeh;
+  Arabic kaf and keheh), kashida (tatweel) is dropped, and Arabic-Indic digits count as ASCII digits: PDF text
+  layers store ASCII digits that the font draws in Persian shapes, so reference and reader differ there by design.
 - `presence`: the share of the reference's units (lines; long lines cut into sentences) found fuzzily in the output
   (rapidfuzz partial ratio ≥ PRESENT_AT).
 - `order`: of the pairs of present units, the share whose order in the output is the reference's (a Kendall-style
@@ -30,7 +34,11 @@ PRESENT_AT = 85.0  # partial ratio (0-100) at which a reference unit counts as f
 MAX_UNIT = 160  # characters: longer reference lines are cut at sentence ends (then at this length)
 MIN_UNIT = 4  # shorter units (a lone page number, "A") are not counted, unless they are all the page has
 
-_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
+_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f\u0e00-\u0e7f"  # CJK, Hangul, Thai
+# one letter, two encodings (Persian/Arabic orthographies), kashida, Arabic-Indic digits → one form each
+_ARABIC_FOLD = str.maketrans({"\u064a": "\u06cc", "\u0649": "\u06cc", "\u0643": "\u06a9", "\u0640": None,
+                              **{chr(0x0660 + d): str(d) for d in range(10)},
+                              **{chr(0x06f0 + d): str(d) for d in range(10)}})
 _SPACE_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
 _TAGS = re.compile(r"<[^>]+>")
 _IMG = re.compile(r"!\[[^\]]*\]\([^)]*\)")
@@ -57,7 +65,7 @@ def strip_markup(text: str) -> str:
     t = _MARKS.sub("", t)
     t = _EMPH.sub("", t)
     t = _MATH.sub(" ", t)
-    return unicodedata.normalize("NFKC", t)
+    return unicodedata.normalize("NFKC", t).translate(_ARABIC_FOLD)
 
 
 def flat(text: str) -> str:
