@@ -222,6 +222,19 @@ for pid, index in (("x10-thai-budget-farmers", 26), ("x11-thai-budget-royal", 74
         "official document of a Thai state agency, not subject to copyright (Thai Copyright Act B.E. 2537, s. 7)",
         f"born-digital page rendered at {RENDER_DPI} dpi, grey (no text layer)")
 
+# ---- Cyrillic: a decree of the Government of the Russian Federation (No. 842 of 2013, a Word export), two pages of
+# the Regulation it approves, from the documents folder of a dissertation template (removed there later) ----
+RU_REPO, RU_COMMIT = "AndreyAkinshin/Russian-Phd-LaTeX-Dissertation-Template", "6b56b18b9bbf70748e9ef35edd1de4496ec9e8ed"
+RU_PATH = "Documents/Government Decree 842.pdf"
+RU_HOW = ("the PDF's text layer, its lines in rows top to bottom (a justified line's pieces joined left to right); "
+          "the page number and the footer's document number left out; checked against the rendered page")
+ru = pymupdf.open(stream=blob(RU_REPO, RU_PATH, RU_COMMIT), filetype="pdf")
+for pid, index in (("x12-russian-decree-p5", 4), ("x13-russian-decree-p6", 5)):
+    rows = row_order(ru[index], lambda x0, y0, x1, y1, text: y1 < 60 or y0 > 790)
+    add(pid, render(ru[index]), "cyrillic", [], "\n".join(rows), RU_HOW, RU_REPO, RU_PATH, RU_COMMIT, index,
+        "official document of the Government of the Russian Federation, not subject to copyright (Civil Code of "
+        "the Russian Federation, art. 1259 p. 6)", f"born-digital page rendered at {RENDER_DPI} dpi, grey (no text layer)")
+
 # ---- merge into the manifest (entries with these ids replaced) ----
 manifest_path = OUT / "manifest.json"
 manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
