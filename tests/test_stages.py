@@ -1,46 +1,64 @@
-"""The stage clock (app.core.base.stages) and the page profile of `bench documents --corpus real --profile`."""
+"""The stage clock (app.core.base.stages) and the page profile of `bench documents --corpus real --profile`.
+
+The clock's accounting is tested on a hand-wound clock (each piece of "work" advances it by exactly its
+milliseconds), so the asserts are on what the clock adds up, never on a measured duration; how the real clock
+measures real work is `python -m app bench stages`."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
+from app.core.base import stages as stages_module
 from app.core.base.stages import StageClock, absorb, measuring, shares, stage, summary_line, timed
 
 
-def _busy(ms: float) -> None:
-    end = time.perf_counter() + ms / 1e3
-    while time.perf_counter() < end:
-        pass
+class HandClock:
+    """Stands in for the `time` module the stage clock reads: `work(ms)` is the only way time passes."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def work(self, ms: float) -> None:
+        self.now += ms / 1e3
 
 
-def test_nested_stages_count_their_own_time_and_add_up_to_the_whole():
+@pytest.fixture
+def hand(monkeypatch) -> HandClock:
+    clock = HandClock()
+    monkeypatch.setattr(stages_module, "time", clock)
+    return clock
+
+
+def test_nested_stages_count_their_own_time_and_add_up_to_the_whole(hand):
     clock = StageClock()
-    t0 = time.perf_counter()
+    t0 = hand.perf_counter()
     with measuring(clock):
         with stage("layout"):
-            _busy(20)
+            hand.work(20)
             with stage("detector"):
-                _busy(30)
-            _busy(40)  # waiting for the child process, whose recogniser took those 40 ms:
+                hand.work(30)
+            hand.work(40)  # waiting for the child process, whose recogniser took those 40 ms:
             absorb({"recogniser": 40.0})  # out of the open stage, into its own
-            _busy(10)
-    whole = (time.perf_counter() - t0) * 1e3
+            hand.work(10)
+    whole = (hand.perf_counter() - t0) * 1e3
     assert set(clock.ms) == {"layout", "detector", "recogniser"}
-    assert clock.ms["detector"] >= 30 and clock.ms["recogniser"] == 40.0
-    assert 28 <= clock.ms["layout"] < 30 + 25  # its own 30 ms, not the detector's nor the child's
-    assert sum(clock.ms.values()) == pytest.approx(whole, abs=5)
+    assert clock.ms == pytest.approx({"detector": 30.0, "recogniser": 40.0, "layout": 30.0})
+    assert sum(clock.ms.values()) == pytest.approx(whole)  # own times: nothing counted twice
+    assert sum(shares(clock.ms).values()) == pytest.approx(1.0)
 
 
-def test_a_whole_stage_keeps_what_runs_inside_it():
+def test_a_whole_stage_keeps_what_runs_inside_it(hand):
     clock = StageClock()
     with measuring(clock), stage("orientation", whole=True):
         with stage("render"):
-            _busy(10)
+            hand.work(10)
         with stage("recogniser"):
-            _busy(10)
-    assert list(clock.ms) == ["orientation"] and clock.ms["orientation"] >= 20
+            hand.work(10)
+    assert list(clock.ms) == ["orientation"] and clock.ms["orientation"] == pytest.approx(20.0)
 
 
 def test_no_clock_no_cost_and_no_record():
@@ -80,6 +98,6 @@ def test_profile_of_a_scanned_page_names_its_stages_and_the_bare_pass(tmp_path, 
     ours = rows[0]["stages"]
     # the layout child's detector comes back to the parent; the page is rendered; the recogniser reads it
     assert {"render", "layout", "detector", "recogniser"} <= set(ours)
-    assert sum(ours.values()) <= rows[0]["s"] * 1e3 + 1
+    assert all(v >= 0 for v in ours.values()) and sum(shares(ours).values()) == pytest.approx(1.0)
     printed = capsys.readouterr().out
     assert "stages of default" in printed and "default / rapidocr:" in printed and "| mean |" in printed
