@@ -1,12 +1,12 @@
-"""Add full pages in Greek, Cyrillic, Devanagari, Thai, Korean and Arabic/Persian script to corpora/realdocs (run
-once: `python build_scripts.py REALDOCS`, each source repository fetched as a bare git directory under
+"""Add full pages in Greek, Cyrillic, Devanagari, Thai, Korean and Arabic/Persian script to corpora/realdocs
+(run once: `python build_scripts.py REALDOCS`, each source repository fetched as a bare git directory under
 /work/.mirror/OWNER+NAME/repo). Not part of the app; never anything the app imports.
 
-Every page here is an image (kind `scan`), so that a converter has to read the script rather than copy a text layer:
-a real scan with its source's own ground truth, or a born-digital page rendered to an image, its reference the
-source's ground truth (docling's) or its text layer put in reading order (columns left to right, lines top to
-bottom), with the layer's known encoding faults undone (named per source below). Pages `x…`; an entry with the
-same id is replaced, so the script can be run again."""
+Every page here is an image (kind `scan`), so that a converter has to read the script rather than copy a text
+layer: a real scan with its source's own ground truth, or a born-digital page rendered to an image, its reference
+the source's ground truth (docling's) or its text layer put in reading order (columns left to right, lines top
+to bottom), with the layer's known encoding faults undone (named per source below). Pages `x…`; an entry with
+the same id is replaced, so the script can be run again."""
 import io
 import json
 import re
@@ -18,7 +18,7 @@ import pymupdf
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).parent))
-from build_tables import page_reference  # noqa: E402 - docling's ground truth of one page (one walker for all)
+from build_tables import page_reference  # noqa: E402 - docling's ground truth of a page (one walker for all)
 
 OUT = Path(sys.argv[1])
 M = "/work/.mirror"
@@ -103,8 +103,8 @@ _LATIN_AS_GREEK = str.maketrans("ABEHIKMNOPTXYZo", "ΑΒΕΗΙΚΜΝΟΡΤΧΥΖ
 
 
 def greek_layer(text: str) -> str:
-    """The Greek gazette's layer: Latin capitals drawn as Greek ones inside Greek words (`TΗΣ`, `Tυπογραφείο`)
-    and U+2206 INCREMENT for Δ; the page shows Greek letters there."""
+    """The Greek gazette's layer: Latin capitals drawn as Greek ones inside Greek words (`TΗΣ`,
+    `Tυπογραφείο`) and U+2206 INCREMENT for Δ; the page shows Greek letters there."""
     text = text.replace("\u2206", "Δ")
     return re.sub(r"\S+", lambda m: m.group(0).translate(_LATIN_AS_GREEK)
                   if re.search("[\u0370-\u03ff\u1f00-\u1fff]", m.group(0)) else m.group(0), text)
@@ -114,8 +114,8 @@ _THAI_TONES = str.maketrans({chr(0xC9 + k): chr(0x0E48 + k) for k in range(5)})
 
 
 def thai_layer(text: str) -> str:
-    """The Thai budget volume's layer (InDesign export): the raised tone marks and thanthakhat were written as
-    Latin-1 É Ê Ë Ì Í (0xC9-0xCD); they are U+0E48-U+0E4C in that order (ที่, ทั้ง, ธิ์ on the page)."""
+    """The Thai budget volume's layer (InDesign export): the raised tone marks and thanthakhat were written
+    as Latin-1 É Ê Ë Ì Í (0xC9-0xCD); they are U+0E48-U+0E4C in that order (ที่, ทั้ง, ธิ์ on the page)."""
     return text.translate(_THAI_TONES)
 
 
@@ -126,7 +126,8 @@ def add(pid, png, script, features, ref, how, repo, path, commit, page, licence,
     (OUT / "pages" / f"{pid}.png").write_bytes(png)
     (OUT / "refs" / f"{pid}.md").write_text(ref.strip() + "\n", encoding="utf-8")
     ENTRIES.append({"id": pid, "file": f"pages/{pid}.png", "page": 0, "kind": "scan", "script": script,
-                    "features": features, "source": {"repo": repo, "path": path, "commit": commit, "page": page},
+                    "features": features,
+                    "source": {"repo": repo, "path": path, "commit": commit, "page": page},
                     "licence": licence, "reference": f"refs/{pid}.md", "reference_made": how, "note": note})
 
 
