@@ -61,7 +61,8 @@ RIGHT = ["The right column starts with other words.", "Its middle line talks abo
 
 def test_identical_text_scores_perfectly():
     ref = "\n".join(LEFT + RIGHT)
-    assert score(ref, ref) == {"edit": 0.0, "present": 1.0, "order": 1.0, "cells": None, "teds": None}
+    assert score(ref, ref) == {"edit": 0.0, "present": 1.0, "order": 1.0, "cells": None, "teds": None,
+                               "formula": None, "parses": None}
 
 
 def test_columns_read_in_the_wrong_order_lower_reading_order():
@@ -145,7 +146,7 @@ def test_tables_from_saved_rows_are_rescored(tmp_path, capsys):
     (tmp_path / "b.json").write_text(json.dumps([row("s11-table-image", "builtin", "")]), encoding="utf-8")
     assert real_corpus.main(["--from-json", f"{tmp_path / 'a.json'},{tmp_path / 'b.json'}"]) == 0
     text = capsys.readouterr().out
-    assert "| s11-table-image | scan | latin | 0.00 1.00 1.00 1.00 1.00 2.0s | 1.00 0.00 - 0.00 0.00 2.0s |" in text
+    assert "| s11-table-image | scan | latin | 0.00 1.00 1.00 1.00 1.00 - - 2.0s | 1.00 0.00 - 0.00 0.00 - - 2.0s |" in text
     assert "s07-phototest" not in text  # only pages every converter read
 
 

@@ -8,8 +8,8 @@ Converters (--converters, default all four):
   pymupdf4llm OCRs image-only pages itself (its RapidOCR route, which it picks when rapidocr is installed).
 
 Each converter reads the first page once untimed (models loaded, the layout process started), then every page once,
-timed. Per page and converter: edit, present, order, cells, teds (app.bench.real_scoring) and seconds. Printed: a
-per-page table and a summary per kind (scan / born-digital) and per script; `--json FILE` writes every row.
+timed. Per page and converter: edit, present, order, cells, teds, formula, parses (app.bench.real_scoring) and
+seconds. Printed: a per-page table and a summary per kind (scan / born-digital) and per script; `--json FILE` writes every row.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from app.bench.scan_profile import profile_table, rapidocr_markdown, speed_lines
 CORPUS = Path(__file__).resolve().parents[2] / "corpora" / "realdocs"
 REQUIRED = ("id", "file", "page", "kind", "script", "features", "source", "licence", "reference", "reference_made")
 KINDS = ("scan", "born-digital")
-METRICS = ("edit", "present", "order", "cells", "teds", "s")
+METRICS = ("edit", "present", "order", "cells", "teds", "formula", "parses", "s")
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,8 @@ def _mean(values) -> float | None:
 
 def page_table(rows: list[dict], names: list[str]) -> str:
     """Per page: each converter's edit / present / order / cells / seconds."""
-    head = "| page | kind | script | " + " | ".join(f"{n} edit·pres·order·cells·teds·s" for n in names) + " |"
+    head = "| page | kind | script | " + " | ".join(f"{n} edit·pres·order·cells·teds·formula·parses·s"
+                                                    for n in names) + " |"
     lines = [head, "|" + "---|" * (3 + len(names))]
     by = {(r["page"], r["converter"]): r for r in rows}
     for pid in dict.fromkeys(r["page"] for r in rows):
@@ -205,8 +206,8 @@ def groups(rows: list[dict]) -> list[tuple[str, list[str]]]:
 
 def summary(rows: list[dict], names: list[str]) -> str:
     """Per group (all, kind, script, feature) and converter: mean edit, present, order, cells, s/page."""
-    lines = ["| group | pages | converter | edit ↓ | present ↑ | order ↑ | cells ↑ | TEDS ↑ | s/page ↓ |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| group | pages | converter | edit ↓ | present ↑ | order ↑ | cells ↑ | TEDS ↑ | formula ↑ | parses ↑ "
+             "| s/page ↓ |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for group, members in groups(rows):
         chosen = set(members)
         for n in names:

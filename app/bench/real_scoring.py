@@ -15,6 +15,8 @@
   None when the reference has no table.
 - `teds`: for the same pages, TEDS (app.bench.teds: the tree edit distance similarity of PubTabNet, over the
   tables' HTML structure — spans, empty cells, header rows — and cell texts), mean over the reference's tables.
+- `formula`: for pages whose reference has display formulas (`$$…$$`), their LaTeX against the output's, token by
+  token after normalisation (app.bench.formula_score); `parses`: the share of the output's formulas that render.
 
 No Qt, no app imports: leaf functions on strings.
 """
@@ -28,6 +30,7 @@ from html.parser import HTMLParser
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
+from app.bench.formula_score import formula_scores
 from app.bench.teds import page_teds
 
 PRESENT_AT = 85.0  # partial ratio (0-100) at which a reference unit counts as found
@@ -277,6 +280,7 @@ def cells(reference: str, output: str) -> float | None:
 
 def score(reference: str, output: str) -> dict[str, float | None]:
     found = positions(reference, output)
+    formula, parses = formula_scores(reference, output)
     return {"edit": edit(reference, output), "present": presence(reference, output, found),
             "order": order(reference, output, found), "cells": cells(reference, output),
-            "teds": page_teds(reference, output)}
+            "teds": page_teds(reference, output), "formula": formula, "parses": parses}

@@ -60,6 +60,11 @@ def lines_in(lines: list[Line], box, min_inside: float = 0.5) -> list[Line]:
     return [ln for ln in lines if inside_fraction(ln.box, box) >= min_inside]
 
 
+def _one_band(lines: list[Line]) -> bool:
+    """One line, or pieces of one (PyMuPDF splits a display equation at a \\quad into lines side by side)."""
+    return bool(lines) and all(_band_overlap(a.box, b.box) >= 0.5 for a in lines for b in lines)
+
+
 def looks_like_math(text: str) -> bool:
     """One line that is an equation rather than prose: a relation sign, and a mark of math (a sub/superscript,
     an operator between symbols, a math sign), and few words that are not math function names."""
@@ -245,8 +250,8 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         cls = b.get("boxclass") or "text"
         inside = lines_in(lines, _box(b))
         text = " ".join(ln.text for ln in inside)
-        if cls in ("caption", "text", "section-header") and len(inside) == 1 and (
-                looks_like_math(text) or (inside[0].math and _RELATION.search(text))):
+        if cls in ("caption", "text", "section-header") and _one_band(inside) and (
+                looks_like_math(text) or (all(ln.math for ln in inside) and _RELATION.search(text))):
             b["boxclass"] = cls = "formula"  # an equation the layout took for prose or a heading
         elif cls == "formula" and inside and not any(looks_like_math(ln.text) for ln in inside) \
                 and len(_WORD.findall(text)) >= 4:

@@ -86,6 +86,10 @@ def review_reasons(r: Region) -> list[str]:
     conf = region_confidence(r)
     if conf is not None and (conf["mean"] < LOW_MEAN_CONFIDENCE or conf["min"] < LOW_MIN_CONFIDENCE):
         reasons.append(f"low confidence ({conf['mean']:.0%} mean, {conf['min']:.0%} min)")
+    if r.extra.get("layout_missed"):  # app.core.layout.lost_lines: ink no layout region held
+        reasons.append("the layout missed this text (read as plain text)")
+    if r.extra.get("formula_problem"):  # app.core.text.formula_layout: no LaTeX that parses
+        reasons.append(f"formula written as plain text: {r.extra['formula_problem']}")
     if r.extra.get("handwriting"):  # app.core.layout.handwriting: the recogniser is trained on print
         reasons.append("handwriting")
     cer = r.extra.get("cer")

@@ -12,8 +12,11 @@ visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.text.t
 recogniser reads the line image, all of a page's regions in one batch; CER ≤ CHECK_MAX_CER, spaces ignored;
 lines in scripts it does not read, e.g. Cyrillic, are not checked). Otherwise the engine reads it (a
 scrambled layer keeps OCR). `compare` reads every region with the engine and measures it against the layer;
-`ignore` neither uses nor measures the layer. Formulas go to the engine (the layer holds no LaTeX), unless the
-engine reads no LaTeX either (its spec's `reads_formulas`: classic).
+`ignore` neither uses nor measures the layer. Formulas go to the engine when it reads LaTeX (its spec's
+`reads_formulas`); otherwise (classic, the built-in engine) their LaTeX is rebuilt from where the layer's glyphs and
+rules sit (app.core.text.formula_layout), checked by parsing it, and a formula that cannot be rebuilt is flagged
+and written as plain text (`formula_latex`). Formulas skip the encoding and OCR checks: TeX's math fonts are read
+by their own codes, and a recogniser reads no formula.
 
 One OCR pass per scanned page: with an engine whose reading is the layout's own OCR (its spec's
 `reads_layout_lines`: classic, the same recogniser as the layout's OCR hook), a region whose lines the layout's OCR
@@ -29,6 +32,7 @@ from __future__ import annotations
 import time
 
 from app.core.engines.base import LineRegionEngine, RegionResult
+from app.core.scripts.router import suspect
 from app.core.record.events import RegionFinished, RegionStarted
 from app.core.layout.page_boxes import TEXT_MIN_LETTERS
 from app.core.document.regions import DECODED_TASKS, Region, record_result
@@ -161,14 +165,17 @@ class TextSource:
                 why = self._distrust(region, words)
                 if why is None:
                     text = region.extra.get("layer_table") if region.task == "table" else None
-                    if region.task == "formula":  # its LaTeX from the layer's sizes and baselines
+                    if region.task == "formula":  # its LaTeX from where the layer's glyphs and rules sit
                         text = self.formula_latex(region)
                     self._finish(region, t0, text or paragraph(words), TEXT_LAYER, TEXT_LAYER, words=len(words))
                     return True
                 region.extra["layer_rejected"] = why
         lines = self.layout_lines(region)
         spec = self._spec() if lines else None
-        if spec is not None and spec.reads_layout_lines:
+        # a line the layout's OCR could not read (a script its recogniser lacks) sends the region to the engine,
+        # whose script router reads it (app.core.scripts)
+        unread = lines is not None and any(suspect(line[:4], line[4]) for line in lines)
+        if spec is not None and spec.reads_layout_lines and not unread:
             from app.core.engines.classic import pieces_to_text
 
             text, n = pieces_to_text(region.task, [(tuple(line[:4]), line[4]) for line in lines])
@@ -177,12 +184,27 @@ class TextSource:
         return False
 
     def formula_latex(self, region: Region) -> str:
-        """The formula's LaTeX rebuilt from the layer's spans in its box (scripts, symbols; app.core.text.layer_math);
-        "" when the layer holds no lines there (a rotated page)."""
+        """The formula's LaTeX rebuilt from the glyphs and rules in its box (fractions, scripts, limits, roots,
+        matrices: app.core.text.formula_layout), checked by parsing it. Where that fails (no usable text layer
+        there, or LaTeX that does not parse) the block is marked `extra["formula_problem"]` (a reason to review
+        it; it is written as plain text) and "" is returned (the layer's words stand). A rotated page: the layer's
+        lines, script by script (app.core.text.layer_math)."""
+        from app.core.text.formula_page import formula_from_page
         from app.core.text.layer_math import layer_latex
 
-        lines = [spans for box, spans in self.layer(region.page).lines if inside_fraction(box, region.box_pt) >= 0.5]
-        return layer_latex(lines)
+        region.extra.pop("formula_problem", None)
+        doc = self.pipeline.document
+        with doc.lock:
+            page = doc.mupdf.load_page(region.page) if not doc.mupdf.is_dirty else None
+            reading = formula_from_page(page, region.box_pt) if page is not None and not page.rotation else None
+        if reading is None:
+            lines = [spans for box, spans in self.layer(region.page).lines
+                     if inside_fraction(box, region.box_pt) >= 0.5]
+            return layer_latex(lines)
+        if reading.problem:
+            region.extra["formula_problem"] = reading.problem
+            return ""
+        return reading.latex
 
     def layout_lines(self, region: Region) -> list | None:
         """The lines the layout's OCR read in `region` ([x0, y0, x1, y1, text], points) when they stand for its text:
@@ -199,7 +221,9 @@ class TextSource:
 
         crop = self.pipeline.document.crop(region.page, region.box_pt, dpi)
         kw = dict(region_id=region.id, page=region.page, emit=emit or self.pipeline.emit, cancel=self.pipeline.cancel)
-        lines = self.layout_lines(region) if isinstance(engine, LineRegionEngine) else None
+        lines = None
+        if isinstance(engine, LineRegionEngine):  # the layout's OCR lines, or the print lines of lost text
+            lines = self.layout_lines(region) or region.extra.get("ink_lines")
         if not lines:
             return engine.decode_region(crop, region.task, **kw)
         s = dpi / 72.0
@@ -211,6 +235,8 @@ class TextSource:
         """Why the layer's words in `region` cannot be taken (None: they can)."""
         if self.layer(region.page).hidden_in(region.box_pt):
             return "hidden text"
+        if region.task == "formula":  # read glyph by glyph, TeX's math fonts by their codes; checked by parsing
+            return None
         if garbled_fraction(" ".join(w.text for w in words)) > GARBLED_MAX:
             return "garbled encoding"
         return self._check(region, words)
@@ -231,7 +257,7 @@ class TextSource:
         if self._checks is None or self._checks[0] != key:
             words = self.layer(index).words
             todo = [(r, ws) for r in self.pipeline.output.page(index).regions
-                    if r.task in self._tasks() and (ws := words_in_box(words, r.box_pt))]
+                    if r.task in LAYER_TASKS and (ws := words_in_box(words, r.box_pt))]
             # a sample first (the regions with the most text): a layer that reads right there is trusted for the
             # page's other regions; one that does not is checked region by region
             sample = sorted(todo, key=lambda t: -sum(len(w.text) for w in t[1]))[:CHECK_SAMPLE]

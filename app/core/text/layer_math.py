@@ -23,10 +23,10 @@ MATH_FONTS = re.compile(r"^(?:[A-Z]{6}\+)?(?:CMMI|CMSY|CMEX|CMBSY|MSAM|MSBM|EUFM
                         r"Latin ?Modern ?Math|XITS|Asana|MathJax|Symbol|rsfs|esint|wasy|stmary|txsy|pxsy|MnSymbol)",
                         re.IGNORECASE)
 SYMBOLS = {
-    "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\epsilon", "ϵ": r"\epsilon",
+    "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\varepsilon", "ϵ": r"\epsilon",
     "ζ": r"\zeta", "η": r"\eta", "θ": r"\theta", "ϑ": r"\vartheta", "ι": r"\iota", "κ": r"\kappa",
     "λ": r"\lambda", "μ": r"\mu", "ν": r"\nu", "ξ": r"\xi", "π": r"\pi", "ρ": r"\rho", "σ": r"\sigma",
-    "τ": r"\tau", "υ": r"\upsilon", "φ": r"\phi", "ϕ": r"\phi", "χ": r"\chi", "ψ": r"\psi", "ω": r"\omega",
+    "τ": r"\tau", "υ": r"\upsilon", "φ": r"\varphi", "ϕ": r"\phi", "χ": r"\chi", "ψ": r"\psi", "ω": r"\omega",
     "Γ": r"\Gamma", "Δ": r"\Delta", "Θ": r"\Theta", "Λ": r"\Lambda", "Ξ": r"\Xi", "Π": r"\Pi",
     "Σ": r"\Sigma", "Φ": r"\Phi", "Ψ": r"\Psi", "Ω": r"\Omega",
     "≤": r"\leq", "≥": r"\geq", "≠": r"\neq", "≈": r"\approx", "≡": r"\equiv", "∼": r"\sim", "≃": r"\simeq",
@@ -38,7 +38,66 @@ SYMBOLS = {
     "∫": r"\int", "∮": r"\oint", "⟨": r"\langle", "⟩": r"\rangle", "‖": r"\|", "…": r"\ldots", "⋯": r"\cdots",
     "−": "-", "∗": "*", "′": "'", "ℓ": r"\ell", "ℝ": r"\mathbb{R}", "ℕ": r"\mathbb{N}", "ℤ": r"\mathbb{Z}",
     "ℚ": r"\mathbb{Q}", "ℂ": r"\mathbb{C}",
+    "∅": r"\emptyset", "⊗": r"\otimes", "⊕": r"\oplus", "ħ": r"\hbar", "ı": r"\imath", "ȷ": r"\jmath",
+    "↑": r"\uparrow", "↓": r"\downarrow", "⟶": r"\longrightarrow", "⟹": r"\Longrightarrow", "≪": r"\ll",
+    "≫": r"\gg", "⊥": r"\perp", "∥": r"\|", "†": r"\dagger", "⋆": r"\star", "≅": r"\cong",
+    "∖": r"\setminus", "⌊": r"\lfloor", "⌋": r"\rfloor", "⌈": r"\lceil", "⌉": r"\rceil", "ϕ": r"\phi",
+    "ϖ": r"\varpi", "ϱ": r"\varrho", "ς": r"\varsigma", "ℜ": r"\Re", "ℑ": r"\Im", "ℵ": r"\aleph",
+    "{": r"\{", "}": r"\}", "%": r"\%", "#": r"\#", "&": r"\&", "$": r"\$", "\u200b": "",
+    # what TeX's math fonts draw (app.core.text.tex_fonts)
+    "⪯": r"\preceq", "⪰": r"\succeq", "≺": r"\prec", "≻": r"\succ", "↗": r"\nearrow", "↘": r"\searrow",
+    "↖": r"\nwarrow", "↙": r"\swarrow", "⇑": r"\Uparrow", "⇓": r"\Downarrow", "∋": r"\ni", "△": r"\triangle",
+    "▽": r"\bigtriangledown", "⊤": r"\top", "⊎": r"\uplus", "⊢": r"\vdash", "⊣": r"\dashv", "↕": r"\updownarrow",
+    "⇕": r"\Updownarrow", "≀": r"\wr", "⨿": r"\amalg", "⊔": r"\sqcup", "⊓": r"\sqcap", "⊑": r"\sqsubseteq",
+    "⊒": r"\sqsupseteq", "♣": r"\clubsuit", "♢": r"\diamondsuit", "♡": r"\heartsuit", "♠": r"\spadesuit",
+    "⋄": r"\diamond", "≍": r"\asymp", "⊇": r"\supseteq", "⨆": r"\bigsqcup", "⨀": r"\bigodot", "⨁": r"\bigoplus",
+    "⨂": r"\bigotimes", "⨄": r"\biguplus", "⋀": r"\bigwedge", "⋁": r"\bigvee", "∐": r"\coprod", "⋃": r"\bigcup",
+    "⋂": r"\bigcap", "⊖": r"\ominus", "⊘": r"\oslash", "⊙": r"\odot", "◯": r"\bigcirc", "§": r"\S", "¶": r"\P",
+    "‡": r"\ddagger", "\\": r"\backslash", "⏐": "|", "∙": r"\bullet", "\u2061": "", "\u2062": "", "\u2063": "",
+    "\u200c": "", "\u200d": "", "\ufeff": "", "\u00a0": " ",
 }
+
+
+def command(ch: str) -> str:
+    """One glyph's LaTeX: its command (`SYMBOLS`) or itself."""
+    return SYMBOLS.get(ch, ch)
+
+
+def mathml_source(latex: str) -> str:
+    """`latex` as latex2mathml can take it: `aligned`/`gathered` written as `split`/`gather`'s twins it knows,
+    `<` and `>` as `\\lt`/`\\gt`."""
+    latex = re.sub(r"\\(begin|end)\{(?:aligned|gathered)\}", r"\\\1{split}", latex)
+    return latex.replace("<", r"\lt ").replace(">", r"\gt ")
+
+
+ARITY = {"mfrac": 2, "mroot": 2, "msub": 2, "msup": 2, "msubsup": 3, "munder": 2, "mover": 2, "munderover": 3}
+
+
+def parse_problem(latex: str) -> str | None:
+    """Why `latex` does not parse as math (latex2mathml, the renderer's own parser), None when it does. Stricter
+    than the parser: a command it does not know (it writes `\\foo` as a letter) or a `\\frac` short of an argument
+    (it writes a one-child `<mfrac>`) is a problem too."""
+    import xml.etree.ElementTree as ET
+
+    from latex2mathml.converter import convert
+
+    if latex.count("{") - latex.count(r"\{") != latex.count("}") - latex.count(r"\}"):
+        return "unbalanced braces"
+    try:  # (latex2mathml knows `aligned` by its twin `split`, and reads a bare < or > as the start of a tag)
+        mathml = convert(mathml_source(latex))
+    except Exception as exc:  # noqa: BLE001 - any parser error is a formula that does not render
+        return f"{type(exc).__name__}: {exc}"[:160]
+    try:
+        tree = ET.fromstring(mathml)
+    except ET.ParseError as exc:  # the parser let through what it did not understand (a bare & or <)
+        return f"the MathML written from it is not well formed ({exc})"
+    for node in tree.iter():
+        tag = node.tag.rsplit("}", 1)[-1]
+        if tag in ARITY and len(node) != ARITY[tag]:
+            return f"{tag} with {len(node)} of its {ARITY[tag]} parts"
+        if tag in ("mi", "mo") and (node.text or "").startswith("\\") and len(node.text or "") > 1:
+            return f"unknown command {node.text}"
+    return None
 
 
 def _latex(text: str) -> str:

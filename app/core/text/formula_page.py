@@ -1,0 +1,107 @@
+"""A formula region of a born-digital page read as LaTeX: its glyphs and rules taken from the page, built into
+structure (app.core.text.formula_layout), checked by parsing the result.
+
+`formula_from_page(page, box)` → `FormulaReading(latex, problem)`. The glyphs come from PyMuPDF's `rawdict` with
+TEXT_ACCURATE_BBOXES (a glyph's box is its ink: a script's box does not reach down to the main baseline) and, for
+a glyph the PDF cannot name, its font's own code (app.core.text.tex_fonts: CMEX's sums, radicals and tall
+brackets); the rules from `get_drawings()`. A prose line the region's box only grazes is left out. `problem` says
+why there is no LaTeX to trust: no text layer there, a Type-3 font, glyphs without Unicode meaning, or LaTeX that
+does not parse (the block is then flagged and written as plain text by the pipeline).
+
+What must never live here: the structure rules (formula_layout), symbol tables (layer_math, tex_fonts), the
+pipeline.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.core.text.formula_layout import RULE_MAX_THICK, Atom, Rule, build
+from app.core.text.layer_math import command, parse_problem
+from app.core.text.tex_fonts import font_style, glyph_char, is_extension_font
+
+_ITALIC = re.compile(r"CMMI|Italic|Oblique|LMMathItalic|-It\b|Ital", re.IGNORECASE)
+
+
+def page_glyphs(page, box) -> tuple[list[Atom], list[str]]:
+    """The glyphs whose centre lies in `box` (points) and the fonts they are set in. Boxes are the glyphs' own
+    outlines (TEXT_ACCURATE_BBOXES: a script's box is its ink, not its font's full height); a glyph the PDF cannot
+    name is read by its font's own code (app.core.text.tex_fonts: CMEX's sums, radicals and tall brackets)."""
+    import pymupdf
+
+    x0, y0, x1, y1 = box
+    # the page's full width: a line's box is then all of it, so a prose line the formula's box grazes is seen whole
+    clip = pymupdf.Rect(page.rect.x0, y0 - 2, page.rect.x1, y1 + 2)
+    flags = pymupdf.TEXTFLAGS_RAWDICT | pymupdf.TEXT_ACCURATE_BBOXES
+    named = _chars(page.get_text("rawdict", clip=clip, flags=flags))
+    coded = _chars(page.get_text("rawdict", clip=clip, flags=flags | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE))
+    if len(coded) != len(named):  # never seen; then no glyph counts as unknown
+        named = coded
+    atoms, fonts = [], []
+    for (font, size, ch, line), (_, _, raw, _) in zip(named, coded):
+        lx0, _, lx1, _ = line
+        if lx1 - lx0 > 0 and (min(lx1, x1) - max(lx0, x0)) / (lx1 - lx0) < 0.6:
+            continue  # a prose line the formula's box only reaches into (the layout's box is loose)
+        fonts.append(font)
+        c = glyph_char(font, ord(raw["c"][:1] or " "), known=ch["c"] != "\ufffd")
+        a, b, c1, d = (float(v) for v in raw["bbox"])
+        if not c.strip() or not (x0 - 1 <= (a + c1) / 2 <= x1 + 1 and y0 - 1 <= (b + d) / 2 <= y1 + 1):
+            continue
+        tex = command(c)
+        style = font_style(font)
+        if style and "A" <= c <= "Z":
+            tex = style + "{" + c + "}"
+        if not tex.strip():
+            continue
+        base = float(raw["origin"][1])
+        if is_extension_font(font):  # hangs below its origin: its row is where its middle sits (the math axis)
+            base = (b + d) / 2 + 0.25 * size
+        atoms.append(Atom(tex, a, b, c1, d, size, base, c, upright=not _ITALIC.search(font)))
+    return atoms, sorted(set(fonts))
+
+
+def _chars(raw: dict) -> list[tuple[str, float, dict, tuple]]:
+    return [(str(span.get("font", "")), float(span.get("size") or 0), ch, tuple(line["bbox"]))
+            for block in raw.get("blocks", []) for line in block.get("lines", [])
+            for span in line.get("spans", []) for ch in span.get("chars", [])]
+
+
+def page_rules(page, box) -> list[Rule]:
+    """Thin horizontal strokes and filled bars in `box`: fraction rules, radicals' bars, overlines."""
+    x0, y0, x1, y1 = box
+    out = []
+    for path in page.get_drawings():
+        for item in path.get("items", []):
+            if item[0] == "re":
+                r = item[1]
+                if r.height <= RULE_MAX_THICK and r.width > 2 * max(r.height, 0.3):
+                    out.append(Rule(r.x0, (r.y0 + r.y1) / 2, r.x1))
+            elif item[0] == "l":
+                p, q = item[1], item[2]
+                if abs(p.y - q.y) < 0.5 and abs(p.x - q.x) > 2 and (path.get("width") or 1) <= RULE_MAX_THICK:
+                    out.append(Rule(min(p.x, q.x), (p.y + q.y) / 2, max(p.x, q.x)))
+    # mostly inside (a fraction's rule runs a little past its widest glyph, and a layout box may stop there)
+    return [r for r in out if y0 - 1 <= r.y <= y1 + 1 and min(r.x1, x1) - max(r.x0, x0) >= 0.8 * r.width]
+
+
+@dataclass(frozen=True)
+class FormulaReading:
+    """A formula region's LaTeX, or why there is none (`problem`: written as plain text then, and flagged)."""
+    latex: str
+    problem: str | None = None
+
+
+def formula_from_page(page, box) -> FormulaReading:
+    """The formula in `box` (points, unrotated page) as LaTeX, checked by parsing it."""
+    atoms, fonts = page_glyphs(page, box)
+    type3 = {str(f[3]).split("+")[-1] for f in page.get_fonts() if f[2] == "Type3"}
+    if any(f.split("+")[-1] in type3 for f in fonts):
+        return FormulaReading("", "no usable text layer: the formula is set in a Type-3 font")
+    if not atoms:
+        return FormulaReading("", "no usable text layer under the formula")
+    if sum(1 for a in atoms if a.char == "\ufffd" or 0xE000 <= ord(a.char[:1] or " ") <= 0xF8FF) > len(atoms) / 4:
+        return FormulaReading("", "no usable text layer: the formula's glyphs have no Unicode meaning")
+    latex = build(atoms, page_rules(page, box))
+    problem = parse_problem(latex)
+    return FormulaReading(latex, f"the LaTeX rebuilt from the text layer does not parse ({problem})"
+                          if problem else None)
