@@ -128,9 +128,14 @@ def test_probability_tint_marks_the_unsure_characters(qtbot, builtin_trace):
     view.show_region("p1-r01")
     before = view.text.toPlainText()
     view.tint_box.setChecked(True)
-    # the rounds view shows what the decoder wrote; the block's text is what the engine settled with the recogniser
-    decoded = " ".join(s.get("decoder_text", s["text"]) for s in result.stats["line_stats"])
-    assert view.text.toPlainText() == before == decoded
+    # the rounds view shows the text the block got (what the engine settled with the recogniser), and the decoder's
+    # own reading under each line where the two differ, tinted by its rounds
+    shown = view.text.toPlainText()
+    assert shown == before
+    for line in result.stats["line_stats"]:
+        assert line["text"] in shown
+        if line.get("decoder_text") not in (None, line["text"]):
+            assert "decoder: " + line["decoder_text"] in shown and view.text.document_mode
     reg = view.region()
     spans = [s for rec in reg.rounds for s in rec.char_probs()]
     unsure = min(spans, key=lambda s: s[2])
@@ -142,7 +147,9 @@ def test_probability_tint_marks_the_unsure_characters(qtbot, builtin_trace):
         cur.setPosition(pos + 1)
         return cur.charFormat().background().color().alphaF() if cur.charFormat().background().style() else 0.0
 
-    assert alpha_at(unsure[0]) > alpha_at(sure[0])
+    shown_at = view.text.shown_position  # a character of the decoder's output, where the panel shows it
+    assert shown_at(unsure[0]) >= 0 and shown_at(sure[0]) >= 0
+    assert alpha_at(shown_at(unsure[0])) > alpha_at(shown_at(sure[0]))
     view.tint_box.setChecked(False)
     assert view.text.toPlainText() == before
 

@@ -72,7 +72,7 @@ def test_replayed_trace_drives_the_window_like_a_live_run(qtbot, tmp_path):
     assert set(w.page_view.region_items) == {"p1-r01", "p1-r02"}
     assert w.work.blocks["p1-r01"].cer == 0.25
     # the decoding views' round selection lights up the region and the characters of that round
-    w.show_text_span("p1-r01", 9, 12)
+    w.show_text_span(w.work.path, "p1-r01", 9, 12)
     assert w.page_view.selected_id == "p1-r01"
     spans = [s for s in w.editor.extraSelections() if s.cursor.hasSelection()]
     assert spans and spans[-1].cursor.selectedText() == "ld."

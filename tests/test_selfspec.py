@@ -155,6 +155,9 @@ def test_stop_inside_an_accepted_block_truncates_exactly(engines, images):
     assert got.tokens == truth[:position + 1] and got.stopped == "stop"
     assert len(got.rounds[-1].new_tokens) < block + 2  # the last block was cut at the stop id
     assert got.stats.tokens == position  # the stop token is not counted
+    # the drafts after the stop token were accepted by the verifier but never output: not counted as accepted
+    last = got.rounds[-1]
+    assert last.k > len(last.new_tokens) and got.stats.accepted[-1] == len(last.new_tokens)
     ref = _reference(engine, inputs, 60, eos_token_id=stop)
     assert got.tokens == ref
 

@@ -161,9 +161,9 @@ def test_selecting_a_round_highlights_its_text_span(qtbot, views, gravity_trace)
     y = target * history.ROW_H + history.ROW_H // 2
     with qtbot.waitSignal(views.round_selected) as sig:
         qtbot.mouseClick(history.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(60, y))
-    region_id, start, end = sig.args
+    document, region_id, start, end = sig.args
     rec = reg.rounds[target]
-    assert (region_id, start, end) == (rid, rec.start, rec.end)
+    assert (document, region_id, start, end) == (views.document, rid, rec.start, rec.end)
     assert reg.text[start:end] == rec.text
     assert views.rounds_view.strip.record is rec
     # a selected round animates (drafts, verify sweep, resolution) to its end, not frozen as grey drafts
@@ -187,7 +187,7 @@ def test_selecting_a_round_highlights_its_text_span(qtbot, views, gravity_trace)
         rect = edit.cursorRect(cur)
         with qtbot.waitSignal(views.round_selected) as sig2:
             qtbot.mouseClick(edit.viewport(), Qt.MouseButton.LeftButton, pos=rect.center() + QPoint(2, 0))
-        assert sig2.args[0] == rid and sig2.args[1] <= other_first < sig2.args[2]
+        assert sig2.args[1] == rid and sig2.args[2] <= other_first < sig2.args[3]
 
 
 def test_window_view_after_replay_of_a_tiny_unlimited_run(qtbot, views, unlimited_trace):
@@ -204,8 +204,8 @@ def test_window_view_after_replay_of_a_tiny_unlimited_run(qtbot, views, unlimite
     assert max(s.cache_positions) <= s.prefix_len + s.window == s.bound
     assert s.full_positions[-1] == s.prefix_len + steps[-1].decoded - 1 or s.full_positions[-1] > s.bound
     # the highlighted window span is exactly the text of the outputs inside the window
-    assert spans and spans[-1][0] == "doc"
-    _, a, b = spans[-1]
+    assert spans and spans[-1][1] == "doc"
+    _, _, a, b = spans[-1]
     lo, hi = steps[-1].attended
     assert s.text[a:b] == "".join(e.text for e in steps[lo:hi])
     assert views.window_view.text.toPlainText() == "".join(e.text for e in steps)

@@ -61,6 +61,7 @@ class WindowDocuments:
         self.refresh_documents(index)
         self.setWindowTitle(f"{work.name} — Scriptorium")
         self.traces.document_shown(work)
+        self.views.show_document(work.path)  # the decoding dock follows: this document's rounds
         self.middle.setCurrentIndex(1)
         self.page_view.clear()
         self.review.show_document()
@@ -81,6 +82,7 @@ class WindowDocuments:
             self.progress.cancelling()
         self.runs.forget(work)  # its run stops; its picture crops go (now, or once the run has stopped)
         self.renderer.forget(work.path)
+        self.views.forget_document(work.path)
         self.session.remove_document(index)
         self.refresh_documents()
         if self.session.documents:

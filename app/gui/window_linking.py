@@ -1,9 +1,12 @@
-"""Page <-> text linking in the window: both directions go by the block id. A click on a region puts the
-editor on its block; a block chosen in the editor, a round or an R-SWA window chosen in the decoding views
-lights up its region on the page. A mixin of `MainWindow`.
+"""Page <-> text linking in the window: both directions go by the block id, within one document. A click on a
+region puts the editor on its block; a block chosen in the editor, a round or an R-SWA window chosen in the decoding
+views lights up its region on the page. The decoding views name the document with the region (region ids repeat
+across documents): a round of another document shows that document first. A mixin of `MainWindow`.
 
 What must never live here: the editor's own highlighting (app.gui.review_pane), the window model's streams."""
 from __future__ import annotations
+
+from app.gui.views.decode_store import document_key
 
 
 class WindowLinking:
@@ -36,20 +39,37 @@ class WindowLinking:
             return
         self.reveal(region_id, leave_live=True)
 
-    def show_text_span(self, region_id: str, start: int, end: int) -> None:
-        """The decoding views chose a round or a window: light up its region and its characters."""
+    def work_of(self, document: str):
+        """The open document `document` names (the current one for ""), or None."""
+        if not document:
+            return self.work
+        key = document_key(document)
+        return next((d for d in self.session.documents if document_key(d.path) == key), None)
+
+    def show_text_span(self, document: str, region_id: str, start: int, end: int) -> None:
+        """The decoding views chose a round of `document`'s region: show that document, light up its region and
+        the characters the round wrote, in the document's own text."""
+        work = self.work_of(document)
+        if work is None:
+            return
+        if work is not self.work:
+            self.show_document(self.session.documents.index(work))
         if self.reveal(region_id) is not None:
+            start, end = self.views.document_span(region_id, start, end)  # the decoder's span in the block's text
             self.review.highlight_span(region_id, start, end)
 
-    def show_window_span(self, region_id: str, start: int, end: int) -> None:
-        """The R-SWA window moved: `region_id` names a generation (e.g. "doc", the whole document) and the
-        span is in its raw output, tags included. Highlight the text of the block(s) inside the window; kept
-        and redone when blocks arrive, so the highlight follows the layout as it grows."""
+    def show_window_span(self, document: str, region_id: str, start: int, end: int) -> None:
+        """The R-SWA window of `document` moved: `region_id` names a generation (e.g. "doc", the whole document)
+        and the span is in its raw output, tags included. Highlight the text of the block(s) inside the window;
+        kept and redone when blocks arrive, so the highlight follows the layout as it grows. Only the document
+        shown is highlighted (the editor shows no other)."""
+        if self.work_of(document) is not self.work or self.work is None:
+            return
         block = self.session.find_block(region_id)
         if block is not None and not block.provisional:  # a region engine's own window
-            self.show_text_span(region_id, start, end)
+            self.show_text_span(document, region_id, start, end)
             return
-        self._window_span = (region_id, start, end)
+        self._window_span = (document, region_id, start, end)
         streams = getattr(getattr(self.views, "window_model", None), "streams", {})
         raw = streams[region_id].text if region_id in streams else None
         self.review.highlight_spans(self.session.window_spans(region_id, start, end, raw))

@@ -245,7 +245,9 @@ def selfspec_decode(
                 inspected, probs = inspect_round(inspect, dlogits, vlogits, prefix.seed if not rounds else None,
                                                  candidates, k, lp_round[: len(new)])
             tokens.extend(new)
-            stats.add_round(k, draft_ms, verify_ms, forwards=forwards)
+            # a stop token (or the budget) inside the accepted drafts: the slots after it were never output, so they
+            # do not count as accepted (the rounds view greys them; the report and the map read these figures)
+            stats.add_round(min(k, len(new)), draft_ms, verify_ms, forwards=forwards)
             rnd = Round(len(rounds), k, list(candidates), list(verified), bonus if k == len(candidates) else None,
                         new, draft_ms, verify_ms, cache.get_seq_length(), len(tokens), bool(stopped), forwards,
                         inspected, probs)

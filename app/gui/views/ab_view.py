@@ -7,6 +7,7 @@ Reads `app.core.record.trace_compare.Comparison`; the texts' diff is app.gui.tex
 """
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -16,7 +17,9 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QVBoxLayout, QWidget)
 
 from app.core.record.events import Event
-from app.core.record.trace_compare import Comparison, RegionDiff, compare
+from app.core.record.trace_compare import Comparison, RegionDiff, RegionRun, compare
+from app.core.record.line_readings import line_readings
+from app.gui.views.decode_store import document_name, trace_document
 from app.gui.text_diff import word_diff
 from app.gui.views import colors
 from app.gui.views.inspector_view import paint_ranked
@@ -25,6 +28,26 @@ from app.gui.views.view_text import visible_whitespace
 
 HINT = ("Compare two decodes of the same regions: load two traces (e.g. recorded with block size 8 and 16, fp32 and "
         "bf16, two checkpoints), or the run shown against a trace; or `python -m app diff A B` in a terminal.")
+
+
+def readings_html(run: RegionRun | None) -> str:
+    """Under a side's text: each line where the decoder's own reading differs from the text the document got (or
+    the word list changed it), with why (app.core.record.line_readings); "" when none."""
+    if run is None:
+        return ""
+    decoded = "".join(r.text for r in run.rounds)
+    rows = [r for r in line_readings(run.stats, run.text, decoded) if r.differs or r.reasons]
+    if not rows:
+        return ""
+    out = ["<hr><p><small>The text above is what the document got; where the decoder read a line otherwise:"
+           "</small></p>"]
+    for r in rows:
+        why = escape(" · ".join(r.reasons))
+        line = f"<p><b>{escape(r.text)}</b> <span style='color:#e8891d'>◂ {why}</span>"
+        if r.differs:
+            line += f"<br><i>decoder: {escape(r.decoder or '')}</i>"
+        out.append(line + f"<br><small>{escape(r.detail)}</small></p>")
+    return "".join(out)
 
 
 class RoundLanes(QWidget):
@@ -119,6 +142,9 @@ class ABView(QWidget):
         super().__init__(parent)
         self.comparison: Comparison | None = None
         self.current_events: Callable[[], Sequence[Event]] | None = None  # () -> the run shown (DecodingViews sets it)
+        self.current_document: Callable[[], str] | None = None  # () -> the document shown (DecodingViews sets it)
+        self.document_label = QLabel()  # which document's regions (A's and B's, when they differ)
+        self.document_label.setObjectName("ab_document")
         self.region_box = QComboBox()
         self.region_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.region_box.activated.connect(lambda _i: self._show_region())
@@ -134,6 +160,7 @@ class ABView(QWidget):
         self.lanes, self.bars = RoundLanes(), DivergenceBars()
         self.text_a, self.text_b = QTextBrowser(), QTextBrowser()
         top = QHBoxLayout()
+        top.addWidget(self.document_label)
         top.addWidget(QLabel("Region"))
         top.addWidget(self.region_box)
         top.addStretch(1)
@@ -169,6 +196,11 @@ class ABView(QWidget):
             return None
         self.hint.hide()
         self.comparison = compare(self._events["a"], self._events["b"])
+        docs = [document_name(trace_document(self._events[side])) for side in "ab"]
+        self.document_label.setText(f"<b>{docs[0]}</b> ›" if docs[0] == docs[1] else
+                                    f"A <b>{docs[0] or '?'}</b> · B <b>{docs[1] or '?'}</b> ›")
+        self.document_label.setToolTip("The document whose regions are compared (region ids repeat across "
+                                       "documents)")
         self.region_box.clear()
         for reg in self.comparison.regions:
             self.region_box.addItem(f"{reg.region_id}{'' if reg.same_text else ' ≠'}", reg.region_id)
@@ -200,8 +232,8 @@ class ABView(QWidget):
                 f"{len(run.tokens)} tokens · TPF {run.tpf:.2f} · {run.decode_ms:.1f} ms · {len(run.rounds)} rounds"))
             head.setToolTip(self._names[side])
         left, right, changed = word_diff(reg.a.text if reg.a else "", reg.b.text if reg.b else "")
-        self.text_a.setHtml(left)
-        self.text_b.setHtml(right)
+        self.text_a.setHtml(left + readings_html(reg.a))  # the text each document got; the decoder's beside it
+        self.text_b.setHtml(right + readings_html(reg.b))
         d = reg.divergence
         if d is None:
             self.verdict.setText("Same tokens: no divergence." if reg.same_text else "Only one run decoded this region.")

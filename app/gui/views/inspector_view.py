@@ -37,10 +37,17 @@ class InspectorBars(QWidget):
         self.region: RegionRounds | None = None
         self.record: RoundRecord | None = None
         self.position: int | None = None
-        self.setMinimumSize(300, 150)
 
-    def sizeHint(self) -> QSize:
-        return QSize(520, 220)
+    TOP = 5  # the ranked rows each chart shows (the events' top 5)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        """Room for the four lines above the charts, a chart's title and its five rows, each a line high: at the
+        dock's default height no row is lost (the dock scrolls instead)."""
+        fh = self.fontMetrics().height()
+        return QSize(300, 4 + 4 * (fh + 1) + 4 + fh + 4 + self.TOP * (fh + 2) + 4)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(520, max(220, self.minimumSizeHint().height()))
 
     def show_slot(self, region: RegionRounds | None, rec: RoundRecord | None, position: int | None) -> None:
         self.region, self.record, self.position = region, rec, position
@@ -60,7 +67,10 @@ class InspectorBars(QWidget):
             return []
         drafted = rec.candidate_texts[pos] if pos < len(rec.candidate_texts) else f"#{rec.candidates[pos]}"
         verified = rec.verified_texts[pos] if pos < len(rec.verified_texts) else ""
-        if pos < rec.k:
+        if rec.slot_state(pos) == "unused":
+            verdict = (f"unused: the decode ended at slot {rec.cut - 1} (the stop token), so draft "
+                       f"{visible_whitespace(drafted)!r} was never output nor counted")
+        elif pos < rec.k:
             verdict = f"accepted: draft {visible_whitespace(drafted)!r} = verifier"
         elif pos == rec.k:
             verdict = f"REJECTED: draft {visible_whitespace(drafted)!r} ≠ verifier {visible_whitespace(verified)!r}"

@@ -51,7 +51,10 @@ class LiveText(QPlainTextEdit):
 
 
 class TintedText(LiveText):
-    """The shown region's text, each character tinted by the round that confirmed it."""
+    """The shown region's text, each character tinted by the round that confirmed it. While the region decodes it
+    is the decoder's output; once it is done and its engine said per line what the document kept
+    (app.core.record.line_readings), it is the text the document got, the decoder's own reading under each line
+    where the two differ, marked with why (app.gui.views.reading_text)."""
 
     round_clicked = Signal(int)
 
@@ -60,6 +63,9 @@ class TintedText(LiveText):
         self.region: RegionRounds | None = None
         self._applied = 0
         self.by_probability = False  # tint by the verifier's probability of each character's token instead
+        self.document_mode = False  # showing the document's lines (else the decoder's output as it streamed)
+        self.segments: list[tuple[int, int, int]] = []  # document mode: (shown start, shown end, output start)
+        self.notes: list[tuple[int, int, str]] = []  # document mode: (shown start, end, why) of each line's mark
 
     def set_by_probability(self, on: bool) -> None:
         """Tint by probability (red where the verifier was unsure) or by round; redraws the text."""
@@ -72,81 +78,132 @@ class TintedText(LiveText):
     def clear_text(self) -> None:
         self.region = None
         self._applied = 0
+        self.document_mode = False
+        self.segments, self.notes = [], []
         super().clear_text()
 
     def sync(self, region: RegionRounds | None) -> None:
-        """Append the rounds not shown yet (batched: one edit block per frame)."""
+        """Append the rounds not shown yet (batched: one edit block per frame); a finished region whose lines
+        differ from the decoder's is drawn once more as the document's text."""
+        from app.gui.views.reading_text import render_document, wants_document_mode
+
         if region is not self.region:
             self.clear_text()
             self.region = region
-        if region is None or self._applied >= len(region.rounds):
+        if region is None:
             return
-        dark = colors.is_dark(self)
+        if not self.document_mode and wants_document_mode(region):
+            at_bottom = self.at_bottom()
+            super().clear_text()
+            self.segments, self.notes = render_document(self, region)
+            self.document_mode = True
+            self._applied = len(region.rounds)
+            self.keep_bottom(at_bottom)
+            return
+        if self.document_mode or self._applied >= len(region.rounds):
+            return
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.beginEditBlock()
         at_bottom = self.at_bottom()
+        dark = colors.is_dark(self)
         for rec in region.rounds[self._applied :]:
-            if not rec.text:
-                continue
-            spans = rec.char_probs() if self.by_probability else []
-            if spans:
-                self._insert_by_probability(cursor, rec, spans, dark)
-                continue
+            for piece, fmt in self.round_pieces(rec, dark):
+                cursor.insertText(piece, fmt)
+        cursor.endEditBlock()
+        self._applied = len(region.rounds)
+        self.keep_bottom(at_bottom)
+
+    def round_pieces(self, rec, dark: bool, lo: int | None = None, hi: int | None = None
+                     ) -> list[tuple[str, QTextCharFormat]]:
+        """The round's characters in [lo, hi) of the decoder's output, each run with its format: tinted by round
+        (the verifier's correction red and underlined) or by probability."""
+        lo = rec.start if lo is None else max(lo, rec.start)
+        hi = rec.end if hi is None else min(hi, rec.end)
+        if hi <= lo or not rec.text:
+            return []
+        runs: list[tuple[int, int, QTextCharFormat]] = []
+        spans = rec.char_probs() if self.by_probability else []
+        if spans:
+            pos = rec.start
+            for a, b, p in spans:
+                if a > pos:
+                    runs.append((pos, a, QTextCharFormat()))
+                fmt = QTextCharFormat()
+                fmt.setBackground(colors.prob_tint(p, dark))
+                fmt.setToolTip(f"p = {p:.3f}")
+                runs.append((a, b, fmt))
+                pos = b
+            if pos < rec.end:
+                runs.append((pos, rec.end, QTextCharFormat()))
+        else:
             fmt = QTextCharFormat()
             fmt.setBackground(colors.round_tint(rec.index, dark))
             fix = ""
-            if not rec.full_accept and rec.k < len(rec.verified_texts):
+            if rec.slot_state(rec.k) == "rejected" and rec.k < len(rec.verified_texts):
                 fix = rec.verified_texts[rec.k]
                 if not fix or not rec.text.endswith(fix) or len(fix) >= len(rec.text) + 1:
                     fix = ""
-            head = rec.text[: len(rec.text) - len(fix)] if fix else rec.text
-            if head:
-                cursor.insertText(head, fmt)
+            runs.append((rec.start, rec.end - len(fix), fmt))
             if fix:
                 mark = QTextCharFormat(fmt)
                 mark.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
                 mark.setUnderlineColor(colors.REJECTED)
                 mark.setForeground(colors.REJECTED)  # where a draft was rejected: red and bold, not only a faint wave
                 mark.setFontWeight(700)
-                cursor.insertText(fix, mark)
-        cursor.endEditBlock()
-        self._applied = len(region.rounds)
-        self.keep_bottom(at_bottom)
+                runs.append((rec.end - len(fix), rec.end, mark))
+        out = []
+        for a, b, fmt in runs:
+            a, b = max(a, lo), min(b, hi)
+            if b > a:
+                out.append((rec.text[a - rec.start: b - rec.start], fmt))
+        return out
 
-    @staticmethod
-    def _insert_by_probability(cursor: QTextCursor, rec, spans: list[tuple[int, int, float]], dark: bool) -> None:
-        pos = rec.start
-        for a, b, p in spans:
-            if a > pos:
-                cursor.insertText(rec.text[pos - rec.start: a - rec.start], QTextCharFormat())
-            fmt = QTextCharFormat()
-            fmt.setBackground(colors.prob_tint(p, dark))
-            fmt.setToolTip(f"p = {p:.3f}")
-            cursor.insertText(rec.text[a - rec.start: b - rec.start], fmt)
-            pos = b
-        if pos < rec.end:
-            cursor.insertText(rec.text[pos - rec.start:], QTextCharFormat())
+    # positions: the decoder's output <-> what is shown -------------------------------------------------------------
+    def shown_position(self, output_pos: int) -> int:
+        """Where character `output_pos` of the decoder's output is shown (-1: not shown)."""
+        if not self.document_mode:
+            return output_pos
+        for a, b, raw in self.segments:
+            if raw <= output_pos < raw + (b - a) or (output_pos == raw + (b - a) and b > a):
+                return a + output_pos - raw
+        return -1
+
+    def output_position(self, shown_pos: int) -> int:
+        """The decoder's output character shown at `shown_pos` (-1: a document line or a mark, not decoded)."""
+        if not self.document_mode:
+            return shown_pos
+        for a, b, raw in self.segments:
+            if a <= shown_pos < b:
+                return raw + shown_pos - a
+        return -1
+
+    def note_at(self, shown_pos: int) -> str:
+        return next((why for a, b, why in self.notes if a <= shown_pos < b), "")
 
     def highlight(self, start: int, end: int) -> None:
-        if end <= start:
+        """Mark [start, end) of the decoder's output (a round) where it is shown."""
+        a, b = self.shown_position(start), self.shown_position(end)
+        if end <= start or a < 0 or b <= a:
             self.setExtraSelections([])
             return
         fmt = QTextCharFormat()
         fmt.setBackground(self.palette().color(QPalette.ColorRole.Highlight))
         fmt.setForeground(self.palette().color(QPalette.ColorRole.HighlightedText))
         fmt.setProperty(QTextFormat.Property.FullWidthSelection, False)
-        self.setExtraSelections([self.selection(start, end, fmt)])
+        self.setExtraSelections([self.selection(a, b, fmt)])
         shown = QTextCursor(self.document())
-        shown.setPosition(min(start, self.document().characterCount() - 1))
+        shown.setPosition(min(a, self.document().characterCount() - 1))
         self.setTextCursor(shown)
         self.ensureCursorVisible()
 
     def viewportEvent(self, event) -> bool:  # noqa: N802
         if event.type() == QEvent.Type.ToolTip and self.region is not None:
-            rec = self.region.round_at(self.cursorForPosition(event.pos()).position())
-            if rec is not None:
-                QToolTip.showText(event.globalPos(), rec.describe(), self.viewport())
+            pos = self.cursorForPosition(event.pos()).position()
+            why = self.note_at(pos)
+            rec = self.region.round_at(self.output_position(pos)) if not why else None
+            if why or rec is not None:
+                QToolTip.showText(event.globalPos(), why or rec.describe(), self.viewport())
             else:
                 QToolTip.hideText()
             return True
@@ -156,8 +213,8 @@ class TintedText(LiveText):
         super().mouseReleaseEvent(event)
         if self.region is None or self.textCursor().hasSelection():
             return
-        pos = self.cursorForPosition(event.position().toPoint()).position()
-        rec = self.region.round_at(pos)
+        pos = self.output_position(self.cursorForPosition(event.position().toPoint()).position())
+        rec = self.region.round_at(pos) if pos >= 0 else None
         if rec is not None:
             self.round_clicked.emit(rec.index)
 

@@ -40,6 +40,7 @@ class RoundHistory(QAbstractScrollArea):
         self.region: RegionRounds | None = None
         self.selected: int | None = None
         self._rows = 0
+        self.ROW_H = max(self.ROW_H, self.fontMetrics().height() + 2)  # a row holds its text at any font size
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMinimumSize(150, 3 * self.ROW_H)
         self.verticalScrollBar().setSingleStep(self.ROW_H)
@@ -61,6 +62,11 @@ class RoundHistory(QAbstractScrollArea):
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
+        # whole rows only: the viewport's height is a multiple of the row height, so no row is shown cut in half
+        frame = self.height() - 2 * self.frameWidth()
+        spare = frame % self.ROW_H
+        if self.viewportMargins().bottom() != spare:
+            self.setViewportMargins(0, 0, 0, spare)
         self.sync(self.region, follow=False)
 
     def select(self, index: int | None, *, scroll: bool = True) -> None:
@@ -136,7 +142,7 @@ class RoundHistory(QAbstractScrollArea):
                 text_c = fg
             p.setPen(colors.faded(text_c, 0.7))
             p.drawText(QRectF(2, y, label_w - 4, self.ROW_H), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"#{rec.round_index + 1}")
-            k = min(rec.k, rec.slots)
+            k = rec.used  # slots after a stop token are not accepted
             bh = self.ROW_H - 5
             by = y + 2.5
             # fillRect, not drawRect: the raster engine's fast path (rows are repainted every frame while live)
@@ -145,7 +151,9 @@ class RoundHistory(QAbstractScrollArea):
             extra = rec.accepted - k
             if extra > 0:
                 p.fillRect(QRectF(bar_x + unit * k, by, unit * extra, bh), colors.BONUS if rec.full_accept else colors.CORRECTED)
-            if not rec.full_accept:  # reject marker where the first draft failed, then the drafts it threw away
+            if rec.cut is not None:  # the decode ended inside the round: the slots after it, unused
+                p.fillRect(QRectF(bar_x + unit * rec.cut, by, unit * max(0, rec.slots - rec.cut), bh), faint)
+            elif not rec.full_accept:  # reject marker where the first draft failed, then the drafts it threw away
                 mx = bar_x + unit * (k + max(extra, 0))
                 p.fillRect(QRectF(mx + 4, by, unit * max(0, rec.slots - k - 1), bh), faint)
                 p.fillRect(QRectF(mx, by - 2, 4, bh + 4), colors.REJECTED)  # the reject: a bar taller than the row

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from app.gui.views import colors
 from app.gui.views.rounds_state import RoundRecord
 from app.gui.views.view_frame import paint_hint
-from app.gui.views.view_text import visible_whitespace
+from app.gui.views.view_text import _SPECIAL_TOKEN, visible_whitespace
 
 # animation timeline at ×1, in seconds (slowed playback stretches it)
 APPEAR_S = 0.12
@@ -184,8 +184,9 @@ class RoundStrip(QWidget):
         fm, sfm = QFontMetrics(font), QFontMetrics(small)
         fg = self.palette().color(QPalette.ColorRole.WindowText)
         n, k = rec.slots, rec.k
+        ended = f" · ended at slot {rec.cut - 1}" if rec.cut is not None else ""
         header = (
-            f"{rec.region_id} · round {rec.round_index + 1} · accepted {min(k, n)}/{n} drafts"
+            f"{rec.region_id} · round {rec.round_index + 1} · accepted {rec.used}/{n} drafts{ended}"
             f" · +{rec.accepted} token{'s' if rec.accepted != 1 else ''}"
             f" · draft {rec.draft_ms:.1f} ms · verify {rec.verify_ms:.1f} ms · cache {rec.cache_len}"
         )
@@ -223,10 +224,15 @@ class RoundStrip(QWidget):
             color, label, alpha = colors.BONUS, rec.bonus_text(), phase.resolve
         else:
             label = rec.candidate_texts[i] if i < len(rec.candidate_texts) else f"#{rec.candidates[i]}"
+            state = rec.slot_state(i)
+            if state == "accepted" and _SPECIAL_TOKEN.fullmatch(label or ""):
+                label = "stop"  # the stop token: the decode ends here
             color, alpha = colors.DRAFT, phase.appear
-            if phase.swept >= i and i < k:
+            if state == "unused":  # after the stop token: never output, greyed from the start
+                alpha = phase.appear * 0.25
+            elif phase.swept >= i and state == "accepted":
                 color = colors.ACCEPTED
-            elif phase.swept >= i and i == k:
+            elif phase.swept >= i and state == "rejected":
                 color = colors.REJECTED
             elif i > k and phase.resolve > 0:
                 alpha = phase.appear * (1.0 - 0.75 * phase.resolve)
@@ -237,7 +243,7 @@ class RoundStrip(QWidget):
         p.setFont(font)
         p.drawText(r, Qt.AlignmentFlag.AlignCenter,
                    fm.elidedText(visible_whitespace(label), Qt.TextElideMode.ElideRight, int(cw - 4)))
-        if not is_extra and i == k and phase.swept >= k:
+        if not is_extra and rec.slot_state(i) == "rejected" and phase.swept >= k:
             # the verifier's token under the rejected draft, struck-through draft above
             p.setPen(QPen(colors.faded(colors.text_on(color), 0.9), 1.2))
             p.drawLine(QPointF(x + 3, y + ch / 2), QPointF(x + cw - 3, y + ch / 2))
@@ -250,10 +256,11 @@ class RoundStrip(QWidget):
             p.setPen(colors.text_on(colors.CORRECTED))
             p.drawText(vr, Qt.AlignmentFlag.AlignCenter,
                        sfm.elidedText(visible_whitespace(vt), Qt.TextElideMode.ElideRight, int(cw)))
-        if i != rec.k or rec.full_accept:  # its position, unless the verifier's token sits under it
+        if is_extra or rec.slot_state(i) != "rejected":  # its position, unless the verifier's token sits under it
             p.setFont(small)
             p.setPen(colors.faded(self.palette().color(QPalette.ColorRole.WindowText), 0.6))
+            name = "unused" if not is_extra and rec.slot_state(i) == "unused" else "a0" if i == 0 else f"draft {i}"
             p.drawText(QRectF(x, y + ch + 2, cw, sfm.height() + 4), Qt.AlignmentFlag.AlignCenter,
-                       sfm.elidedText("a0" if i == 0 else f"draft {i}", Qt.TextElideMode.ElideRight, int(cw)))
+                       sfm.elidedText(name, Qt.TextElideMode.ElideRight, int(cw)))
 
 

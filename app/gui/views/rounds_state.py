@@ -23,6 +23,7 @@ from app.core.record.events import (
     SlotInspection,
     TokensCommitted,
 )
+from app.core.record.line_readings import LineReading, line_readings
 from app.gui.views.view_text import _SPECIAL_TOKEN, _Text, visible_whitespace
 from app.gui.views.server_stats import ServerStats
 
@@ -98,8 +99,33 @@ class RoundRecord:
         return len(self.new_tokens)
 
     @property
+    def cut(self) -> int | None:
+        """The first candidate slot whose token was never output, when the round was cut short (a stop token
+        among the accepted drafts, or the token budget): slots from here on are greyed and not counted as
+        accepted. None when the round committed what the verifier's verdict gives."""
+        natural = min(self.k, self.slots) + 1
+        n = len(self.new_tokens)
+        return n if n < natural else None
+
+    @property
+    def used(self) -> int:
+        """Candidate slots accepted and output: k, cut at the stop token (or the budget)."""
+        return min(self.k, len(self.new_tokens), self.slots)
+
+    def slot_state(self, i: int) -> str:
+        """What became of candidate slot `i` (`slots`: the bonus cell): accepted, rejected (the verifier's token
+        replaced it), discarded (after the rejection), unused (after the stop token: never output), bonus, none."""
+        if i >= self.slots:
+            return "bonus" if self.full_accept else "none"
+        if self.cut is not None and i >= self.cut:
+            return "unused"
+        if i < self.used:
+            return "accepted"
+        return "rejected" if i == self.k else "discarded"
+
+    @property
     def full_accept(self) -> bool:
-        return self.bonus is not None or self.k >= len(self.candidates)
+        return (self.bonus is not None or self.k >= len(self.candidates)) and self.cut is None
 
     @property
     def slots(self) -> int:
@@ -108,7 +134,10 @@ class RoundRecord:
     def describe(self) -> str:
         """A few lines for a tooltip."""
         lines = [f"Round {self.round_index + 1} of region {self.region_id}"]
-        if self.full_accept:
+        if self.cut is not None:
+            lines.append(f"{self.used} of {self.slots} slots accepted, +{self.accepted} tokens: the decode ended at slot "
+                         f"{self.cut - 1}; the {self.slots - self.cut} draft(s) after it were never output")
+        elif self.full_accept:
             lines.append(f"all {self.slots} drafts accepted + bonus {visible_whitespace(self.bonus_text())!r}: +{self.accepted} tokens")
         else:
             draft = self.candidate_texts[self.k] if self.k < len(self.candidate_texts) else f"#{self.candidates[self.k]}"
@@ -139,6 +168,7 @@ class RegionRounds:
     finished: bool = False
     final_text: str | None = None
     stats: dict[str, Any] = field(default_factory=dict)
+    readings: list[LineReading] = field(default_factory=list)  # the document's lines beside the decoder's, once done
     # running statistics
     tokens: int = 0  # response tokens, a committed stop token excluded (the engine's `tokens`)
     output_tokens: int = 0  # every committed token, a stop token included
@@ -198,9 +228,9 @@ class RegionRounds:
             grow = n - len(self.pos_total)
             self.pos_total.extend([0] * grow)
             self.pos_accepted.extend([0] * grow)
-        for i in range(n):
+        for i in range(n if rec.cut is None else rec.cut):  # slots past a stop token were never judged
             self.pos_total[i] += 1
-            if i < rec.k:
+            if i < rec.used:
                 self.pos_accepted[i] += 1
         return rec
 
@@ -329,6 +359,7 @@ class RoundsModel:
             reg.finished = True
             reg.final_text = ev.text
             reg.stats = dict(ev.stats)
+            reg.readings = line_readings(ev.stats, ev.text, reg.text, reg.task)
             self._settle_stop(reg, ev)
             self._take_baseline(ev.stats)
             self.version += 1

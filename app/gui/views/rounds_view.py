@@ -9,10 +9,12 @@ Everything reads `RoundsModel` (app.gui.views.rounds_state); nothing here decode
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QButtonGroup, QCheckBox, QHBoxLayout, QStackedWidget, QToolButton, QWidget
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QStackedWidget, QToolButton,
+                               QVBoxLayout, QWidget)
 
 from app.gui.views.inspector_view import ClosestCalls, InspectorBars
 from app.gui.views.live_text import TintedText
+from app.gui.views.reading_text import caption
 from app.gui.views.round_panels import RoundHistory, StatsPanel
 from app.gui.views.round_strip import RoundStrip
 from app.gui.views.rounds_state import RegionRounds, RoundRecord, RoundsModel
@@ -40,6 +42,15 @@ class RoundsView(ViewFrame):
         self.tint_box = QCheckBox("Tint by probability")
         self.tint_box.setToolTip("Tint each character by the verifier's probability of the token that wrote it "
                                  "(red: unsure) instead of by the round that confirmed it")
+        self.text_caption = QLabel("Text")  # whose text the panel shows: the decoder's, or the document's
+        self.text_caption.setObjectName("text_caption")
+        self.text_caption.setWordWrap(True)
+        text_panel = QWidget()
+        column = QVBoxLayout(text_panel)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(1)
+        column.addWidget(self.text_caption)
+        column.addWidget(text, 1)
         switches = QWidget()
         row = QHBoxLayout(switches)
         row.setContentsMargins(0, 0, 0, 0)
@@ -59,7 +70,7 @@ class RoundsView(ViewFrame):
         row.addWidget(self.tint_box)
         row.addWidget(follow)
         super().__init__(chooser_title="Region", chooser_tip="Region whose rounds are shown", empty_hint=EMPTY_HINT,
-                         shows="rounds", headline=strip, panels=[history, text, self.side], sizes=[200, 430, 560],
+                         shows="rounds", headline=strip, panels=[history, text_panel, self.side], sizes=[200, 430, 560],
                          stretch=1, extra=switches, parent=parent)
         self.follow_box, self.strip, self.history, self.text, self.stats = follow, strip, history, text, stats
         self.follow_box.setChecked(True)
@@ -112,10 +123,20 @@ class RoundsView(ViewFrame):
         self.history.select(None)
         self.history.sync(None, follow=True)
         self.text.clear_text()
+        self.text_caption.setText(caption(None, False))
         self.stats.sync(None, None)
         self.inspector.clear()
         self.calls.sync(None)
         self._set_empty(True)
+
+    def set_model(self, model: RoundsModel, *, region: str | None = None) -> None:
+        """Show another document's rounds (`region`: the one the person was looking at there)."""
+        self.model = model
+        self.reset()
+        if region is not None and region in model.regions:
+            self.shown_region = region
+            reg = self.region()
+            self.strip.show_round(reg.rounds[-1] if reg and reg.rounds else None, animate=False)
 
     def on_round(self, rec: RoundRecord) -> None:
         """A new round arrived (called at feed time, before the frame flush)."""
@@ -139,6 +160,7 @@ class RoundsView(ViewFrame):
         self._set_empty(reg is None or not reg.rounds)
         self.history.sync(reg, follow=self.following)
         self.text.sync(reg)
+        self.text_caption.setText(caption(reg, self.text.document_mode))
         self.stats.sync(reg, self.model.baseline_tps)
         if self._calls_shown():  # sorting every rejection: only while the list is on screen
             self.calls.sync(reg)

@@ -34,6 +34,10 @@ class ViewFrame(QWidget):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.empty_hint, self.shows = empty_hint, shows
+        self.note = ""  # why the shown document has nothing to show (overrides the hints)
+        self.document_label = QLabel()  # which document the chooser's regions belong to
+        self.document_label.setObjectName("view_document")
+        self.document_label.setVisible(False)
         self.chooser = QComboBox()
         self.chooser.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.chooser.setToolTip(chooser_tip)
@@ -42,6 +46,7 @@ class ViewFrame(QWidget):
         self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.headline = headline
         top = QHBoxLayout()
+        top.addWidget(self.document_label)
         top.addWidget(QLabel(chooser_title))
         top.addWidget(self.chooser)
         top.addStretch(1)
@@ -72,10 +77,17 @@ class ViewFrame(QWidget):
             self.chooser.setCurrentIndex(i)
         self.chooser.blockSignals(False)
 
+    def set_document(self, name: str, path: str, note: str = "") -> None:
+        """Name the document whose regions (or generations) the chooser lists; `note` says why it shows nothing."""
+        self.document_label.setText(f"<b>{name}</b> ›" if name else "")
+        self.document_label.setToolTip(path)
+        self.document_label.setVisible(bool(name))
+        self.note = note
+
     def set_empty(self, empty: bool, engine: str) -> None:
         """Show the hint (why nothing is shown, for this run's engine) instead of the headline."""
         if empty:
-            text = engine_hint(engine, self.shows) or self.empty_hint
+            text = self.note or engine_hint(engine, self.shows) or self.empty_hint
             if self.hint.text() != text:
                 self.hint.setText(text)
         self.hint.setVisible(empty)

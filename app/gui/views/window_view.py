@@ -390,6 +390,11 @@ class WindowView(ViewFrame):
         self.text.clear_text()
         self.set_empty(True, self.engine)
 
+    def set_model(self, model: WindowModel) -> None:
+        """Show another document's window streams."""
+        self.model = model
+        self.reset()
+
     def invalidate(self) -> None:
         """The next `refresh` brings every widget up to the model, changed or not."""
         self._synced_version = -1
