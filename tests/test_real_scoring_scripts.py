@@ -27,6 +27,7 @@ def test_arabic_letter_encodings_kashida_and_digit_shapes_fold():
     assert edit(PERSIAN, layer) == 0.0
     assert edit(ARABIC, ARABIC.replace("المرحلة", "المرحـــلة")) == 0.0  # kashida stretches, it is no letter
     assert edit("الفترة (٢٠٢٤ - ٢٠٢٦)", "الفترة (2024 - 2026)") == 0.0
+    assert edit(PERSIAN, "\u200f" + PERSIAN.replace("۲۰۳۰۰", "\u200e۲۰۳۰۰\u200f")) == 0.0  # bidi marks
 
 
 def test_arabic_wrong_letters_or_visual_order_still_count():

@@ -6,6 +6,8 @@
   Arabic-script text is folded where one letter has two encodings (Arabic yeh/alef maksura and Persian yeh;
   Arabic kaf and keheh), kashida (tatweel) is dropped, and Arabic-Indic digits count as ASCII digits: PDF text
   layers store ASCII digits that the font draws in Persian shapes, so reference and reader differ there by design.
+  Bidirectional controls (LRM, RLM, ALM, embeddings, isolates), which engines write around right-to-left runs, are
+  invisible and dropped.
 - `presence`: the share of the reference's units (lines; long lines cut into sentences) found fuzzily in the output
   (rapidfuzz partial ratio ≥ PRESENT_AT).
 - `order`: of the pairs of present units, the share whose order in the output is the reference's (a Kendall-style
@@ -38,10 +40,13 @@ MAX_UNIT = 160  # characters: longer reference lines are cut at sentence ends (t
 MIN_UNIT = 4  # shorter units (a lone page number, "A") are not counted, unless they are all the page has
 
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f\u0e00-\u0e7f"  # CJK, Hangul, Thai
-# one letter, two encodings (Persian/Arabic orthographies), kashida, Arabic-Indic digits → one form each
+# one letter, two encodings (Persian/Arabic orthographies), kashida, Arabic-Indic digits → one form each; bidi
+# controls dropped
 _ARABIC_FOLD = str.maketrans({"\u064a": "\u06cc", "\u0649": "\u06cc", "\u0643": "\u06a9", "\u0640": None,
                               **{chr(0x0660 + d): str(d) for d in range(10)},
-                              **{chr(0x06f0 + d): str(d) for d in range(10)}})
+                              **{chr(0x06f0 + d): str(d) for d in range(10)},
+                              **dict.fromkeys(map(ord, "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e"
+                                                       "\u2066\u2067\u2068\u2069"))})
 _SPACE_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
 _TAGS = re.compile(r"<[^>]+>")
 _IMG = re.compile(r"!\[[^\]]*\]\([^)]*\)")
