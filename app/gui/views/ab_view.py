@@ -189,6 +189,12 @@ class ABView(QWidget):
         return self._refresh()
 
     def _refresh(self) -> Comparison | None:
+        docs = [document_name(trace_document(self._events[side])) for side in "ab"]
+        same = docs[0] == docs[1] or not all(self._events[side] for side in "ab")
+        self.document_label.setText(f"<b>{docs[0] or docs[1]}</b> ›" if same else
+                                    f"A <b>{docs[0] or '?'}</b> · B <b>{docs[1] or '?'}</b> ›")
+        self.document_label.setToolTip("The document whose regions are compared (region ids repeat across "
+                                       "documents)")
         if not (self._events["a"] and self._events["b"]):
             self.hint.setText(HINT + ("\nA: " + self._names["a"] if self._events["a"] else "")
                               + ("\nB: " + self._names["b"] if self._events["b"] else ""))
@@ -196,11 +202,6 @@ class ABView(QWidget):
             return None
         self.hint.hide()
         self.comparison = compare(self._events["a"], self._events["b"])
-        docs = [document_name(trace_document(self._events[side])) for side in "ab"]
-        self.document_label.setText(f"<b>{docs[0]}</b> ›" if docs[0] == docs[1] else
-                                    f"A <b>{docs[0] or '?'}</b> · B <b>{docs[1] or '?'}</b> ›")
-        self.document_label.setToolTip("The document whose regions are compared (region ids repeat across "
-                                       "documents)")
         self.region_box.clear()
         for reg in self.comparison.regions:
             self.region_box.addItem(f"{reg.region_id}{'' if reg.same_text else ' ≠'}", reg.region_id)

@@ -133,6 +133,8 @@ class RoundsView(ViewFrame):
         """Show another document's rounds (`region`: the one the person was looking at there)."""
         self.model = model
         self.reset()
+        if region not in model.regions:  # nothing looked at there yet: the region decoded last
+            region = model.current
         if region is not None and region in model.regions:
             self.shown_region = region
             reg = self.region()
