@@ -21,12 +21,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMargins, settle
 from app.core.text.layer_math import set_as_math
 from app.core.layout.base import STRIP_ASPECT  # a picture this much wider than tall is a strip: a line, not a photo
 from app.core.text.textlayer import inside_fraction
 
 OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
-MARGIN_MAX_LETTERS = 80  # a "header" or "footer" of two lines or more and this many letters is body text (a caption)
 STRIP_LETTERS = 3  # ... and a few letters read in it are its text (a one-line image of a word or two)
 TEXT_MIN_LETTERS = 12  # fewer letters (in a picture, on a page) are a chart's labels, not text a reader misses
 MATH_FUNCTIONS = frozenset("sum int prod lim log ln exp sin cos tan max min det mod sqrt frac".split())
@@ -41,6 +41,8 @@ class Line:
     text: str
     ocr: bool  # written by the layout's OCR hook (no text layer of the document's own)
     math: bool = False  # typeset as math: math fonts with scripts or in good part (app.core.text.layer_math.set_as_math)
+    font: str = ""  # the font of most of its characters ("" for the OCR hook's lines)
+    size: float = 0.0
 
 
 def fulltext_lines(parsed: dict) -> list[Line]:
@@ -52,7 +54,10 @@ def fulltext_lines(parsed: dict) -> list[Line]:
             text = "".join(s.get("text", "") for s in spans).strip()
             if text:
                 ocr = all(str(s.get("font", "")).startswith(OCR_INSERT_FONT) for s in spans)
-                out.append(Line(tuple(float(v) for v in line["bbox"]), text, ocr, set_as_math(spans)))
+                main = max(spans, key=lambda s: len(s.get("text", "").strip()))
+                font = "" if ocr else str(main.get("font", "")).split("+")[-1]
+                out.append(Line(tuple(float(v) for v in line["bbox"]), text, ocr, set_as_math(spans), font,
+                                float(main.get("size") or 0.0)))
     return out
 
 
@@ -120,7 +125,6 @@ def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
         return []
 
 
-MARGIN_CLASSES = ("page-header", "page-footer")
 
 
 def _band_overlap(a, b) -> float:
@@ -146,7 +150,6 @@ def margin_bands(boxes: list[dict]) -> None:
 
 
 _DIGITS = re.compile(r"\d+")
-MARGIN_SHARE = 0.12  # the top and bottom share of the page where running headers and footers live
 
 
 class MarginMemory:
@@ -156,6 +159,7 @@ class MarginMemory:
     def __init__(self) -> None:
         self.key = None
         self.seen: set[tuple[str, int, str]] = set()
+        self.neighbours = NeighbourMargins()  # the document's nearby pages, for headers that repeat (furniture.py)
 
     @staticmethod
     def _band(box, page_h: float) -> int | None:
@@ -234,11 +238,9 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
     out: list[dict] = []
     found = None
     boxes = [dict(b) for b in boxes]
-    for b in boxes:  # a running header is a line or two of a few words; a paragraph at the page's top is text
-        if b.get("boxclass") in MARGIN_CLASSES:
-            held = lines_in(lines, _box(b))
-            if len(held) >= 2 and _letters(held) >= MARGIN_MAX_LETTERS:
-                b["boxclass"] = "text"
+    # furniture only for a reason beyond position (app.core.layout.furniture)
+    settle(boxes, lambda box: lines_in(lines, box), margins[2] if margins else 0.0, lines,
+           margins[0].neighbours if margins else None)
     margin_bands(boxes)
     if margins is not None:
         memory, key, page_h = margins

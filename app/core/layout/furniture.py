@@ -1,0 +1,139 @@
+"""Page furniture — running headers, running footers, page numbers — told from body text that happens to sit near a
+page's edge.
+
+The layout model calls a box `page-header`/`page-footer` from where it sits; on a one-page document, a small page
+or a page whose first paragraph starts high, that drops real text. A box is kept as furniture only when something
+besides its position says so (`furniture_reason`):
+
+- it is a page number ("7", "- 7 -", "Page 7 of 12", "vii");
+- its lines repeat, digits aside, in the same margin band of a nearby page of the document (`NeighbourMargins`,
+  read from the born-digital document's own text layer, pages `NEIGHBOURS` either side);
+- it is short (a line or two, under MARGIN_MAX_LETTERS letters), lies in the top or bottom margin band
+  (MARGIN_SHARE of the page) and is set unlike the body: another font, or a size at most STYLE_SIZE of the body's
+  (running titles in small capitals, italics, 8-pt type). A scanned page has no fonts: there the layout's verdict
+  stands for a short box in the band.
+
+Otherwise it is body text. And the other way round: a box the layout called text whose lines repeat in the same
+band on a nearby page, or that is a page number in the band, is furniture (`settle`).
+
+What must never live here: the layout's child process, label mapping, reading text for the output.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+MARGIN_SHARE = 0.12  # the top and bottom share of the page where running headers and footers live
+MARGIN_MAX_LETTERS = 80  # a "header" or "footer" of two lines or more and this many letters is body text (a caption)
+STYLE_SIZE = 0.92  # a margin line this share of the body's size or less is set apart from it
+NEIGHBOURS = 3  # pages either side looked at for a repeated header/footer
+BANDS = 50  # a page's height in bands: a repeat sits in the same band (±1) on the other page
+MARGIN_CLASSES = ("page-header", "page-footer")
+PAGE_NUMBER = re.compile(r"^[\s\-–—|·.(\[]*(?:(?:page|p\.|seite|pág\.?|стр\.?)\s*)?(?:\d{1,4}|[ivxlcdm]{1,7})"
+                         r"(?:\s*(?:/|of|von|de|из)\s*\d{1,4})?[\s\-–—|·.)\]]*$", re.IGNORECASE)
+_DIGITS = re.compile(r"\d+")
+
+
+def normalised(text: str) -> str:
+    """A margin line as compared across pages: lower case, runs of digits as one `#`, spaces collapsed."""
+    return " ".join(_DIGITS.sub("#", text.lower()).split())
+
+
+def band(box, page_h: float) -> int | None:
+    """The margin band of a box's middle (None: not in the top or bottom MARGIN_SHARE of the page)."""
+    y = (box[1] + box[3]) / 2 / max(1.0, page_h)
+    return round(y * BANDS) if y < MARGIN_SHARE or y > 1 - MARGIN_SHARE else None
+
+
+class NeighbourMargins:
+    """The margin lines of a born-digital document's pages near the one being read (its own text layer, each page
+    read once): `repeats(text, band)` — does that line stand in that band on a page nearby?"""
+
+    def __init__(self) -> None:
+        self.key = None
+        self.document = None
+        self.index = -1
+        self._pages: dict[int, set[tuple[int, str]]] = {}
+
+    def at(self, document, index: int) -> None:
+        """The page being read now (of `document`: a PdfDocument; other kinds have no layer to compare)."""
+        key = (id(document), str(getattr(document, "path", "")))
+        if key != self.key:
+            self.key, self._pages = key, {}
+        self.document = document if getattr(document, "kind", "") == "pdf" else None
+        self.index = index
+
+    def _margins(self, index: int) -> set[tuple[int, str]]:
+        if index not in self._pages:
+            found: set[tuple[int, str]] = set()
+            try:
+                with self.document.lock:
+                    page = self.document.mupdf.load_page(index)
+                    h = page.rect.height
+                    for y0, y1 in ((0, MARGIN_SHARE * h), ((1 - MARGIN_SHARE) * h, h)):
+                        for b in page.get_text("dict", clip=(0, y0, page.rect.width, y1)).get("blocks", []):
+                            for ln in b.get("lines", []):
+                                text = "".join(s.get("text", "") for s in ln.get("spans", [])).strip()
+                                at = band(ln["bbox"], h)
+                                if text and at is not None:
+                                    found.add((at, normalised(text)))
+            except Exception:  # noqa: BLE001 - a damaged neighbour page: nothing to compare with
+                pass
+            self._pages[index] = found
+        return self._pages[index]
+
+    def repeats(self, text: str, at: int) -> bool:
+        if self.document is None or not text.strip():
+            return False
+        want = normalised(text)
+        count = self.document.page_count
+        for i in range(max(0, self.index - NEIGHBOURS), min(count, self.index + NEIGHBOURS + 1)):
+            if i != self.index and any((at + d, want) in self._margins(i) for d in (-1, 0, 1)):
+                return True
+        return False
+
+
+def body_style(lines) -> tuple[str, float] | None:
+    """The body's font and size (the most characters), from the page's lines outside the margin bands."""
+    weights: Counter = Counter()
+    for ln in lines:
+        if ln.font and ln.size:
+            weights[(ln.font, round(ln.size, 1))] += len(ln.text)
+    return weights.most_common(1)[0][0] if weights else None
+
+
+def furniture_reason(held, box, page_h: float, body, neighbours: NeighbourMargins | None) -> str | None:
+    """Why a box is page furniture (None: it is body text). `held`: its lines (app.core.layout.page_boxes.Line)."""
+    text = " ".join(ln.text for ln in held).strip()
+    at = band(box, page_h) if page_h > 0 else -1  # -1: the page's height unknown, the box taken to be in the band
+    if text and PAGE_NUMBER.match(text):
+        return "page number"
+    if neighbours is not None and at is not None and at >= 0 and held and all(
+            neighbours.repeats(ln.text, at) for ln in held):
+        return "repeated on a nearby page"
+    letters = sum(c.isalpha() for c in text)
+    if at is None or len(held) > 2 or letters >= MARGIN_MAX_LETTERS:
+        return None
+    if not held or all(ln.ocr or not ln.font for ln in held):
+        return "in the margin band (a scan: the layout's verdict)"
+    if body is not None and any(ln.font != body[0] or ln.size <= STYLE_SIZE * body[1] for ln in held):
+        return "in the margin band, set unlike the body"
+    return None
+
+
+def settle(boxes: list[dict], lines_in, page_h: float, lines, neighbours: NeighbourMargins | None) -> None:
+    """Headers/footers re-judged in place (`boxclass`): kept only for a reason (`furniture_reason`); a text box in
+    the margin band that repeats nearby or is a page number becomes one. `lines_in(box)`: the lines a box holds."""
+    body = body_style([ln for ln in lines if band(ln.box, page_h) is None]) or body_style(lines)
+    for b in boxes:
+        box = (float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"]))
+        cls = b.get("boxclass")
+        if cls in MARGIN_CLASSES:
+            if furniture_reason(lines_in(box), box, page_h, body, neighbours) is None:
+                b["boxclass"] = "text"
+        elif cls in ("text", "section-header", "caption") and page_h > 0 and band(box, page_h) is not None:
+            held = lines_in(box)
+            text = " ".join(ln.text for ln in held)
+            if held and (PAGE_NUMBER.match(text.strip()) or (
+                    neighbours is not None and all(neighbours.repeats(ln.text, band(box, page_h)) for ln in held))):
+                b["boxclass"] = "page-header" if box[1] < page_h / 2 else "page-footer"
