@@ -62,6 +62,7 @@ class DocumentDecode:
     sink: Callable[[Event], None] | None = None  # a replayed trace: where its events go (the window)
     reset_sink: Callable[[], None] | None = None
     shown_region: str | None = None  # the region the rounds view showed when the person left this document
+    ended: bool = False  # its live run has finished (or was cancelled): nothing more will be recorded
 
     @property
     def key(self) -> str:
@@ -83,6 +84,7 @@ class DocumentDecode:
         self.following_live = True
         self.sink = self.reset_sink = None
         self.shown_region = None
+        self.ended = False
 
     def catch_up(self) -> None:
         """Apply the recorded events the views have not applied yet (the person scrubbed back, then left)."""

@@ -25,7 +25,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
-from app.core.record.events import Event, PrefixLaid, RunStarted, WindowStepped
+from app.core.record.events import Event, PrefixLaid, RunCancelled, RunFinished, RunStarted, WindowStepped
 from app.core.record.line_readings import document_span
 from app.core.record.trace import write_trace
 from app.gui.views.ab_view import ABView
@@ -165,8 +165,8 @@ class DecodingViews(QWidget):
         old.position = self.player.position
         old.following_live = self._following_live
         old.shown_region = self.rounds_view.shown_region
-        if old is self.live and not old.following_live and old.sink is None:
-            old.catch_up()  # scrubbed back in a live run, then left: its models take what was recorded since
+        if old is self.live and not old.ended and not old.following_live and old.sink is None:
+            old.catch_up()  # scrubbed back in a run still going, then left: its models take what is recorded
 
     def _enter(self, doc: DocumentDecode, *, dropped: bool = False) -> None:
         self.shown = doc
@@ -234,6 +234,7 @@ class DecodingViews(QWidget):
             doc.t0 = now
         doc.events.append(event)
         doc.times.append(round(now - doc.t0, 6))
+        doc.ended = isinstance(event, (RunFinished, RunCancelled)) or doc.ended
         if doc is not self.shown:  # a document not shown: its models only (shown when the person selects it)
             doc.rounds.feed(event)
             doc.window.feed(event)

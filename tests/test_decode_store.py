@@ -1,0 +1,87 @@
+"""The decoding views keep each document's run apart (app.gui.views.decode_store): region ids repeat across documents,
+so a run of one document never shows, nor is recorded, under another; what is kept is bounded to the last few
+documents read. Events are the decoders' own shapes (app.bench.frames' synthetic runs)."""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from app.bench.frames import synthetic_rounds_trace
+from app.core.record.events import RoundVerified, RunStarted
+from app.gui.views.decode_store import KEEP_DOCUMENTS, DecodeStore, document_key, trace_document
+
+
+def run_of(document: str, seed: int) -> list:
+    """A self-speculative run of region p1-r01 of `document` (every document's first region has that id)."""
+    events = synthetic_rounds_trace(300, block_size=8, seed=seed, region_id="p1-r01")
+    return [dataclasses.replace(e, document=document) if isinstance(e, RunStarted) else e for e in events]
+
+
+def text_of(events) -> str:
+    return "".join(e.text for e in events if isinstance(e, RoundVerified))
+
+
+def test_the_store_is_bounded_and_never_drops_the_shown_or_the_live_document(tmp_path):
+    store = DecodeStore()
+    assert document_key("resources/x.pdf") == document_key(os.path.abspath("resources/x.pdf")) != document_key("")
+    shown = store.open("shown.pdf")
+    shown.events.append(run_of("shown.pdf", 0)[0])
+    for i in range(KEEP_DOCUMENTS + 3):
+        doc = store.open(f"d{i}.pdf", pinned=(shown,))
+        doc.events.extend(run_of(doc.path, i)[:3])
+    assert len(store) == KEEP_DOCUMENTS and "shown.pdf" in store
+    assert f"d{KEEP_DOCUMENTS + 2}.pdf" in store and "d0.pdf" not in store
+    assert document_key("d0.pdf") in store.dropped
+    assert trace_document(run_of("a/b.pdf", 0)) == "a/b.pdf"
+
+
+def test_each_document_keeps_its_own_rounds_recording_and_signals(qtbot):
+    from app.gui.views import DecodingViews
+
+    views = DecodingViews()
+    qtbot.addWidget(views)
+    views.resize(1200, 500)
+    views.show()
+    run_a, run_b, run_c = run_of("a.pdf", 1), run_of("b.pdf", 2), run_of("c.pdf", 3)
+    views.show_document("a.pdf")
+    for ev in run_a:
+        views.feed(ev)
+    views.flush()
+    assert views.rounds_model.regions["p1-r01"].text == text_of(run_a)
+    assert "a.pdf" in views.rounds_view.document_label.text()
+    # b.pdf is read while a.pdf is shown: a.pdf's rounds and recording stay as they were
+    for ev in run_b:
+        views.feed(ev)
+    views.flush()
+    assert views.recording == run_a and views.rounds_model.regions["p1-r01"].text == text_of(run_a)
+    # the person selects b.pdf: its own p1-r01, named; a round of it is b.pdf's
+    views.show_document("b.pdf")
+    views.flush()
+    assert views.recording == run_b and views.rounds_model.regions["p1-r01"].text == text_of(run_b)
+    assert "b.pdf" in views.rounds_view.document_label.text()
+    assert views.rounds_view.region_box.currentData() == "p1-r01"
+    with qtbot.waitSignal(views.round_selected) as sig:
+        views.rounds_view.select_round(0)
+    assert sig.args[:2] == ["b.pdf", "p1-r01"]
+    # scrubbing b.pdf back, leaving, coming back: where it stood
+    views.player.seek(5)
+    views.show_document("a.pdf")
+    views.show_document("b.pdf")
+    assert views.player.position == 5
+    # a run of a.pdf again replaces a.pdf's last run only
+    for ev in run_c[:1] + [dataclasses.replace(run_c[0], document="a.pdf")] + run_c[1:]:
+        views.feed(ev)  # c.pdf's RunStarted, then a.pdf's: the rounds go to a.pdf
+    views.show_document("a.pdf")
+    views.flush()
+    assert views.rounds_model.regions["p1-r01"].text == text_of(run_c)
+    views.show_document("c.pdf")
+    assert not views.rounds_model.regions  # c.pdf's run began and ended with no rounds of its own
+    # more documents than are kept: the oldest is dropped, and its dock says so
+    for i in range(KEEP_DOCUMENTS + 1):
+        for ev in run_of(f"x{i}.pdf", 10 + i)[:6]:
+            views.feed(ev)
+    views.show_document("b.pdf")
+    views.flush()
+    assert not views.rounds_model.regions and "were not kept" in views.rounds_view.hint.text()
+    views.forget_document("c.pdf")  # closed: its run goes
+    assert "c.pdf" not in views.store
