@@ -85,3 +85,31 @@ def test_each_document_keeps_its_own_rounds_recording_and_signals(qtbot):
     assert not views.rounds_model.regions and "were not kept" in views.rounds_view.hint.text()
     views.forget_document("c.pdf")  # closed: its run goes
     assert "c.pdf" not in views.store
+
+
+def test_a_long_document_keeps_the_rounds_of_its_latest_regions_only(qtbot):
+    """Memory stays flat over a long run: past `playback_regions` regions, the oldest regions' rounds and per-token
+    events go (in batches); every region's RegionFinished (its text and statistics) stays."""
+    from app.core.record.events import RegionFinished, RegionStarted
+    from app.gui.views import DecodingViews
+
+    views = DecodingViews()
+    qtbot.addWidget(views)
+    views.playback_regions = 20
+    views.show_document("long.pdf")
+    sizes = []
+    for n in range(120):
+        run = synthetic_rounds_trace(40, block_size=8, seed=n, region_id=f"p{n + 1}-r01")
+        for ev in run[int(n > 0):-1]:  # one run: its RunStarted once, each region's events, no RunFinished
+            if isinstance(ev, RegionFinished):
+                ev = dataclasses.replace(ev, tokens=list(range(40)))
+            views.feed(dataclasses.replace(ev, document="long.pdf") if isinstance(ev, RunStarted) else ev)
+        sizes.append(len(views.recording))
+    regions = views.rounds_model.regions
+    assert 20 <= len(regions) <= 20 + max(4, 20 // 8) + 1 and "p120-r01" in regions and "p1-r01" not in regions
+    assert max(sizes[60:]) < 2 * min(sizes[60:])  # the recording stops growing
+    finished = [e for e in views.recording if isinstance(e, RegionFinished)]
+    assert len(finished) == 120 and not finished[0].tokens and finished[-1].tokens  # old ones lose their tokens only
+    assert sum(isinstance(e, RegionStarted) for e in views.recording) == 120
+    views.flush()
+    assert views.rounds_view.region_box.count() == len([r for r in regions.values() if r.rounds])

@@ -130,6 +130,8 @@ _VIEW = (
     Option("alto_version", "4", "ALTO version of the alto export (4: ALTO 4.4; 2: ALTO 2.1)", choices=("4", "2"),
            group="Files"),
     Option("record_traces", False, "Record a trace of every run", group="Decoding"),
+    Option("playback_regions", 200, "Regions of a document whose rounds the Decoding dock keeps for playback",
+           minimum=1, maximum=100_000, group="Decoding"),
     Option("window_geometry", "", "Window geometry", group="State"),
     Option("window_state", "", "Toolbars, docks and panes", group="State"),
 )

@@ -117,6 +117,9 @@ def setup_ui(window) -> None:
         flush_edits=window.editor.flush_edits, row_of=window.index_of, current=lambda: window.work,
         dialog_parent=window), window)
     window.views.round_selected.connect(window.show_text_span)
+    window.views.playback_regions = window.settings.get("playback_regions")  # memory stays flat on long documents
+    window.settings.changed.connect(lambda key, value: setattr(window.views, "playback_regions", int(value))
+                                    if key == "playback_regions" else None)
     window.views.window_span_changed.connect(window.show_window_span)
     window.views_dock = QDockWidget("Decoding", window)
     window.views_dock.setObjectName("decoding_dock")

@@ -4,25 +4,31 @@ repeat from one document to the next (every first page has a `p1-r01`).
 `DocumentDecode` is one document's latest run as the dock shows it: the events it recorded (for the playback bar
 and Save trace), the rounds and the R-SWA window built from them (app.gui.views.rounds_state / window_state), where
 the playback bar stood and, for a replayed trace, where its events go. `DecodeStore` keeps them by document,
-bounded: the latest run of the last `KEEP_DOCUMENTS` documents read; the document shown and the one being read are
-never dropped. A document dropped from the store shows an empty dock saying so (its trace, when one was recorded,
+bounded: the latest run of the last `KEEP_DOCUMENTS` documents read (the document shown and the one being read are
+never dropped), and within one document the rounds and per-token events of its latest `PLAYBACK_REGIONS` regions
+(`DocumentDecode.trim`; the window's `playback_regions` setting), so memory stays flat over a long document. A document dropped from the store shows an empty dock saying so (its trace, when one was recorded,
 replays it). No Qt here.
 
 What must never live here: widgets, painting, timers, the session's own blocks (app.core.review.session).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from app.core.record.events import DocumentOpened, Event, RunStarted
+from app.core.record.events import (DocumentOpened, Event, NgramBanned, PrefixLaid, RegionFinished, RegionStarted,
+                                    RoundVerified, RunStarted, TokensCommitted, WindowStepped)
 from app.gui.views.rounds_state import RoundsModel
 from app.gui.views.window_state import WindowModel
 
 KEEP_DOCUMENTS = 4  # documents whose latest run the dock keeps for playback (the shown and the live one always)
+PLAYBACK_REGIONS = 200  # regions of one document whose rounds, steps and tokens are kept (the latest ones)
+# the per-token events of a region: what is dropped when its rounds are (RegionStarted/Finished and the rest stay)
+_REGION_STEPS = (RoundVerified, TokensCommitted, WindowStepped, NgramBanned, PrefixLaid)
 
 
 def document_key(path: str) -> str:
@@ -63,6 +69,7 @@ class DocumentDecode:
     reset_sink: Callable[[], None] | None = None
     shown_region: str | None = None  # the region the rounds view showed when the person left this document
     ended: bool = False  # its live run has finished (or was cancelled): nothing more will be recorded
+    region_order: dict[str, None] = field(default_factory=dict)  # regions recorded, the latest started last
 
     @property
     def key(self) -> str:
@@ -85,6 +92,46 @@ class DocumentDecode:
         self.sink = self.reset_sink = None
         self.shown_region = None
         self.ended = False
+        self.region_order = {}
+
+    def record(self, event: Event, when: float) -> None:
+        """Keep a live event (and its time) in the recording."""
+        self.events.append(event)
+        self.times.append(when)
+        if isinstance(event, RegionStarted):
+            self.region_order.pop(event.region_id, None)
+            self.region_order[event.region_id] = None
+
+    def trim(self, regions: int) -> list[str]:
+        """Keep the rounds, steps and tokens of the latest `regions` regions only (memory stays flat over a long
+        document): older regions' per-token events leave the recording, their RegionFinished its token lists, their
+        rounds the model; what each region got (its RegionFinished text and statistics) stays. Trims in batches
+        (an eighth over the bound), so a long run pays it rarely. Returns the regions dropped."""
+        order = list(self.region_order)
+        if regions <= 0 or len(order) <= regions + max(4, regions // 8):
+            return []
+        drop = set(order[: len(order) - regions])
+        for rid in drop:
+            del self.region_order[rid]
+        kept_events, kept_times = [], []
+        for ev, t in zip(self.events, self.times):
+            rid = getattr(ev, "region_id", None)
+            if rid in drop and isinstance(ev, _REGION_STEPS):
+                continue
+            if rid in drop and isinstance(ev, RegionFinished) and (ev.tokens or ev.logprobs):
+                ev = dataclasses.replace(ev, tokens=[], logprobs=[])
+            kept_events.append(ev)
+            kept_times.append(t)
+        self.events[:] = kept_events  # the same lists: the playback bar holds them
+        self.times[:] = kept_times
+        self.position = min(self.position, len(self.events))
+        self.rounds.forget(drop)
+        for rid in drop:
+            self.window.streams.pop(rid, None)
+        if self.window.current in drop:
+            self.window.current = None
+        self.window.version += 1
+        return sorted(drop)
 
     def catch_up(self) -> None:
         """Apply the recorded events the views have not applied yet (the person scrubbed back, then left)."""

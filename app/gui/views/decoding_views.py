@@ -25,11 +25,13 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
-from app.core.record.events import Event, PrefixLaid, RunCancelled, RunFinished, RunStarted, WindowStepped
+from app.core.record.events import (Event, PrefixLaid, RegionStarted, RunCancelled, RunFinished, RunStarted,
+                                    WindowStepped)
 from app.core.record.line_readings import document_span
 from app.core.record.trace import write_trace
 from app.gui.views.ab_view import ABView
-from app.gui.views.decode_store import DecodeStore, DocumentDecode, document_key, trace_document
+from app.gui.views.decode_store import (PLAYBACK_REGIONS, DecodeStore, DocumentDecode, document_key,
+                                        trace_document)
 from app.gui.views.playback import PlaybackBar, TracePlayer
 from app.gui.views.rounds_state import RoundRecord, RoundsModel
 from app.gui.views.rounds_view import RoundsView
@@ -52,6 +54,7 @@ class DecodingViews(QWidget):
         self.shown: DocumentDecode = self.store.open("")  # the document the views show
         self.live: DocumentDecode | None = None  # the document live events go to (its run's RunStarted)
         self._pinned = False  # the window said which document it shows (alone, the views show the run fed)
+        self.playback_regions = PLAYBACK_REGIONS  # regions of a document whose rounds are kept (the window's setting)
         self.rounds_view = RoundsView(self.shown.rounds)
         self.window_view = WindowView(self.shown.window)
         self.tabs = QTabWidget()
@@ -198,6 +201,14 @@ class DecodingViews(QWidget):
         reg = self.shown.rounds.regions.get(region_id)
         return document_span(reg.readings, start, end) if reg is not None and reg.readings else (start, end)
 
+    def _trimmed(self, doc: DocumentDecode) -> None:
+        """Older regions of `doc` left the recording (memory bound): the shown views and the bar follow."""
+        if doc is self.shown:
+            self.player.position = len(doc.events)
+            self.rounds_view.invalidate()
+            self.window_view.invalidate()
+            self._bar_dirty = True
+
     def _round_chosen(self, region_id: str, start: int, end: int) -> None:
         self.round_selected.emit(self.shown.path, region_id, start, end)
 
@@ -232,9 +243,10 @@ class DecodingViews(QWidget):
         now = time.perf_counter()  # a live event: keep it for scrubbing / saving
         if doc.t0 is None:
             doc.t0 = now
-        doc.events.append(event)
-        doc.times.append(round(now - doc.t0, 6))
+        doc.record(event, round(now - doc.t0, 6))
         doc.ended = isinstance(event, (RunFinished, RunCancelled)) or doc.ended
+        if isinstance(event, RegionStarted) and doc.following_live and doc.trim(self.playback_regions):
+            self._trimmed(doc)
         if doc is not self.shown:  # a document not shown: its models only (shown when the person selects it)
             doc.rounds.feed(event)
             doc.window.feed(event)

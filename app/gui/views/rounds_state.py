@@ -298,6 +298,15 @@ class RoundsModel:
         self.server = ServerStats()  # what OCR servers reported about their speculative decoding (remote runs)
         self.version = 0  # bumped on every change (views compare it to skip work)
 
+    def forget(self, region_ids) -> None:
+        """Drop these regions' rounds (the oldest, to keep memory bounded: app.gui.views.decode_store)."""
+        for rid in region_ids:
+            for table in (self.regions, self._meta, self._budget, self._region_stops):
+                table.pop(rid, None)
+        if self.current not in self.regions:
+            self.current = next(reversed(self.regions), None) if self.regions else None
+        self.version += 1
+
     def region(self, region_id: str) -> RegionRounds:
         reg = self.regions.get(region_id)
         if reg is None:
