@@ -162,6 +162,7 @@ def test_replayed_traces_of_two_documents_keep_their_own_rounds(qtbot, artifacts
             assert text.document_mode and "decoder: " in text.toPlainText()
             assert "◂ recogniser kept" in text.toPlainText() and "◂ word list" in text.toPlainText()
             w.views.grab().save(str(artifacts_dir / "document_rounds_replayed_carbon_dock.png"))
+            w.grab().save(str(artifacts_dir / "document_rounds_replayed_carbon_1280x800.png"))
     # each document's recording stays its own: the playback bar scrubs sample.pdf's run only
     assert {type(e).__name__ for e in w.views.recording} >= {"RunStarted", "RoundVerified"}
     assert w.views.recording[0].document.endswith("sample.pdf")
