@@ -61,13 +61,16 @@ _MODELS: dict[str, dict[str, object]] = {}  # per converter: its engine and layo
 STAGES_OF: dict[str, dict[str, float]] = {}  # per converter: the stage milliseconds of its last page (--profile)
 
 
-def _ours(name: str, engine: str):
+def _ours(name: str, engine: str, decoder: str = "unsure"):
+    """Our conversion as `convert` runs it (the built-in decoder on the lines it could change: `decoder`)."""
     def convert(path: Path) -> str:
+        from app.core.engines import resolve_engine_name
         from app.core.pipeline import Pipeline, PipelineOptions
 
         models = _MODELS.setdefault(name, {"engine": None, "layout": None})
-        pipe = Pipeline(PipelineOptions(engine=engine, text_layer="prefer"), engine=models["engine"],
-                        layout=models["layout"])
+        chosen = {"decoder": decoder} if resolve_engine_name(engine) == "builtin" else {}
+        pipe = Pipeline(PipelineOptions(engine=engine, text_layer="prefer", engine_options=chosen),
+                        engine=models["engine"], layout=models["layout"])
         from app.core.base.stages import StageClock, measuring
 
         clock = StageClock()
@@ -103,6 +106,7 @@ CONVERTERS = {
     "default": _ours("default", "auto"),
     "classic": _ours("classic", "classic"),
     "builtin": _ours("builtin", "builtin"),
+    "decoded": _ours("decoded", "auto", decoder="always"),  # the default with every line decoded (the window's)
     "pymupdf4llm": pymupdf4llm_markdown,
     "rapidocr": rapidocr_markdown,  # the floor: a bare detector + recogniser pass (app.bench.scan_profile)
 }
@@ -283,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(speed_lines(rows, names))
     if args.profile:
-        for name in (n for n in names if n in ("default", "classic", "builtin")):
+        for name in (n for n in names if n in ("default", "decoded", "classic", "builtin")):
             print(f"\nstages of {name} (ms per page, share of its wall time):")
             print(profile_table(rows, name))
     if args.json:

@@ -92,6 +92,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true",
                    help="skip the pages and inputs an earlier run into the same OUTDIR finished (its checkpoint)")
     add_engine_arguments(p)
+    # headless, the built-in decoder reads only the lines it could change (app.core.engines.builtin.sure_lines)
+    p.set_defaults(engine_builtin__decoder="unsure")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.add_argument("-v", "--verbose", action="store_true", help="also show third-party warnings and log lines")
 
@@ -196,11 +198,14 @@ def _run(args: argparse.Namespace) -> int:
         formats=args.formats, alto_version=args.alto_version, layout_timeout=args.layout_timeout, batch=args.batch,
         rotate=args.rotate,
     )
-    if args.engine in ENGINES:
-        chosen = engine_options(args, args.engine)
-        lacking = missing(ENGINES[args.engine], chosen)
+    from app.core.engines import resolve_engine_name
+
+    name = resolve_engine_name(args.engine, args.model)  # "auto" takes the options of the engine it stands for
+    if name in ENGINES:
+        chosen = engine_options(args, name)
+        lacking = missing(ENGINES[name], chosen)
         if lacking:
-            print(f"error: --engine {args.engine} needs {' and '.join(lacking)}", file=sys.stderr)
+            print(f"error: --engine {name} needs {' and '.join(lacking)}", file=sys.stderr)
             return EXIT_USAGE
         options.engine_options.update(chosen)
     from app.commands.convert_inputs import (

@@ -26,6 +26,7 @@ from app.core.engines.base import (  # noqa: F401 - the engine vocabulary, impor
     Engine,
     EngineUnavailable,
     LineRegionEngine,
+    PageLineEngine,
     RegionEngine,
     RegionResult,
     no_blocks,

@@ -97,6 +97,21 @@ class LineRegionEngine(RegionEngine, Protocol):
     ) -> RegionResult: ...
 
 
+@runtime_checkable
+class PageLineEngine(LineRegionEngine, Protocol):
+    """A line engine that can read a whole scanned page's lines at once (detected once, recognised once, batched),
+    so the layout, the orientation check and its own regions share them (app.core.pipeline.page_ocr): `read_page`
+    returns the page's lines (app.core.engines.builtin.page_lines.PageLine); `decode_lines(known=...)` takes a
+    region's lines with their readings and reads none of them again."""
+
+    def read_page(self, image: "Image.Image", page: int = 0) -> list[Any]: ...
+
+    def decode_lines(
+        self, image: "Image.Image", task: str, lines: Sequence[Sequence[float]], *, region_id: str, page: int = 0,
+        emit: Emit = no_emit, cancel: CancelToken | None = None, known: Sequence[Any] | None = None,
+    ) -> RegionResult: ...
+
+
 class ConcurrentRegionEngine(RegionEngine, Protocol):
     """A region engine with `concurrency` > 1 (servers): the region scheduler runs its reads on an asyncio loop."""
 

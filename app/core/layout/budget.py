@@ -53,14 +53,20 @@ def _quiet():
             pymupdf._g_out_message = saved
 
 
-def parse_page(mupdf_doc, index: int, use_ocr: bool) -> dict:
+def parse_page(mupdf_doc, index: int, use_ocr: bool, given: list | None = None) -> dict:
     """pymupdf4llm's JSON of one page (runs in app.core.layout.budget's child process), with `finder_tables`
-    ([bbox, HTML] of PyMuPDF's table finder) when the layout saw a table."""
+    ([bbox, HTML] of PyMuPDF's table finder) when the layout saw a table. `given`: the page's lines already read
+    ([x0, y0, x1, y1, text], points), written into the page instead of OCR'ing it (app.core.layout.given_ocr)."""
     with _quiet():
         import pymupdf4llm
 
+        hook = {}
+        if given is not None and use_ocr:
+            from app.core.layout.given_ocr import inserting
+
+            hook["ocr_function"] = inserting(given)
         data = pymupdf4llm.to_json(mupdf_doc, pages=[index], use_ocr=use_ocr, write_images=False, embed_images=False,
-                                   show_progress=False)
+                                   show_progress=False, **hook)
     pages = json.loads(data).get("pages") or []
     page = pages[0] if pages else {"boxes": []}
     if any(b.get("boxclass") == "table" for b in page.get("boxes") or []):
@@ -140,13 +146,13 @@ def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child proc
             return
         if message is None:
             return
-        pdf_bytes, use_ocr = message
+        pdf_bytes, use_ocr, given = message
         if mask is not None:
             mask.reset()  # a new page: its script is judged afresh
         try:
             clock = StageClock()  # the page's stages in here go back with it (the parent absorbs them)
             with pymupdf.open(stream=pdf_bytes, filetype="pdf") as doc, measuring(clock):
-                result = ("ok", {**parse_page(doc, 0, use_ocr), "stage_ms": clock.ms})
+                result = ("ok", {**parse_page(doc, 0, use_ocr, given), "stage_ms": clock.ms})
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which falls back to the whole page
             result = ("error", f"{type(exc).__name__}: {exc}")
         _send(stdout, result)
@@ -223,14 +229,16 @@ class LayoutProcess:
             self.stop()
             raise LayoutError("the layout process did not start")
 
-    def parse(self, pdf_bytes: bytes, use_ocr: bool, *, timeout: float | None = None, cancel=None) -> dict:
-        """pymupdf4llm's JSON page of the one-page PDF `pdf_bytes`. Raises LayoutTimeout past `timeout` seconds,
-        Cancelled when `cancel` fires, LayoutError when the child fails; KeyboardInterrupt ends the child too."""
+    def parse(self, pdf_bytes: bytes, use_ocr: bool, *, timeout: float | None = None, cancel=None,
+              given: list | None = None) -> dict:
+        """pymupdf4llm's JSON page of the one-page PDF `pdf_bytes` (`given`: its lines already read, in place of
+        the layout's OCR). Raises LayoutTimeout past `timeout` seconds, Cancelled when `cancel` fires, LayoutError
+        when the child fails; KeyboardInterrupt ends the child too."""
         with self._lock:
             try:
                 self._ensure(cancel)
                 try:
-                    _send(self._proc.stdin, (pdf_bytes, use_ocr))
+                    _send(self._proc.stdin, (pdf_bytes, use_ocr, given))
                 except OSError:
                     self.stop()
                     raise LayoutError("the layout process ended before the page was sent") from None

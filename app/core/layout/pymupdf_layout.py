@@ -96,17 +96,20 @@ class PyMuPDFLayout:
             raise LayoutError("PyMuPDF layout is not available; install pymupdf4llm >= 2")
 
     def analyse(self, document, index, image, dpi, *, keep_headers: bool = False, cancel=None,
-                timeout: float | None = None) -> list[Region]:
+                timeout: float | None = None, page_lines: list | None = None) -> list[Region]:
         """The page's regions. The analysis runs in a child process under `timeout` seconds (LayoutTimeout past
         it) and stops at once on `cancel` or Ctrl+C (app.core.layout.budget); timed as the "layout" stage, the
-        child's detector and recogniser apart (app.core.base.stages)."""
+        child's detector and recogniser apart (app.core.base.stages). `page_lines` ([x0, y0, x1, y1, text] in
+        points, the page as shown): a scan's lines the pipeline already read, inserted in place of the layout's own
+        OCR (none is run)."""
         from app.core.base.stages import stage
 
         with stage("layout"):
             return self._analyse(document, index, image, dpi, keep_headers=keep_headers, cancel=cancel,
-                                 timeout=timeout)
+                                 timeout=timeout, page_lines=page_lines)
 
-    def _analyse(self, document, index, image, dpi, *, keep_headers: bool, cancel, timeout) -> list[Region]:
+    def _analyse(self, document, index, image, dpi, *, keep_headers: bool, cancel, timeout,
+                 page_lines=None) -> list[Region]:
         import pymupdf
 
         from app.core.layout.budget import shared_process
@@ -130,7 +133,8 @@ class PyMuPDFLayout:
             one_page = tmp.tobytes(garbage=0)
         finally:
             tmp.close()
-        parsed = shared_process().parse(one_page, self.use_ocr, timeout=timeout, cancel=cancel)
+        parsed = shared_process().parse(one_page, self.use_ocr, timeout=timeout, cancel=cancel,
+                                        given=page_lines)
         s = dpi / 72.0
         dets, natives = [], []
         boxes = parsed.get("boxes") or []

@@ -4,6 +4,9 @@ reads every page as it is). A page a person turned, or laid out after it was tur
 with (`Pipeline.page_turns`, from the window's run request). The document applies the turn to every rendering and
 crop of the page, and the page's output records it (`PageOutput.rotation`, `.skew`; the JSON's page `rotation`).
 
+With the built-in engine and PyMuPDF's layout the page's lines are read once first (app.core.pipeline.page_ocr),
+and the recogniser's check runs only where they give reason to doubt the page is upright.
+
 Born-digital pages (with a text layer) are read as they are: their words say which way they run, and MuPDF already
 applies a PDF page's own /Rotate.
 
@@ -33,6 +36,9 @@ def orient_page(pipe, index: int) -> tuple[int, float]:
     from app.core.layout.orientation import detect
 
     pipe.emit(PhaseChanged("orientation", detail=f"page {index + 1}"))
+    if pipe.text_source.scan.applies(index):  # the page's one OCR pass says whether it needs the check
+        found = pipe.text_source.scan.orient(index)
+        return found.turn, found.skew
     with stage("orientation", whole=True):  # its own small rendering and readings are its cost
         found = detect(doc.render(index, doc.native_dpi(index) or ORIENT_DPI))
     doc.set_orientation(index, found.turn, found.skew)

@@ -270,8 +270,9 @@ class Pipeline:
 
         budget = layout_budget(self.options.layout_timeout, doc, index, bool(self.text_words(index)))
         try:
+            read_once = self.text_source.scan.layout_kw(index)  # a scan's lines, read once (page_ocr.py)
             regions = layout.analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers,
-                                     cancel=self.cancel, timeout=budget)
+                                     cancel=self.cancel, timeout=budget, **read_once)
         except Cancelled:
             raise
         except LayoutTimeout:

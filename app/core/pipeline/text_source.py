@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import time
 
-from app.core.engines.base import LineRegionEngine, RegionResult
+from app.core.engines.base import LineRegionEngine, PageLineEngine, RegionResult
 from app.core.scripts.router import suspect
+from app.core.pipeline.page_ocr import ScanReader
 from app.core.record.events import RegionFinished, RegionStarted
 from app.core.layout.page_boxes import TEXT_MIN_LETTERS
 from app.core.document.regions import DECODED_TASKS, Region, record_result
@@ -96,6 +97,7 @@ class TextSource:
         self.pipeline = pipeline
         self._layer: tuple[tuple[int, int], PageLayer] | None = None
         self._checks: tuple[tuple[int, int], dict[str, tuple[str, str]]] | None = None
+        self.scan = ScanReader(pipeline)  # scanned pages read once, their lines shared (app.core.pipeline.page_ocr)
 
     def layer(self, index: int) -> PageLayer:
         """Page `index`'s original text layer (one page cached)."""
@@ -229,7 +231,8 @@ class TextSource:
         s = dpi / 72.0
         ox, oy = crop_origin(tuple(region.box_pt), dpi)  # the crop's origin on the page (Document.crop)
         boxes = [(a * s - ox, b * s - oy, c * s - ox, d * s - oy) for a, b, c, d, *_ in lines]
-        return engine.decode_lines(crop, region.task, boxes, **kw)
+        known = self.scan.known(region, lines, dpi, (ox, oy)) if isinstance(engine, PageLineEngine) else None
+        return engine.decode_lines(crop, region.task, boxes, **kw, **({"known": known} if known else {}))
 
     def _distrust(self, region: Region, words) -> str | None:
         """Why the layer's words in `region` cannot be taken (None: they can)."""

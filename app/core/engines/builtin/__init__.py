@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.engines.base import EngineUnavailable
-from app.core.engines.spec import EngineSpec
+from app.core.engines.spec import EngineOption, EngineSpec
 
 
 def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | None = None, mode: str = "selfspec",
@@ -34,7 +34,8 @@ def open_engine(*, model_path=None, device=None, dtype=None, block_size: int | N
                                 f"kind: reader); checkpoints of the earlier vision-tower recipe are no longer read")
     try:
         return ReaderEngine(folder, name=engine or "builtin", mode=mode, device=device, block_size=block_size,
-                            threads=options.get("threads"), max_new_tokens=options.get("max_new_tokens"))
+                            threads=options.get("threads"), max_new_tokens=options.get("max_new_tokens"),
+                            decoder=options.get("decoder") or "always")
     except (OSError, ValueError, KeyError) as exc:
         raise EngineUnavailable(f"the built-in model in {folder} could not be loaded: {exc}") from exc
 
@@ -47,8 +48,13 @@ def open_ar(**options: Any):
 
 # registrations (pyproject's scriptorium.engines entry points name them); the built-in model reads printed
 # lines, not LaTeX: a formula's text-layer text beats its reading
+DECODER = EngineOption("decoder", str, "always", "which lines the built-in decoder reads: always (every line; the "
+                       "window draws its rounds), unsure (only lines the recogniser was unsure of; the text is the "
+                       "same, the arbiter keeps its sure readings; convert's default), never (the recogniser alone)",
+                       choices=("always", "unsure", "never"), label="Decoder reads")
 BUILTIN = EngineSpec("builtin", "Built-in model (self-speculative)", "region",
-                     "app.core.engines.builtin:open_engine", "builtin", "rounds", reads_formulas=False)
+                     "app.core.engines.builtin:open_engine", "builtin", "rounds", reads_formulas=False,
+                     options=(DECODER,))
 BUILTIN_AR = EngineSpec("builtin-ar", "Built-in model, autoregressive", "region",
                         "app.core.engines.builtin:open_ar", "builtin", "", reads_formulas=False)
 

@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from app.core.engines.builtin.arbiter import arbitrate
 from app.core.engines.builtin.lexicon import settle_reading
 from app.core.engines.builtin.line_boxes import apart, group_rows
+from app.core.engines.builtin.page_lines import detector, known_rows, read_page_lines
+from app.core.engines.builtin.sure_lines import kept_line, skips
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.base.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
@@ -54,21 +56,6 @@ MAX_LINE_TOKENS = 256
 GIVEN_PAD = 0.15  # a given line box is widened by this fraction of its height on every side (detector boxes are loose)
 
 
-def _detector():
-    """RapidOCR with detection only (its own instance: the classic engine's shared one keeps its call flags)."""
-    import logging
-
-    from rapidocr import RapidOCR
-
-    try:
-        ocr = RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False, "Det.limit_type": "max",
-                               "Det.limit_side_len": 1600})
-    except Exception:  # noqa: BLE001 - another params schema
-        ocr = RapidOCR()
-    logging.getLogger("RapidOCR").setLevel(logging.ERROR)
-    return ocr
-
-
 class ReaderEngine:
     """RapidOCR's detector and recogniser + the built-in decoder, one region at a time."""
 
@@ -79,7 +66,7 @@ class ReaderEngine:
 
     def __init__(self, folder: str | os.PathLike, *, name: str = "builtin", mode: str = "selfspec",
                  device: str | None = None, block_size: int | None = None, threads: int | None = None,
-                 max_new_tokens: int | None = None) -> None:
+                 max_new_tokens: int | None = None, decoder: str = "always") -> None:
         import torch
 
         from app.core.engines.builtin.reader import PrefixCodec, load_reader
@@ -98,6 +85,7 @@ class ReaderEngine:
         self.mask_id = int(self.bd["mask_id"])
         self.block_size = int(block_size or self.bd["bd_size"]) if mode == "selfspec" else 0
         self.max_new_tokens = max_new_tokens
+        self.decoder = decoder  # which lines the decoder reads: always | unsure | never (sure_lines.py)
         self.inspect = InspectOptions.from_env()  # the reject inspector in RoundVerified while someone listens (None: never)
         self.script = ScriptMask()  # the page's script: Latin pages read no CJK class
         self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script,
@@ -117,8 +105,7 @@ class ReaderEngine:
 
         if image.width < 4 or image.height < 4:
             return []
-        if self._det is None:
-            self._det = _detector()
+        self._det = self._det or detector()
         padded = np.asarray(ImageOps.expand(image.convert("RGB"), border=PAD, fill=(255, 255, 255)))
         res = self._det(padded, use_det=True, use_cls=False, use_rec=False)
         quads = getattr(res, "boxes", None)
@@ -159,6 +146,8 @@ class ReaderEngine:
             boxes.append(box)
             crops.append(np.ascontiguousarray(crop[..., ::-1]))
         return [[(tuple(round(v, 1) for v in boxes[i]), crops[i]) for i in row] for row in group_rows(boxes)]
+
+    read_page = read_page_lines  # a scanned page's lines, detected and read once (page_lines.py)
 
     def start_page(self, page: int) -> None:
         """A new page starts a new script estimate (as the classic engine's)."""
@@ -242,25 +231,31 @@ class ReaderEngine:
 
     def decode_lines(self, image: "Image.Image", task: str, lines: Sequence[Sequence[float]], *, region_id: str,
                      page: int = 0, emit: Emit = no_emit, cancel: CancelToken | None = None,
-                     max_new_tokens: int | None = None) -> RegionResult:
+                     max_new_tokens: int | None = None, known: Sequence | None = None) -> RegionResult:
         """decode_region on the given line boxes (region pixels) instead of detecting them: the same recogniser,
-        decoder, events and stats (`lines_from: "given"`, no detection time)."""
+        decoder, events and stats (`lines_from: "given"`, no detection time). `known`: (box, reading) per line the
+        page's one OCR pass already read (read_page): nothing recognised again (`lines_from: "page"`)."""
         from app.core.engines.builtin.reader import one_thread
 
         with one_thread():
             return self._decode_region(image, task, lines, region_id=region_id, emit=emit, cancel=cancel, page=page,
-                                       max_new_tokens=max_new_tokens)
+                                       max_new_tokens=max_new_tokens, known=known)
 
     def _decode_region(self, image: "Image.Image", task: str, lines: Sequence[Sequence[float]] | None, *,
-                       region_id: str, emit: Emit, cancel, page: int, max_new_tokens: int | None) -> RegionResult:
+                       region_id: str, emit: Emit, cancel, page: int, max_new_tokens: int | None,
+                       known: Sequence | None = None) -> RegionResult:
         t0 = time.perf_counter()
         self.start_page(page)
         t_det = time.perf_counter()
-        rows = self.find_lines(image) if lines is None else self.given_lines(image, lines)
+        if known is not None:  # read with the page (page_lines.py): cut from the image, never recognised again
+            rows, readings = known_rows(image, known)
+        else:
+            rows = self.find_lines(image) if lines is None else self.given_lines(image, lines)
         det_ms = (time.perf_counter() - t_det) * 1e3 if lines is None else 0.0
         t_rec = time.perf_counter()
         flat = [piece for row in rows for piece in row]
-        readings = self.recogniser.read([crop for _, crop in flat]) if flat else []
+        if known is None:
+            readings = self.recogniser.read([crop for _, crop in flat]) if flat else []
         rec_ms = (time.perf_counter() - t_rec) * 1e3
         # the words the recogniser was unsure of, settled by how common each candidate word is (lexicon.py); the
         # decoder then reads the settled characters
@@ -306,10 +301,12 @@ class ReaderEngine:
                     offsets["step"] += len(line_tokens)
                     offsets["tokens"] += len(line_tokens)
                     continue
-                decoded, text = self.read_line(reading, region_id=region_id, emit=emit, offsets=offsets, sep=sep,
-                                               budget=min(left, line_budget(reading)),
-                                               cancel=cancel)
-                st = decoded.stats.to_dict()
+                if skips(self.decoder, reading):  # it could not change the text (sure_lines.py)
+                    decoded, text = kept_line(self, reading, region_id=region_id, emit=emit, offsets=offsets, sep=sep)
+                else:
+                    decoded, text = self.read_line(reading, region_id=region_id, emit=emit, offsets=offsets,
+                                                   sep=sep, budget=min(left, line_budget(reading)), cancel=cancel)
+                st = decoded.stats.to_dict() | ({"decoder": "skipped"} if not decoded.stats.forwards else {})
                 st.update(box=list(box), row=r, recogniser=reading.text, text=text, stopped=decoded.stopped,
                           line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
                 if text != reading.text and decoded.stopped != "max_new_tokens":
@@ -357,7 +354,8 @@ class ReaderEngine:
         stats.update(line_scores=[round(c, 4) for c in coverage],
                      unreadable_lines=sum(1 for c in coverage if c < MIN_LINE_COVERAGE))
         stats.update(engine=self.name, lines=len(per_line), rows=len(rows), line_boxes=[s["box"] for s in per_line],
-                     line_stats=per_line, lines_from="detector" if lines is None else "given",
+                     line_stats=per_line, lines_from="page" if known is not None else "detector" if lines is None
+                     else "given",
                      lines_unread=0 if cancelled else len(flat) - len(per_line), detect_ms=round(det_ms, 2),
                      recognise_ms=round(rec_ms, 2), request_ms=(time.perf_counter() - t0) * 1e3, device=self.device,
                      dtype=self.dtype, stopped="cancelled" if cancelled else "max_new_tokens" if cut else "done")

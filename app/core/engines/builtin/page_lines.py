@@ -1,0 +1,163 @@
+"""A scanned page read once by the built-in engine's eyes: RapidOCR's detector over the whole page, then every line's
+crop through the recogniser in one batched pass (app.core.rapid.recogniser). The layout is given these lines' text
+(instead of running its own OCR), the orientation check their confidence, and the engine their readings
+(`decode_lines(known=...)`): no crop is recognised twice.
+
+    lines = engine.read_page(image, page)  # [PageLine], boxes in the image's pixels (read_page_lines)
+    sure_upright(lines)                    # does the page read as it is? (no orientation check needed)
+    engine.decode_lines(crop, task, boxes, known=[(box, line.fresh_reading()), ...])   # known_rows
+
+Crops are cut as the engine cuts given line boxes (padded by GIVEN_PAD of their height, neighbours cut apart:
+app.core.engines.builtin.line_boxes.apart); a line the recogniser read with a mean confidence under MIN_SCORE, or
+as nothing, is dropped, as RapidOCR's own pipeline drops it (its `text_score`).
+
+What must never live here: layout, turning pages, decoding.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Sequence
+
+PAD = 24  # white pixels around the page before detection (text touching the edge is detected poorly)
+GIVEN_PAD = 0.15  # as the engine pads a given line box (engine.GIVEN_PAD)
+MIN_SCORE = 0.5  # RapidOCR's text_score: a line read with less mean confidence is not a line
+SURE_CONFIDENCE = 0.85  # a page read as it is with this mean confidence is upright (upside down reads far lower)
+SURE_ACROSS = 0.8  # ... when this share of its lines run across it
+SURE_LINES = 3
+
+
+@dataclass
+class PageLine:
+    """One detected line: `det` its detector box, `box` the crop box read (padded, cut apart from its neighbours),
+    both (x0, y0, x1, y1) in the page image's pixels; `size` the crop's (w, h) as read (after a vertical piece was
+    turned); `reading` the recogniser's."""
+
+    det: tuple[float, float, float, float]
+    box: tuple[float, float, float, float]
+    size: tuple[int, int]
+    reading: object  # app.core.rapid.recogniser.Reading
+
+    @property
+    def score(self) -> float:
+        conf = self.reading.conf
+        return float(sum(conf) / len(conf)) if conf else 0.0
+
+    def fresh_reading(self):
+        """A copy of the reading the engine may settle in place (the page's stays as read)."""
+        return copy.deepcopy(self.reading)
+
+
+def detector():
+    """RapidOCR with detection only (the engine's own instance: the classic engine's shared one keeps its call
+    flags); its long side at most 1600 px (a 200-DPI page is detected at about 145 DPI)."""
+    import logging
+
+    from rapidocr import RapidOCR
+
+    try:
+        ocr = RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False, "Det.limit_type": "max",
+                               "Det.limit_side_len": 1600})
+    except Exception:  # noqa: BLE001 - another params schema
+        ocr = RapidOCR()
+    logging.getLogger("RapidOCR").setLevel(logging.ERROR)
+    return ocr
+
+
+def detect(engine, image) -> list[tuple[float, float, float, float]]:
+    """The detector's line boxes (x0, y0, x1, y1) on `image` (a PIL page rendering), in its pixels."""
+    import numpy as np
+    from PIL import ImageOps
+
+    from app.core.base.stages import stage
+
+    if image.width < 4 or image.height < 4:
+        return []
+    engine._det = det = engine._det or detector()
+    padded = np.asarray(ImageOps.expand(image.convert("RGB"), border=PAD, fill=(255, 255, 255)))
+    with stage("detector"):
+        res = det(padded, use_det=True, use_cls=False, use_rec=False)
+    quads = getattr(res, "boxes", None)
+    if quads is None or len(quads) == 0:
+        return []
+    out = []
+    for q in quads:
+        q = np.asarray(q, dtype=np.float32)
+        xs, ys = q[:, 0] - PAD, q[:, 1] - PAD
+        out.append((max(0.0, float(xs.min())), max(0.0, float(ys.min())), min(float(image.width), float(xs.max())),
+                    min(float(image.height), float(ys.max()))))
+    return out
+
+
+def crops(image, boxes: Sequence[Sequence[float]]):
+    """(crop box, BGR crop) per box (x0, y0, x1, y1 in `image`'s pixels), cut as the engine cuts given lines:
+    padded, apart from their neighbours, a vertical piece turned; None for a box too thin to read."""
+    import numpy as np
+
+    from app.core.engines.builtin.line_boxes import apart
+
+    rgb = np.asarray(image.convert("RGB"))
+    padded = []
+    for line in boxes:
+        x0, y0, x1, y1 = (float(v) for v in line[:4])
+        pad = GIVEN_PAD * (y1 - y0)
+        padded.append((max(0.0, x0 - pad), max(0.0, y0 - pad), min(float(image.width), x1 + pad),
+                       min(float(image.height), y1 + pad)))
+    out = []
+    for box in apart(padded):
+        crop = rgb[int(box[1]):int(round(box[3])), int(box[0]):int(round(box[2]))]
+        if crop.shape[0] < 4 or crop.shape[1] < 4:
+            out.append(None)
+            continue
+        if crop.shape[0] * 1.0 / crop.shape[1] >= 1.5:  # a vertical piece: read it turned, as RapidOCR does
+            crop = np.rot90(crop)
+        out.append((tuple(round(v, 1) for v in box), np.ascontiguousarray(crop[..., ::-1])))
+    return out
+
+
+def read_page_lines(engine, image, page: int = 0) -> list[PageLine]:
+    """Every line of page `page`'s image: detected once, all crops read by the engine's recogniser in one batched
+    call (the page's script estimate starts afresh, as for the engine's own regions)."""
+    engine._page = None  # a page read again (turned after a doubt) is judged afresh too
+    engine.start_page(page)
+    dets = detect(engine, image)
+    kept = [(d, c) for d, c in zip(dets, crops(image, dets)) if c is not None]
+    readings = engine.recogniser.read([crop for _, (_, crop) in kept]) if kept else []
+    out = []
+    for (d, (box, crop)), reading in zip(kept, readings):
+        line = PageLine(tuple(round(v, 1) for v in d), box, (int(crop.shape[1]), int(crop.shape[0])), reading)
+        if reading.text.strip() and line.score >= MIN_SCORE:
+            out.append(line)
+    return out
+
+
+def cut(image, box):
+    """The BGR crop of `image` (PIL) inside `box`, turned when it is a vertical piece (as `crops` cuts it)."""
+    import numpy as np
+
+    rgb = np.asarray(image.convert("RGB"))
+    crop = rgb[max(0, int(box[1])):int(round(box[3])), max(0, int(box[0])):int(round(box[2]))]
+    if crop.shape[0] * 1.0 / max(1, crop.shape[1]) >= 1.5:
+        crop = np.rot90(crop)
+    return np.ascontiguousarray(crop[..., ::-1])
+
+
+def known_rows(image, known: Sequence[tuple]):
+    """The engine's rows ([[(box, crop), ...], ...], as its own line finding gives them) and their readings in row
+    order, for lines already read: `known` is (box in `image`'s pixels, reading) per line."""
+    from app.core.engines.builtin.line_boxes import group_rows
+
+    boxes = [tuple(float(v) for v in box) for box, _ in known]
+    rows = group_rows(boxes)
+    return ([[(tuple(round(v, 1) for v in boxes[i]), cut(image, boxes[i])) for i in row] for row in rows],
+            [known[i][1] for row in rows for i in row])
+
+
+def sure_upright(lines: Sequence[PageLine]) -> bool:
+    """Does the page read as it is: enough lines, most running across it, read with a high mean confidence? Then
+    no other turn could read better by the orientation check's margin, and the check is skipped."""
+    if len(lines) < SURE_LINES:
+        return False
+    across = sum(1 for ln in lines if ln.det[2] - ln.det[0] >= ln.det[3] - ln.det[1])
+    conf = [c for ln in lines for ch, c in zip(ln.reading.chars, ln.reading.conf) if ch.strip()]
+    return bool(conf) and across >= SURE_ACROSS * len(lines) and sum(conf) / len(conf) >= SURE_CONFIDENCE

@@ -1,0 +1,118 @@
+"""One OCR pass per scanned page, shared by every step that needs the page's lines (docs/architecture.md, The page
+pipeline): with the built-in engine (an engine that reads whole pages of lines: app.core.engines.base.PageLineEngine)
+and PyMuPDF's layout, a page without a text layer is rendered once at the engine's DPI, its lines detected once and
+every line read once by the recogniser, batched (app.core.engines.builtin.page_lines). Then
+
+- the orientation check runs only where the page gives reason to doubt (`orient`): the ink says which way the
+  lines run and how much they are skewed (no model); a page whose lines run across it and read with a high mean
+  confidence is upright as it is, any other goes through the full check (app.core.layout.orientation.detect);
+- the layout is given the lines' text in place of its own OCR (`layout_kw`: PyMuPDFLayout's `page_lines`);
+- the engine is given each region's lines with their readings (`known`): nothing is recognised twice.
+
+Any other engine, layout or page is read as before (the layout's own OCR, the engine's own detection).
+
+What must never live here: detection, recognition or decoding themselves (the engine's), the layout's mapping.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from app.core.base.stages import stage
+from app.core.engines.base import PageLineEngine
+from app.core.layout.orientation import Orientation, detect, lie
+from app.core.pipeline.orient import ORIENT_DPI
+from app.core.layout.pymupdf_layout import PyMuPDFLayout
+
+KEEP_PAGES = 2  # pages whose lines are kept (the page being laid out and the page being read)
+
+
+def _inside(point: tuple[float, float], box: Sequence[float]) -> bool:
+    return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
+
+
+def _centre(box: Sequence[float]) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+class ScanReader:
+    """A pipeline's scanned pages, each read once (see the module)."""
+
+    def __init__(self, pipeline) -> None:  # app.core.pipeline.run.Pipeline (which imports this module's user)
+        self.pipeline = pipeline
+        self._pages: dict[tuple, tuple[float, list]] = {}  # (document, page, orientation) -> (dpi, PageLines)
+        self.reads = 0  # pages read (a page read again after a turn counts twice)
+
+    def applies(self, index: int) -> bool:
+        """Is page `index` read once here: a page without a text layer, read by a page-line engine through
+        PyMuPDF's layout with its OCR on?"""
+        p = self.pipeline
+        layout = p.layout
+        return (isinstance(p.engine, PageLineEngine) and isinstance(layout, PyMuPDFLayout) and layout.use_ocr
+                and p.document is not None and not p.document.text_layer(index))
+
+    def _key(self, index: int) -> tuple:
+        doc = self.pipeline.document
+        return id(doc), str(doc.path), index, doc.orientation(index)
+
+    def lines(self, index: int) -> tuple[float, list]:
+        """(dpi, the PageLines of page `index` as it is turned now), read on first use."""
+        key = self._key(index)
+        if key not in self._pages:
+            p = self.pipeline
+            dpi = p.ocr_dpi(index)
+            found = p.engine.read_page(p.document.render(index, dpi), index)
+            self.reads += 1
+            self._pages[key] = (dpi, found)
+            while len(self._pages) > KEEP_PAGES:
+                self._pages.pop(next(iter(self._pages)))
+        return self._pages[key]
+
+    def orient(self, index: int) -> Orientation:
+        """Turn page `index` the right way up (its document's orientation is set); the full check only on doubt."""
+        from app.core.engines.builtin.page_lines import sure_upright
+
+        doc = self.pipeline.document
+        with stage("orientation"):
+            found = lie(doc.render(index, self.pipeline.ocr_dpi(index)))  # the OCR's own rendering
+        if found is None:
+            return Orientation()
+        across, skew = found
+        if across == 0:  # lines across the page: if they read well as they are, it is upright
+            doc.set_orientation(index, 0, skew)
+            if sure_upright(self.lines(index)[1]):
+                return Orientation(0, skew)
+            doc.set_orientation(index)
+        with stage("orientation", whole=True):  # its own small rendering and readings are its cost
+            turned = detect(doc.render(index, doc.native_dpi(index) or ORIENT_DPI))
+        doc.set_orientation(index, turned.turn, turned.skew)
+        return turned
+
+    def layout_kw(self, index: int) -> dict[str, Any]:
+        """The layout's keywords for page `index`: its lines ([x0, y0, x1, y1, text] in points, the detector's
+        boxes) in place of the layout's own OCR, when the page is read here; {} otherwise."""
+        if not self.applies(index):
+            return {}
+        dpi, found = self.lines(index)
+        s = dpi / 72.0
+        return {"page_lines": [[*(round(v / s, 2) for v in line.det), line.reading.text] for line in found]}
+
+    def known(self, region, lines_pt: Sequence[Sequence], dpi: float, origin: tuple[float, float]) -> list | None:
+        """(box in the region crop's pixels, a fresh reading) per line the layout gave `region` (`lines_pt`: its
+        `ocr_lines`, points), each matched to the page line it came from; None when the page was not read here or
+        a line matches none (or two lines one): the engine then reads the crops itself."""
+        key = self._key(region.page)
+        if key not in self._pages or self._pages[key][0] != dpi:
+            return None
+        found = self._pages[key][1]
+        s = dpi / 72.0
+        ox, oy = origin
+        out, used = [], set()
+        for line in lines_pt:
+            box = [v * s for v in line[:4]]
+            match = [k for k, pl in enumerate(found) if _inside(_centre(box), pl.det) and _inside(_centre(pl.det), box)]
+            if len(match) != 1 or match[0] in used:
+                return None
+            used.add(match[0])
+            pl = found[match[0]]
+            out.append(((pl.box[0] - ox, pl.box[1] - oy, pl.box[2] - ox, pl.box[3] - oy), pl.fresh_reading()))
+        return out

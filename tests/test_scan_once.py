@@ -1,0 +1,159 @@
+"""A scanned page is read once (app.core.pipeline.page_ocr): its lines detected once and each line recognised once,
+shared by the orientation check, the layout (its OCR text) and the built-in engine (its readings); the engine's
+decoder reads only the lines it could change under `--decoder unsure` (convert's default) and the text stays the
+same. Real models (the shipped built-in model, RapidOCR's ONNX), nothing mocked: calls are counted on the real
+recogniser."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SHIPPED = Path(__file__).resolve().parents[1] / "models" / "builtin"
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+needs_shipped = pytest.mark.skipif(not (SHIPPED / "model.safetensors").is_file(),
+                                   reason="missing part: no shipped built-in model (models/builtin/model.safetensors)")
+
+
+@pytest.fixture(scope="module")
+def engines(one_torch_thread):
+    from app.core.engines import open_engine
+
+    return {d: open_engine("builtin", device="cpu", decoder=d) for d in ("always", "unsure", "never")}
+
+
+def _scan(tmp_path: Path) -> Path:
+    """A one-page scanned PDF (an image, no text layer) of printed lines."""
+    from PIL import Image
+
+    from app.bench import documents_corpus as corpus
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=420)
+    for n, line in enumerate(corpus.SCAN_TEXT):
+        page.insert_text((60, 80 + 40 * n), line, fontsize=13, fontname="helv")
+    pix = page.get_pixmap(dpi=150)
+    scan, _ = corpus._image_pdf([Image.frombytes("RGB", (pix.width, pix.height), pix.samples)])
+    scan.save(str(tmp_path / "scan.pdf"))
+    return tmp_path / "scan.pdf"
+
+
+class _Counted:
+    """Counts the crops a real recogniser is given (and still runs it)."""
+
+    def __init__(self, recogniser, monkeypatch) -> None:
+        self.crops = 0
+        real = recogniser.posteriors
+
+        def counted(images):
+            self.crops += len(images)
+            return real(images)
+
+        monkeypatch.setattr(recogniser, "posteriors", counted)
+
+
+@needs_shipped
+def test_a_scanned_page_is_recognised_once_per_line_through_layout_orientation_and_engine(engines, monkeypatch,
+                                                                                           tmp_path):
+    from app.core.layout import open_layout, orientation
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.rapid.recogniser import Recogniser
+
+    engine = engines["unsure"]
+    seen = _Counted(engine.recogniser, monkeypatch)
+    monkeypatch.setattr(orientation, "_RECOGNISER", Recogniser(batch=orientation.LINES))
+    turned = _Counted(orientation._RECOGNISER, monkeypatch)
+    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engine, layout=open_layout("pymupdf"))
+    try:
+        out = pipe.run(_scan(tmp_path))
+        scan = pipe.text_source.scan
+        (dpi, lines), = [v for v in scan._pages.values()]
+    finally:
+        pipe.close()
+    regions = [r for r in out.pages[0].regions if r.text]
+    assert scan.reads == 1 and len(lines) >= 3
+    assert seen.crops == len(lines)  # every line recognised exactly once, for all three users
+    assert turned.crops == 0  # an upright page that reads well needs no orientation check
+    read = {line.reading.text for line in lines}
+    layout_text = [ln[4] for r in out.pages[0].regions for ln in r.extra.get("ocr_lines") or []]
+    assert layout_text and set(layout_text) <= read  # the layout was given the page's lines, not its own OCR's
+    assert regions and all(r.extra["stats"]["lines_from"] == "page" for r in regions)
+    from rapidfuzz.distance import Levenshtein
+
+    from app.bench import documents_corpus as corpus
+
+    text = " ".join(r.text for r in regions)
+    assert Levenshtein.normalized_distance(text, " ".join(corpus.SCAN_TEXT)) < 0.05
+
+
+def _region(lines: list[str], size: int = 28):
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(DEJAVU, size)
+    step = int(size * 1.7)
+    img = Image.new("RGB", (int(max(font.getlength(t) for t in lines)) + 40, step * len(lines) + 20), "white")
+    draw = ImageDraw.Draw(img)
+    boxes = []
+    for i, t in enumerate(lines):
+        draw.text((20, 10 + i * step), t, font=font, fill="black")
+        boxes.append((16, 6 + i * step, 24 + font.getlength(t), 14 + i * step + size))
+    return img, boxes
+
+
+@needs_shipped
+def test_the_decoder_skips_only_lines_it_could_not_change_and_the_text_is_the_same(engines):
+    import random
+
+    from PIL import ImageDraw
+
+    from app.core.engines.builtin.arbiter import UNSURE
+    from app.core.record.events import RoundVerified
+
+    kinds = set()
+    for seed in (0, 1):
+        rng = random.Random(seed)
+        words = ["invoice", "Scriptorium", "total", "2024-11-03", "EUR", "99.90", "line", "quick", "brown", "fox"]
+        lines = [" ".join(rng.choice(words) for _ in range(4)) for _ in range(4)]
+        img, boxes = _region(lines)
+        draw = ImageDraw.Draw(img)
+        for b in boxes[::2]:  # half of a character of every other line rubbed out: the recogniser may be unsure
+            x, h = b[0] + 0.3 * (b[2] - b[0]), b[3] - b[1]
+            draw.rectangle((x, b[1], x + 0.5 * h, b[1] + 0.5 * h), fill="white")
+        results, rounds = {}, {}
+        for mode, engine in engines.items():
+            events = []
+            results[mode] = engine.decode_lines(img, "text", boxes, region_id="p1-r01", emit=events.append)
+            rounds[mode] = [e for e in events if isinstance(e, RoundVerified)]
+        always, unsure, never = results["always"], results["unsure"], results["never"]
+        assert unsure.text == always.text
+        assert [s["text"] for s in unsure.stats["line_stats"]] == [s["text"] for s in always.stats["line_stats"]]
+        assert not rounds["never"] and never.stats["forwards"] == 0
+        # a line is decoded exactly when the recogniser was unsure of one of its characters
+        engine = engines["unsure"]
+        readings = engine.recogniser.read([crop for row in engine.given_lines(img, boxes) for _, crop in row])
+        for line, reading in zip(unsure.stats["line_stats"], readings):
+            if line.get("fallback"):
+                continue
+            skipped = line.get("decoder") == "skipped"
+            assert skipped == (min(reading.conf) >= UNSURE), (line["text"], min(reading.conf))
+            kinds.add(skipped)
+        assert bool(rounds["unsure"]) == (False in {s.get("decoder") == "skipped" for s in unsure.stats["line_stats"]
+                                                    if not s.get("fallback")})
+    assert kinds == {True, False}  # both kinds of line were met
+
+
+def test_convert_skips_the_sure_lines_by_default_and_one_flag_forces_either():
+    import argparse
+
+    from app.commands.convert import add_arguments
+
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    assert p.parse_args(["a.pdf", "-o", "out"]).engine_builtin__decoder == "unsure"
+    for choice in ("always", "never"):
+        assert p.parse_args(["a.pdf", "-o", "out", "--decoder", choice]).engine_builtin__decoder == choice
+    from app.core.engines import ENGINES
+
+    (option,) = [o for o in ENGINES["builtin"].options if o.name == "decoder"]
+    assert option.default == "always"  # the window (its Preferences) decodes every line and draws the rounds
