@@ -134,3 +134,27 @@ def test_the_formula_score_compares_latex_not_characters():
     assert similarity(r"\begin{align} a &= b \label{x} \end{align}", "a = b") == 1.0
     assert formula_scores("text only", "$$a$$") == (None, 1.0)
     assert formula_scores("$$a+b$$", "no formula") == (0.0, None)
+
+
+def test_a_formula_that_cannot_be_rebuilt_is_plain_text_and_a_review_reason():
+    from app.core.document.regions import Region
+    from app.core.pipeline.assembly import format_block
+    from app.core.pipeline.quality import review_reasons
+
+    region = Region(id="p1-r01", page=0, box=(0, 0, 10, 10), label="formula", task="formula", order=0,
+                    box_pt=(0, 0, 10, 10), dpi=72.0, score=1.0, source="pymupdf")
+    region.text = "E = ρ ε0"
+    region.extra["stats"] = {"engine": "text-layer", "text_source": "text-layer"}
+    assert format_block(region) == "$$\nE = ρ ε0\n$$"
+    region.extra["formula_problem"] = "no usable text layer: the formula is set in a Type-3 font"
+    assert format_block(region) == "E = ρ ε0"
+    assert any(r.startswith("formula written as plain text") for r in review_reasons(region))
+
+
+def test_aligned_rows_render_as_mathml_in_the_exports():
+    import xml.etree.ElementTree as ET
+
+    from app.core.pipeline.mathml import latex_to_mathml
+
+    mathml = latex_to_mathml(r"\begin{aligned} r & = \sqrt{a^{2}} \\ A & = 1 \end{aligned}", True)
+    assert ET.fromstring(mathml).iter() and "<mtable" in mathml

@@ -46,7 +46,7 @@ def test_page_numbers_and_margin_lines_set_apart_stay_furniture():
     number = Line((300, 760, 310, 770), "7", False, False, *body)
     assert furniture_reason([number], number.box, 792.0, body, None) == "page number"
     small = Line((72, 30, 300, 38), "Journal of Lichens, Vol. 3", False, False, "Times-Italic", 8.0)
-    assert furniture_reason([small], small.box, 792.0, body, None) == "in the margin band, set unlike the body"
+    assert furniture_reason([small], small.box, 792.0, body, None) == "near the page's edge, set unlike the body"
     same = Line((72, 30, 300, 40), "Journal of Lichens, Vol. 3", False, False, *body)
     assert furniture_reason([same], same.box, 792.0, body, None) is None  # its position alone says nothing
     low = Line((72, 300, 300, 310), "7", False, False, *body)

@@ -8,10 +8,10 @@ besides its position says so (`furniture_reason`):
 - it is a page number ("7", "- 7 -", "Page 7 of 12", "vii");
 - its lines repeat, digits aside, in the same margin band of a nearby page of the document (`NeighbourMargins`,
   read from the born-digital document's own text layer, pages `NEIGHBOURS` either side);
-- it is short (a line or two, under MARGIN_MAX_LETTERS letters), lies in the top or bottom margin band
-  (MARGIN_SHARE of the page) and is set unlike the body: another font, or a size at most STYLE_SIZE of the body's
-  (running titles in small capitals, italics, 8-pt type). A scanned page has no fonts: there the layout's verdict
-  stands for a short box in the band.
+- it is short (a line or two, under MARGIN_MAX_LETTERS letters), lies near the top or bottom edge (its middle
+  within EDGE_SHARE of the page's height: LNCS's running heads sit just below 12 %) and is set unlike the body:
+  another font, or a size at most STYLE_SIZE of the body's (running titles in small capitals, italics, 8-pt type).
+  A scanned page has no fonts: there the layout's verdict stands for a short box near the edge.
 
 Otherwise it is body text. And the other way round: a box the layout called text whose lines repeat in the same
 band on a nearby page, or that is a page number in the band, is furniture (`settle`).
@@ -25,6 +25,7 @@ from collections import Counter
 
 MARGIN_SHARE = 0.12  # the top and bottom share of the page where running headers and footers live
 MARGIN_MAX_LETTERS = 80  # a "header" or "footer" of two lines or more and this many letters is body text (a caption)
+EDGE_SHARE = 0.15  # a box the layout called a header/footer, this near the edge, may be one by its style alone
 STYLE_SIZE = 0.92  # a margin line this share of the body's size or less is set apart from it
 NEIGHBOURS = 3  # pages either side looked at for a repeated header/footer
 BANDS = 50  # a page's height in bands: a repeat sits in the same band (±1) on the other page
@@ -112,12 +113,13 @@ def furniture_reason(held, box, page_h: float, body, neighbours: NeighbourMargin
             neighbours.repeats(ln.text, at) for ln in held):
         return "repeated on a nearby page"
     letters = sum(c.isalpha() for c in text)
-    if at is None or len(held) > 2 or letters >= MARGIN_MAX_LETTERS:
+    edge = -1 if page_h <= 0 else min(box[1] + box[3], 2 * page_h - box[1] - box[3]) / 2 / page_h
+    if edge > EDGE_SHARE or len(held) > 2 or letters >= MARGIN_MAX_LETTERS:
         return None
     if not held or all(ln.ocr or not ln.font for ln in held):
-        return "in the margin band (a scan: the layout's verdict)"
+        return "near the page's edge (a scan: the layout's verdict)"
     if body is not None and any(ln.font != body[0] or ln.size <= STYLE_SIZE * body[1] for ln in held):
-        return "in the margin band, set unlike the body"
+        return "near the page's edge, set unlike the body"
     return None
 
 

@@ -107,8 +107,9 @@ def _take_names(atoms: list[Atom]) -> list[Atom]:
 
 
 def _main_size(atoms: list[Atom]) -> float:
+    """The most common size (the larger on a tie: "A²" is an A with a script, not a 2 with a big letter)."""
     sizes = [round(a.size, 1) for a in atoms if a.size > 0]
-    return max(set(sizes), key=sizes.count) if sizes else 0.0
+    return max(set(sizes), key=lambda z: (sizes.count(z), z)) if sizes else 0.0
 
 
 def _chain(rule: Rule, atoms: list[Atom], above: bool) -> list[Atom]:
@@ -118,9 +119,10 @@ def _chain(rule: Rule, atoms: list[Atom], above: bool) -> list[Atom]:
     cand.sort(key=lambda a: -a.y1 if above else a.y0)
     out: list[Atom] = []
     edge = rule.y
+    room = 0.6 * max([a.size for a in cand] + [1.0])  # a gap this wide ends the chain (the largest glyph's measure)
     for a in cand:
         gap = (edge - a.y1) if above else (a.y0 - edge)
-        if gap > 0.6 * max(a.size, 1):
+        if gap > room:
             break
         out.append(a)
         edge = min(edge, a.y0) if above else max(edge, a.y1)
@@ -349,14 +351,29 @@ def build(atoms: list[Atom], rules: list[Rule]) -> str:
     atoms = _take_rules(_take_names(list(atoms)), rules)
     atoms = _take_accents(_take_operators(atoms))
     atoms = _take_matrices(_merge_pieces(atoms))
-    rows = rows_of(atoms)
-    lines = [row_latex(r) for r in rows]
+    rows = [_equation_number(r) for r in rows_of(atoms)]
+    lines = [row_latex(r) for r, _ in rows]
     if len(lines) == 1:
-        return lines[0]
+        tag = rows[0][1]
+        return lines[0] + (rf" \tag{{{tag}}}" if tag else "")
     if all(_top_relation(f" {ln} ") >= 0 for ln in lines):
         aligned = [_align(ln) for ln in lines]
         return r"\begin{aligned} " + r" \\ ".join(aligned) + r" \end{aligned}"
-    return r" \\ ".join(lines)
+    return r"\begin{gathered} " + r" \\ ".join(lines) + r" \end{gathered}"
+
+
+def _equation_number(row: list[Atom]) -> tuple[list[Atom], str | None]:
+    """A row without the equation number set far to its right ("(3)", "(2.1a)"), and that number."""
+    row = sorted(row, key=lambda a: a.x0)
+    if len(row) < 4 or row[-1].char != ")":
+        return row, None
+    start = max((i for i, a in enumerate(row) if a.char == "("), default=-1)
+    inside = row[start + 1:-1]
+    if start < 1 or not inside or not all(a.char.isalnum() or a.char == "." for a in inside):
+        return row, None
+    if row[start].x0 - row[start - 1].x1 < 2 * max(row[start].size, 1):  # "f(x)": its own bracket, not a number
+        return row, None
+    return row[:start], "".join(a.char for a in inside)
 
 
 def _top_relation(line: str) -> int:

@@ -36,7 +36,7 @@ SYMBOLS = {
     "↦": r"\mapsto", "×": r"\times", "÷": r"\div", "·": r"\cdot", "⋅": r"\cdot", "∘": r"\circ", "±": r"\pm",
     "∓": r"\mp", "∞": r"\infty", "∂": r"\partial", "∇": r"\nabla", "√": r"\sqrt", "∑": r"\sum", "∏": r"\prod",
     "∫": r"\int", "∮": r"\oint", "⟨": r"\langle", "⟩": r"\rangle", "‖": r"\|", "…": r"\ldots", "⋯": r"\cdots",
-    "−": "-", "∗": "*", "′": "'", "ℓ": r"\ell", "ℝ": r"\mathbb{R}", "ℕ": r"\mathbb{N}", "ℤ": r"\mathbb{Z}",
+    "−": "-", "∗": "*", "′": r"\prime", "ℓ": r"\ell", "ℝ": r"\mathbb{R}", "ℕ": r"\mathbb{N}", "ℤ": r"\mathbb{Z}",
     "ℚ": r"\mathbb{Q}", "ℂ": r"\mathbb{C}",
     "∅": r"\emptyset", "⊗": r"\otimes", "⊕": r"\oplus", "ħ": r"\hbar", "ı": r"\imath", "ȷ": r"\jmath",
     "↑": r"\uparrow", "↓": r"\downarrow", "⟶": r"\longrightarrow", "⟹": r"\Longrightarrow", "≪": r"\ll",
@@ -63,11 +63,15 @@ def command(ch: str) -> str:
     return SYMBOLS.get(ch, ch)
 
 
+def twin_environments(latex: str) -> str:
+    """`aligned` and `gathered` (which latex2mathml does not know: it writes their `&` raw) as `split`, the twin it
+    knows (rows, alignment marks)."""
+    return re.sub(r"\\(begin|end)\{(?:aligned|gathered)\}", r"\\\1{split}", latex)
+
+
 def mathml_source(latex: str) -> str:
-    """`latex` as latex2mathml can take it: `aligned`/`gathered` written as `split`/`gather`'s twins it knows,
-    `<` and `>` as `\\lt`/`\\gt`."""
-    latex = re.sub(r"\\(begin|end)\{(?:aligned|gathered)\}", r"\\\1{split}", latex)
-    return latex.replace("<", r"\lt ").replace(">", r"\gt ")
+    """`latex` as latex2mathml can take it: `twin_environments`, `<` and `>` as `\\lt`/`\\gt`."""
+    return twin_environments(latex).replace("<", r"\lt ").replace(">", r"\gt ")
 
 
 ARITY = {"mfrac": 2, "mroot": 2, "msub": 2, "msup": 2, "msubsup": 3, "munder": 2, "mover": 2, "munderover": 3}
