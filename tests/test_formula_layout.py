@@ -158,3 +158,19 @@ def test_aligned_rows_render_as_mathml_in_the_exports():
 
     mathml = latex_to_mathml(r"\begin{aligned} r & = \sqrt{a^{2}} \\ A & = 1 \end{aligned}", True)
     assert ET.fromstring(mathml).iter() and "<mtable" in mathml
+
+
+def test_a_real_papers_display_formula_matches_its_latex_source():
+    """corpora/realdocs f01-p2: a paper's own pdfTeX output; the reference is its LaTeX source."""
+    from app.bench.formula_score import display_formulas
+
+    ref = (REALDOCS / "refs/f01-zeta-pressure-p2.md").read_text(encoding="utf-8")
+    sources = display_formulas(ref)
+    with pymupdf.open(REALDOCS / "pages/f01-zeta-pressure-p2.pdf") as doc:
+        page = doc[0]
+        sums = [b for b in page.get_text("blocks") if "F(g)" in b[4] or "aijW" in b[4]]
+        box = (min(b[0] for b in sums), min(b[1] for b in sums) - 12, max(b[2] for b in sums), max(b[3] for b in sums) + 12)
+        reading = formula_from_page(page, box)
+    assert reading.problem is None
+    assert max(similarity(s, reading.latex) for s in sources) == 1.0, reading.latex
+    assert r"\sum_{0 \leq i < j \leq 6}" in reading.latex

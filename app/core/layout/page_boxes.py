@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.layout.display_math import split_displays
 from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMargins, settle
 from app.core.text.layer_math import set_as_math
 from app.core.layout.base import STRIP_ASPECT  # a picture this much wider than tall is a strip: a line, not a photo
@@ -68,6 +69,10 @@ def lines_in(lines: list[Line], box, min_inside: float = 0.5) -> list[Line]:
 def _one_band(lines: list[Line]) -> bool:
     """One line, or pieces of one (PyMuPDF splits a display equation at a \\quad into lines side by side)."""
     return bool(lines) and all(_band_overlap(a.box, b.box) >= 0.5 for a in lines for b in lines)
+
+
+def _prose_words(text: str) -> int:
+    return sum(1 for w in _WORD.findall(text) if w.lower() not in MATH_FUNCTIONS)
 
 
 def looks_like_math(text: str) -> bool:
@@ -245,18 +250,19 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
     if margins is not None:
         memory, key, page_h = margins
         memory.apply(key, boxes, lines, page_h)
-    ordered = order_columns(boxes)
+    ordered = split_displays(order_columns(boxes), lambda box: lines_in(lines, box))  # display_math.py
     # lines another box holds: text wrapping round a photo reaches into its box, and must not be read twice
     held = {id(ln) for b in ordered if b.get("boxclass") != "picture" for ln in lines_in(lines, _box(b))}
     for b in ordered:
         cls = b.get("boxclass") or "text"
         inside = lines_in(lines, _box(b))
         text = " ".join(ln.text for ln in inside)
-        if cls in ("caption", "text", "section-header") and _one_band(inside) and (
-                looks_like_math(text) or (all(ln.math for ln in inside) and _RELATION.search(text))):
+        if cls in ("caption", "text", "section-header") and _one_band(inside) and (looks_like_math(text) or (
+                all(ln.math for ln in inside) and _RELATION.search(text) and _prose_words(text) <= 1)):
             b["boxclass"] = cls = "formula"  # an equation the layout took for prose or a heading
         elif cls == "formula" and inside and not any(looks_like_math(ln.text) for ln in inside) \
-                and len(_WORD.findall(text)) >= 4:
+                and _prose_words(text) >= 4 + len(_RELATION.findall(text)) \
+                and 2 * sum(ln.math for ln in inside) < len(inside):  # mostly prose ("nodes = 3, splits = 4" is not)
             b["boxclass"] = cls = "text"
         if cls == "table" and tables is not None:
             if found is None:

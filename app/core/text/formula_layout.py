@@ -84,25 +84,25 @@ def _union(atoms, tex: str, size: float, base: float) -> Atom:
 
 
 def _take_names(atoms: list[Atom]) -> list[Atom]:
-    """Upright letters side by side that spell an operator name ("l" "i" "m") are that operator (`\\lim`)."""
+    """Upright letters set side by side are a word: an operator name ("l" "i" "m") is that operator (`\\lim`),
+    another word is `\\mathrm{…}` ("Var", "Tr", the "eff" of d_eff). A lone upright letter stays a letter."""
     rows: dict[float, list[Atom]] = {}
     for a in sorted(atoms, key=lambda a: a.x0):
         if a.upright and a.char.isalpha() and len(a.char) == 1:
             rows.setdefault(round(a.base), []).append(a)
     used, made = set(), []
     for letters in rows.values():
-        i = 0
-        while i < len(letters):
-            for name in sorted(OPERATOR_NAMES, key=len, reverse=True):
-                run = letters[i:i + len(name)]
-                if "".join(a.char for a in run) == name and all(
-                        b.x0 - a.x1 < 0.25 * max(a.size, 1) for a, b in zip(run, run[1:])):
-                    made.append(replace(_union(run, "\\" + name + " ", run[0].size, run[0].base),
-                                        char=name, upright=True))
-                    used.update(map(id, run))
-                    i += len(name) - 1
-                    break
-            i += 1
+        runs: list[list[Atom]] = []
+        for a in letters:
+            if runs and a.x0 - runs[-1][-1].x1 < 0.25 * max(a.size, 1) and abs(a.size - runs[-1][-1].size) < 0.5:
+                runs[-1].append(a)
+            else:
+                runs.append([a])
+        for run in (r for r in runs if len(r) >= 2):
+            word = "".join(a.char for a in run)
+            tex = "\\" + word + " " if word in OPERATOR_NAMES else r"\mathrm{" + word + "}"
+            made.append(replace(_union(run, tex, run[0].size, run[0].base), char=word, upright=True))
+            used.update(map(id, run))
     return [a for a in atoms if id(a) not in used] + made
 
 

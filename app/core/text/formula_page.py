@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from app.core.text.formula_layout import RULE_MAX_THICK, Atom, Rule, build
-from app.core.text.layer_math import command, parse_problem
+from app.core.text.layer_math import MATH_FONTS, command, parse_problem
 from app.core.text.tex_fonts import font_style, glyph_char, is_extension_font
 
 _ITALIC = re.compile(r"CMMI|Italic|Oblique|LMMathItalic|-It\b|Ital", re.IGNORECASE)
@@ -56,7 +56,7 @@ def page_glyphs(page, box) -> tuple[list[Atom], list[str]]:
         base = float(raw["origin"][1])
         if is_extension_font(font):  # hangs below its origin: its row is where its middle sits (the math axis)
             base = (b + d) / 2 + 0.25 * size
-        atoms.append(Atom(tex, a, b, c1, d, size, base, c, upright=not _ITALIC.search(font)))
+        atoms.append(Atom(tex, a, b, c1, d, size, base, c, upright=not _ITALIC.search(font) and not MATH_FONTS.match(font)))
     return atoms, sorted(set(fonts))
 
 
