@@ -2,7 +2,9 @@
 rounds and no R-SWA window (classic OCR, the autoregressive engines) hides it, so the page and the editor get the
 room; one that does (GravityOCR and the built-in model self-speculative, Unlimited-OCR) shows it again, at the size
 it had (Qt keeps a hidden dock's size; the window state keeps it between sessions). The dock's toggle sits on the
-toolbar; once the person uses it, their choice holds and runs no longer move the dock.
+toolbar; once the person uses it, their choice holds and runs no longer move the dock. On first start the dock is
+as tall as its content needs (`size_decoding_dock`: the inspector's five rows, the round history's whole rows),
+within a share of the window; a shorter dock scrolls its views rather than squeezing them.
 
 What must never live here: the views themselves (app.gui.views), run state.
 """
@@ -10,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QDockWidget, QToolBar
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QToolBar
 
 from app.core.engines import ENGINES
 from app.core.record.events import RunStarted
@@ -48,3 +50,19 @@ class DecodingDockPolicy(QObject):
         if self.chosen_by_person or spec is None:
             return
         self.dock.setVisible(bool(spec.shows))
+
+
+FIRST_SHARE, MOST_SHARE = 0.4, 0.55  # the dock's first height: 2/5 of the window, more when its content needs it
+
+
+def size_decoding_dock(window: QMainWindow, dock: QDockWidget, scroller: QScrollArea) -> int:
+    """First start: the Decoding dock as tall as its views need without scrolling (what the scroll area holds, at
+    its minimum, plus the dock's own frame and bars), at least FIRST_SHARE of the window and at most MOST_SHARE.
+    Returns the height asked for."""
+    content = scroller.widget().minimumSizeHint().height() if scroller.widget() is not None else 0
+    content += scroller.fontMetrics().height() + 12  # the round's header line, shown once there is a round
+    chrome = max(0, dock.height() - scroller.viewport().height()) if dock.isVisible() else 0
+    height = window.height()
+    wanted = min(int(height * MOST_SHARE), max(300, int(height * FIRST_SHARE), content + chrome))
+    window.resizeDocks([dock], [wanted], Qt.Orientation.Vertical)
+    return wanted

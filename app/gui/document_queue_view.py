@@ -1,7 +1,9 @@
 """The document queue, as a dock: each open document with its state (queued with its place, running with its
 blocks read so far, done, failed, cancelled), the queue's overall progress, and buttons to move a waiting document
 earlier or later or take it out of the queue. It redraws from the run controller's state a few times a second
-(app.core.review.document_queue holds the rules); it never starts or stops runs itself.
+(app.core.review.document_queue holds the rules); it never starts or stops runs itself. The dock opens by itself
+when two documents are in the queue, as wide as its rows need, and closes by itself once nothing runs or waits, so
+the page gets the room back; a person who opens or closes it (View → Queue) decides from then on.
 
 What must never live here: run state (app.core.review.runs), decoding.
 """
@@ -50,8 +52,9 @@ class DocumentQueueView(QWidget):
         layout.addWidget(self.overall)
         layout.addLayout(buttons)
         self.rows: list[document_queue.DocumentQueueRow] = []
-        self.dock: QDockWidget | None = None  # shown once by itself, the first time two documents are in the queue
-        self._offered = False
+        self.dock: QDockWidget | None = None  # opened by itself while two documents are queued, closed when idle
+        self.opened_by_itself = False
+        self.chosen_by_person = False
         self._timer = QTimer(self, interval=REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
         self._timer.start()
@@ -78,13 +81,38 @@ class DocumentQueueView(QWidget):
                 self.list.addItem(item)
                 if row.path == chosen:
                     self.list.setCurrentItem(item)
-        if self.dock is not None and not self._offered and len(rows) >= 2:
-            self._offered = True  # once: a person who closes it keeps it closed (View → Queue brings it back)
-            self.dock.show()
+        if self.dock is not None and not self.chosen_by_person:
+            self._follow(rows)
         finished, total = document_queue.overall(rows)
         self.overall.setRange(0, max(1, total))
         self.overall.setValue(finished)
         self._enable()
+
+    def _follow(self, rows: list[document_queue.DocumentQueueRow]) -> None:
+        busy = [r for r in rows if r.state in ("queued", "running")]
+        if len(busy) >= 2 and not self.dock.isVisible() and not self.opened_by_itself:
+            self.opened_by_itself = True
+            self.dock.show()
+            self.fit_width()
+        elif not busy and self.opened_by_itself:
+            self.opened_by_itself = False  # the queue ran dry: the page gets the room back
+            self.dock.hide()
+
+    def content_width(self) -> int:
+        """The width the rows and buttons need (the dock's frame aside), a third of the window at most."""
+        fm = self.list.fontMetrics()
+        rows = max((fm.horizontalAdvance(self.list.item(i).text()) for i in range(self.list.count())), default=0)
+        buttons = sum(b.sizeHint().width() for b in (self.up, self.down, self.remove)) + 16
+        window = self.window().width() if self.window() is not None else 1440
+        return min(max(rows + 40, buttons, 200), window // 3)
+
+    def fit_width(self) -> None:
+        main = self.dock.parentWidget() if self.dock is not None else None
+        if isinstance(main, QMainWindow):
+            main.resizeDocks([self.dock], [self.content_width()], Qt.Orientation.Horizontal)
+
+    def person_chose(self, _checked: bool = False) -> None:
+        self.chosen_by_person = True
 
     def selected(self) -> str:
         item = self.list.currentItem()
@@ -103,8 +131,8 @@ class DocumentQueueView(QWidget):
 
 def install_document_queue_view(window: QMainWindow, runs, view_menu: QMenu) -> DocumentQueueView:
     """The queue of `runs` as a dock at the window's right (listed in `view_menu`), hidden until two documents are
-    queued: it takes no height from the decoding views (their statistics must fit at 1280×800). The dock is the
-    view's `dock`."""
+    queued and again once none runs or waits: it takes no height from the decoding views (their statistics must fit
+    at 1280×800) and no width from the page when there is nothing to show. The dock is the view's `dock`."""
     view = DocumentQueueView(runs, window)
     dock = QDockWidget("Queue", window)
     dock.setObjectName("queue_dock")
@@ -112,5 +140,6 @@ def install_document_queue_view(window: QMainWindow, runs, view_menu: QMenu) -> 
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     dock.hide()
     view.dock = dock
+    dock.toggleViewAction().triggered.connect(view.person_chose)
     view_menu.addAction(dock.toggleViewAction())
     return view

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMainWindow
 
 from app.core.document import DOCUMENT_SUFFIXES  # noqa: F401  (the window opens what core opens: test_house)
@@ -145,8 +145,9 @@ class MainWindow(WindowDocuments, WindowPages, WindowLinking, WindowRuns, QMainW
         super().showEvent(event)
         if not self._docks_sized:
             self._docks_sized = True
-            QTimer.singleShot(0, lambda: self.resizeDocks(
-                [self.views_dock], [max(300, self.height() * 2 // 5)], Qt.Orientation.Vertical))
+            from app.gui.dock_policy import size_decoding_dock
+
+            QTimer.singleShot(0, lambda: size_decoding_dock(self, self.views_dock, self.views.scroller))
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802
         if event.mimeData().hasUrls():

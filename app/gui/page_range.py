@@ -2,7 +2,8 @@
 same page-range syntax as `convert --pages` (app.core.pipeline.options.parse_pages: "1-5,8", "3-", "all") and
 refuses an invalid range with the same message `convert` prints ("report.pdf: page 9 does not exist (the document
 has 2 pages)"), leaving the choice as it was; an unchecked thumbnail (Space on it, or Ctrl+K on the page) is a
-skipped page. Read document (F5) then reads only the chosen pages; the choice is kept with the work (journal).
+skipped page. Read document (F5) then reads only the chosen pages, and the line under the field says how many
+("Reads 3 of 12 pages"); the choice is kept with the work (journal).
 
 What must never live here: running (the window's run_document does), parsing pages (core's parse_pages does).
 """
@@ -38,6 +39,17 @@ def refusal(name: str, spec: str, page_count: int) -> str:
     return ""
 
 
+def pages_count(work) -> str:
+    """How many pages Read document will read: "Reads 3 of 12 pages" ("" without a document)."""
+    if work is None or not work.page_count:
+        return ""
+    chosen = work.pages_to_read()
+    n = work.page_count if chosen is None else len(chosen)
+    total = work.page_count
+    return f"Reads all {total} pages" if n == total and total > 1 else \
+        f"Reads {n} of {total} page{'s' if total > 1 else ''}"
+
+
 class PageRange(QObject):
     """The field and the thumbnails' check boxes of the current document."""
 
@@ -52,6 +64,8 @@ class PageRange(QObject):
                               "uncheck a thumbnail (Space) to skip one page")
         self.field.returnPressed.connect(self.apply_field)
         self.field.editingFinished.connect(self.apply_field)
+        self.count_label = QLabel()
+        self.count_label.setObjectName("pages_count")
         self._quiet = False
         thumbs = window.thumbnails
         thumbs.itemChanged.connect(self._item_changed)
@@ -67,6 +81,7 @@ class PageRange(QObject):
         label.setBuddy(self.field)
         lay.addWidget(label)
         lay.addWidget(self.field)
+        lay.addWidget(self.count_label)
         lay.addWidget(self.window.thumbnails, 1)
         return box
 
@@ -132,6 +147,7 @@ class PageRange(QObject):
         work = self.window.work
         self.field.setEnabled(work is not None)
         self.field.setText(self._shown(work) if work is not None else "")
+        self.count_label.setText(pages_count(work))
         thumbs = self.window.thumbnails
         skipped = set(work.skipped_pages) if work is not None else set()
         self._quiet = True

@@ -1,9 +1,11 @@
 """Region overlays drawn on the page: a frame coloured by task, the reading-order number, hover, selection and the
-live mark of the region being decoded. Scene units are PDF points, so boxes need no rescaling when zooming."""
+live mark of the region being decoded. Scene units are PDF points, so boxes need no rescaling when zooming; the
+order badge (`OrderBadge`) is the one part drawn in screen pixels, so its text stays readable (BADGE_PX) at any
+zoom."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
 from app.core.pipeline.quality import region_confidence, region_outcome, review_reasons
@@ -11,6 +13,8 @@ from app.core.document.regions import Region
 from app.gui.theme import FOUND_COLOR, LIVE_COLOR, REVIEW_COLOR, task_color
 
 OUTCOME_MARKS = {"truncated": " …", "repetition-blocked": " ↻", "garbled": " ?", "error": " !", "cancelled": " ×"}
+BADGE_PX = 11  # the badge's text height in screen pixels, whatever the zoom
+_WIDEST_BADGE = "999✎✓ … 100%"
 
 
 def region_rect_pt(region: Region) -> QRectF:
@@ -25,6 +29,7 @@ class RegionItem(QGraphicsRectItem):
     def __init__(self, region: Region, show_order: bool = True) -> None:
         super().__init__(region_rect_pt(region))
         self.region = region
+        self.badge = OrderBadge(self)
         self.show_order = show_order
         self.hovered = False
         self.selected = False
@@ -42,6 +47,14 @@ class RegionItem(QGraphicsRectItem):
     def region_id(self) -> str:
         return self.region.id
 
+    @property
+    def show_order(self) -> bool:
+        return self.badge.isVisible()
+
+    @show_order.setter
+    def show_order(self, show: bool) -> None:
+        self.badge.setVisible(bool(show))
+
     def set_state(self, **state) -> None:
         changed = False
         for key, value in state.items():
@@ -51,6 +64,7 @@ class RegionItem(QGraphicsRectItem):
         if changed:
             self.setZValue(30 if self.live else 20 if self.selected else 10)
             self.update()
+            self.badge.update()
 
     def boundingRect(self) -> QRectF:  # room for the order badge and thick pens
         return self.rect().adjusted(-14, -14, 4, 4)
@@ -102,8 +116,6 @@ class RegionItem(QGraphicsRectItem):
             painter.setPen(found)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(rect.adjusted(-2, -2, 2, 2))
-        if self.show_order:
-            self._paint_badge(painter, rect, color)
         if self.selected:
             self._paint_handles(painter, rect, color)
 
@@ -129,21 +141,53 @@ class RegionItem(QGraphicsRectItem):
                 label += f" {conf['mean']:.0%}"
         return label
 
-    def _paint_badge(self, painter: QPainter, rect: QRectF, color: QColor) -> None:
-        label = self.badge_text()
-        font = QFont()
-        font.setPointSizeF(6.5)
-        font.setBold(True)
-        painter.setFont(font)
-        width = 5 + 4.6 * len(label)
-        badge = QRectF(rect.left() - width - 1, rect.top(), width, 10)
-        if badge.left() < 0:
-            badge.moveLeft(rect.left() + 1)
+    def frame_color(self) -> QColor:
+        return QColor(LIVE_COLOR) if self.live or self.status == "failed" else task_color(self.region.task)
+
+
+def badge_font() -> QFont:
+    font = QFont()
+    font.setPixelSize(BADGE_PX)
+    font.setBold(True)
+    return font
+
+
+class OrderBadge(QGraphicsItem):
+    """The reading-order badge at its region's top-left corner, in screen pixels (ItemIgnoresTransformations): to
+    the left of the region, or just inside it where the page leaves no room on the left."""
+
+    def __init__(self, region_item: RegionItem) -> None:
+        super().__init__(region_item)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # a click goes to the region beneath
+        self.setAcceptHoverEvents(False)
+        self.font = badge_font()
+        fm = QFontMetricsF(self.font)
+        self.height = fm.height() + 2
+        self._widest = fm.horizontalAdvance(_WIDEST_BADGE) + 8
+        self.setPos(region_item.rect().topLeft())
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - both places it may sit, for the widest label
+        return QRectF(-self._widest - 1, 0, 2 * self._widest + 2, self.height)
+
+    def label_rect(self) -> QRectF:
+        """Where the badge is drawn, in its own (screen pixel) coordinates."""
+        item = self.parentItem()
+        width = QFontMetricsF(self.font).horizontalAdvance(item.badge_text()) + 8
+        views = self.scene().views() if self.scene() is not None else []
+        scale = views[0].transform().m11() if views else 1.0
+        room = item.rect().left() * scale  # screen pixels left of the region, on the page
+        return QRectF(-width - 1 if room >= width + 1 else 1, 0, width, self.height)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        item = self.parentItem()
+        badge = self.label_rect()
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(color)
-        painter.drawRoundedRect(badge, 2.5, 2.5)
+        painter.setBrush(item.frame_color())
+        painter.drawRoundedRect(badge, 3, 3)
+        painter.setFont(self.font)
         painter.setPen(QColor("white"))
-        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, item.badge_text())
 
 
 def is_region_item(item: QGraphicsItem | None) -> bool:

@@ -125,6 +125,7 @@ class RunPresenter(QObject):
         if run_id:
             self.last_error = None
             v.banner.hide()
+            v.status_bar.clearMessage()  # no "Ready" beside the phase: the progress panel says what happens now
             v.progress.start()
             v.documents.set_status(v.row_of(work.path), "reading…")
             self.started.emit(run_id)

@@ -1,5 +1,7 @@
 """The left column: the list of open documents and the current document's page thumbnails (rendered lazily, only
-those scrolled into view)."""
+those scrolled into view). Nothing in it hides behind a horizontal scroll bar: a document's name and status wrap
+onto a second line, the list is as tall as its rows (half the column at most), and the column is never narrower
+than a thumbnail with its check box."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -17,10 +19,14 @@ THUMB_DPI = 20.0
 class DocumentList(QListWidget):
     document_selected = Signal(int)
     close_requested = Signal(int)
+    rows_changed = Signal()  # a row was added, removed or its text changed (the column fits the list to them)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("documents")
+        self.setWordWrap(True)  # "carbon-copy.jpg · 1 to review" on two lines rather than behind a scroll bar
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
         self.currentRowChanged.connect(self._row_changed)
         self._quiet = False
         self.review_only = False
@@ -46,6 +52,13 @@ class DocumentList(QListWidget):
             self.addItem(item)
         self.setCurrentRow(current)
         self._quiet = False
+        self.rows_changed.emit()
+
+    def content_height(self) -> int:
+        """The height that shows every row whole (at the list's present width)."""
+        rows = sum(self.visualItemRect(self.item(r)).height() or self.sizeHintForRow(r) for r in range(self.count())
+                   if not self.item(r).isHidden())
+        return rows + 2 * self.frameWidth() + 2
 
     def set_status(self, row: int, status: str) -> None:
         item = self.item(row)
@@ -53,10 +66,16 @@ class DocumentList(QListWidget):
             base = item.text().split("  ·  ")[0]
             item.setText(f"{base}  ·  {status}" if status else base)
             self._apply_filter(row)
+            self.rows_changed.emit()
 
     def _row_changed(self, row: int) -> None:
         if not self._quiet and row >= 0:
             self.document_selected.emit(row)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - a new width wraps the rows anew
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.rows_changed.emit()
 
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Delete and self.currentRow() >= 0:
@@ -154,4 +173,18 @@ def make_side_panel(documents: DocumentList, thumbnails: ThumbnailStrip) -> QSpl
     split.addWidget(thumbnails)
     split.setSizes([140, 600])
     split.setChildrenCollapsible(False)
+    # a thumbnail, its check box and the scroll bar side by side
+    split.setMinimumWidth(THUMB_WIDTH + 40 + thumbnails.verticalScrollBar().sizeHint().width())
+
+    def fit() -> None:  # the list as tall as its rows, the thumbnails get the rest
+        total = sum(split.sizes())
+        if total <= 0:
+            return
+        want = review_only.sizeHint().height() + lay.spacing() + documents.content_height()
+        top_h = max(60, min(want, total // 2))
+        if abs(split.sizes()[0] - top_h) > 1:
+            split.setSizes([top_h, total - top_h])
+
+    documents.rows_changed.connect(lambda: QTimer.singleShot(0, fit))
+    split.fit_documents = fit
     return split

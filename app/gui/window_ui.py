@@ -107,7 +107,7 @@ def setup_ui(window) -> None:
     window.actions.record.setChecked(window.settings.get("record_traces"))
     window.run_label = QLabel()
     window.run_label.setObjectName("phase")
-    window.statusBar().addPermanentWidget(window.progress)
+    window.statusBar().addWidget(window.progress)  # the phase at the left, where the eye reads the status bar
     window.statusBar().addPermanentWidget(window.run_label)
     from app.gui.run_presenter import RunPresenter, RunView
 
