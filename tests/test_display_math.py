@@ -6,7 +6,7 @@ from app.core.layout.page_boxes import Line, lines_in
 
 
 def _prose(y: float) -> Line:
-    return Line((72, y, 520, y + 10), "a line of the paragraph that explains what the sum below is for", False)
+    return Line((72, y, 520, y + 10), "a line of the paragraph that says what the sum below is for", False)
 
 
 def test_a_display_in_a_paragraphs_box_becomes_a_formula_between_two_text_boxes():
@@ -29,7 +29,8 @@ def test_a_centred_line_of_words_is_no_display():
 
 
 def test_a_text_box_that_is_one_display_of_several_rows_is_a_formula():
-    lines = [Line((240, 126, 250, 132), "6", False, True), Line((220, 133, 380, 145), "B = X br = 93", False, True),
+    lines = [Line((240, 126, 250, 132), "6", False, True),
+             Line((220, 133, 380, 145), "B = X br = 93", False, True),
              Line((236, 146, 330, 152), "r=1 23000", False, True)]
     box = {"boxclass": "text", "x0": 220, "y0": 126, "x1": 380, "y1": 152}
     assert [b["boxclass"] for b in split_displays([box], lambda b: lines_in(lines, b))] == ["formula"]

@@ -1,7 +1,8 @@
-"""Formulas from a born-digital page's glyphs and rules as LaTeX (app.core.text.formula_page / formula_layout): pages
-typeset by pdflatex at test time, each formula compared with the LaTeX it was made from — token by token after
-normalisation (app.bench.formula_score) and by the symbols latex2mathml renders — and the default pipeline's
-Markdown for such a page (display formulas in `$$`, no zero-width spaces, no stray `\\\\`)."""
+"""Formulas from a born-digital page's glyphs and rules as LaTeX (app.core.text.formula_page /
+formula_layout): pages typeset by pdflatex at test time, each formula compared with the LaTeX it was made from
+— token by token after normalisation (app.bench.formula_score) and by the symbols latex2mathml renders — and
+the default pipeline's Markdown for such a page (display formulas in `$$`, no zero-width spaces, no stray
+`\\\\`)."""
 from __future__ import annotations
 
 import re
@@ -42,8 +43,8 @@ FORMULAS = [
 
 def _typeset(folder: Path, body: str) -> Path:
     tex = folder / "page.tex"
-    tex.write_text(r"\documentclass{article}\usepackage{amsmath,amssymb}\begin{document}" + body + r"\end{document}",
-                   encoding="utf-8")
+    head = r"\documentclass{article}\usepackage{amsmath,amssymb}\begin{document}"
+    tex.write_text(head + body + r"\end{document}", encoding="utf-8")
     subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", tex.name], cwd=folder,
                    capture_output=True, timeout=120, check=True)
     return folder / "page.pdf"
@@ -101,7 +102,7 @@ def test_the_default_pipeline_writes_display_formulas_as_latex_between_dollars(t
 
 
 def test_a_real_formula_page_keeps_its_superscript():
-    """docling's test page (corpora/realdocs d03): "a" in CMMI10 with a raised 7-pt "2", "+ 8 = 12" in CMR10."""
+    """docling's test page (corpora/realdocs d03): "a" in CMMI10, a raised 7-pt "2", "+ 8 = 12" in CMR10."""
     with pymupdf.open(REALDOCS / "pages/d03-code-formula-2.pdf") as doc:
         page = doc[0]
         line = next(b for b in page.get_text("blocks") if "= 12" in b[4])
@@ -169,7 +170,8 @@ def test_a_real_papers_display_formula_matches_its_latex_source():
     with pymupdf.open(REALDOCS / "pages/f01-zeta-pressure-p2.pdf") as doc:
         page = doc[0]
         sums = [b for b in page.get_text("blocks") if "F(g)" in b[4] or "aijW" in b[4]]
-        box = (min(b[0] for b in sums), min(b[1] for b in sums) - 12, max(b[2] for b in sums), max(b[3] for b in sums) + 12)
+        box = (min(b[0] for b in sums), min(b[1] for b in sums) - 12, max(b[2] for b in sums),
+               max(b[3] for b in sums) + 12)
         reading = formula_from_page(page, box)
     assert reading.problem is None
     assert max(similarity(s, reading.latex) for s in sources) == 1.0, reading.latex

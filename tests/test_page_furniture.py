@@ -1,6 +1,6 @@
-"""Page furniture by more than position (app.core.layout.furniture): a running header that repeats on the document's
-pages is left out even in the body's own font; a one-page document's first paragraph near the top edge is read;
-page numbers and margin lines set unlike the body stay furniture."""
+"""Page furniture by more than position (app.core.layout.furniture): a running header that repeats on the
+document's pages is left out even in the body's own font; a one-page document's first paragraph near the top
+edge is read; page numbers and margin lines set unlike the body stay furniture."""
 from __future__ import annotations
 
 import pymupdf
@@ -28,15 +28,15 @@ def _convert(path) -> str:
 
 def _body(page, n: int, top: float = 120) -> None:
     for k in range(14):
-        page.insert_text((72, top + 16 * k), f"Body line {k + 1} of page {n + 1}: the study of lichens on old walls.",
-                         fontsize=10, fontname="tiro")
+        text = f"Body line {k + 1} of page {n + 1}: the study of lichens on old walls."
+        page.insert_text((72, top + 16 * k), text, fontsize=10, fontname="tiro")
 
 
 def test_a_header_the_layout_guessed_from_position_alone_is_body_text():
-    line = Line((72, 40, 500, 52), "Results of the survey were mixed, and we say why below.", False, False, *BODY)
+    line = Line((72, 40, 500, 52), "Results of the survey were mixed, and we say why.", False, False, *BODY)
     boxes = [_box("page-header", 72, 40, 500, 52), _box("text", 72, 120, 500, 600)]
-    body = [Line((72, 120 + 16 * k, 500, 130 + 16 * k), "a line of the body text set in its own font", False, False,
-                 *BODY) for k in range(20)]
+    body = [Line((72, 120 + 16 * k, 500, 130 + 16 * k), "a line of the body text in its own font", False,
+                 False, *BODY) for k in range(20)]
     settle(boxes, lambda b: [line] if b[1] < 60 else body, 792.0, [line] + body, None)
     assert boxes[0]["boxclass"] == "text"
 
@@ -46,7 +46,8 @@ def test_page_numbers_and_margin_lines_set_apart_stay_furniture():
     number = Line((300, 760, 310, 770), "7", False, False, *body)
     assert furniture_reason([number], number.box, 792.0, body, None) == "page number"
     small = Line((72, 30, 300, 38), "Journal of Lichens, Vol. 3", False, False, "Times-Italic", 8.0)
-    assert furniture_reason([small], small.box, 792.0, body, None) == "near the page's edge, set unlike the body"
+    reason = furniture_reason([small], small.box, 792.0, body, None)
+    assert reason == "near the page's edge, set unlike the body"
     same = Line((72, 30, 300, 40), "Journal of Lichens, Vol. 3", False, False, *body)
     assert furniture_reason([same], same.box, 792.0, body, None) is None  # its position alone says nothing
     low = Line((72, 300, 300, 310), "7", False, False, *body)
@@ -90,10 +91,11 @@ def test_a_running_header_in_the_body_font_is_left_out_and_a_lone_pages_top_para
 
     one = pymupdf.open()
     page = one.new_page(width=420, height=595)  # A5; PyMuPDF's layout calls the first line a page header
-    page.insert_text((30, 30), "We met at noon and agreed on the plan for spring.", fontsize=10, fontname="tiro")
+    page.insert_text((30, 30), "We met at noon and agreed on the plan for spring.", fontsize=10,
+                     fontname="tiro")
     for k in range(8):
-        page.insert_text((30, 120 + 16 * k), f"The note goes on with line {k + 1} of its body text.", fontsize=10,
-                         fontname="tiro")
+        page.insert_text((30, 120 + 16 * k), f"The note goes on with line {k + 1} of its body text.",
+                         fontsize=10, fontname="tiro")
     one.save(tmp_path / "note.pdf")
     note = _convert(tmp_path / "note.pdf")
     assert "We met at noon and agreed on the plan for spring." in note

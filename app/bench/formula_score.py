@@ -1,14 +1,16 @@
-"""How close a converter's formulas are to a page's reference LaTeX (`bench documents --corpus real`, `formula`).
+"""How close a converter's formulas are to a page's reference LaTeX (`bench documents --corpus real`,
+`formula`).
 
 The text scores strip `$$` and compare characters, which says little about a formula: `\\frac{a}{b}` against
-`a \\\\ b` loses only a few characters. Here each display formula of the reference (`$$…$$`, `\\[…\\]`) is compared
-with the output's formulas as LaTeX tokens after normalisation (`normalise`: spacing, `\\left`/`\\right`, sizes,
-alignment marks, equation environments, labels and tags dropped; synonyms folded, `\\le` → `\\leq`, `\\varepsilon` →
-`\\epsilon`; every script and argument braced, other braces dropped), and scored 1 − the token edit distance over
-the reference's length (capped at 0), the best output formula for each reference formula; `formula` is the mean
-over the reference's formulas. `parses`: the share of the output's formulas that latex2mathml renders
-(app.core.text.layer_math.parse_problem). `mathml_symbols` is the multiset of symbols a formula renders to (what
-a reader sees, whatever the markup), for tests that a rebuilt formula means what its source does.
+`a \\\\ b` loses only a few characters. Here each display formula of the reference (`$$…$$`, `\\[…\\]`) is
+compared with the output's formulas as LaTeX tokens after normalisation (`normalise`: spacing,
+`\\left`/`\\right`, sizes, alignment marks, equation environments, labels and tags dropped; synonyms folded,
+`\\le` → `\\leq`, `\\varepsilon` → `\\epsilon`; every script and argument braced, other braces dropped), and
+scored 1 − the token edit distance over the reference's length (capped at 0), the best output formula for each
+reference formula; `formula` is the mean over the reference's formulas. `parses`: the share of the output's
+formulas that latex2mathml renders (app.core.text.layer_math.parse_problem). `mathml_symbols` is the multiset
+of symbols a formula renders to (what a reader sees, whatever the markup), for tests that a rebuilt formula
+means what its source does.
 
 No Qt; leaf functions on strings.
 """
@@ -22,19 +24,22 @@ from rapidfuzz.distance import Levenshtein
 _DISPLAY = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]", re.S)
 _TOKEN = re.compile(r"\\[A-Za-z]+\*?|\\.|[^\s]")
 _DROP = {r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr",
-         r"\biggl", r"\biggr", r"\Biggl", r"\Biggr", r"\displaystyle", r"\textstyle", r"\scriptstyle", r"\,", r"\;",
-         r"\:", r"\!", r"\ ", r"\quad", r"\qquad", "~", "&", r"\\", r"\nonumber", r"\notag", r"\limits",
-         r"\nolimits", r"\middle", "."}
+         r"\biggl", r"\biggr", r"\Biggl", r"\Biggr", r"\displaystyle", r"\textstyle", r"\scriptstyle", r"\,",
+         r"\;", r"\:", r"\!", r"\ ", r"\quad", r"\qquad", "~", "&", r"\\", r"\nonumber", r"\notag",
+         r"\limits", r"\nolimits", r"\middle", "."}
 _WITH_ARG_DROPPED = {r"\label", r"\tag", r"\hspace", r"\vspace"}
 _ENVS = {"equation", "equation*", "align", "align*", "aligned", "eqnarray", "eqnarray*", "split", "gather",
          "gather*", "gathered", "multline", "multline*", "alignat", "alignat*", "alignedat", "array"}
 _UNWRAP = {r"\mathrm", r"\text", r"\textrm", r"\mathit", r"\mbox", r"\rm", r"\mathnormal", r"\textit", r"\it"}
-_SYNONYMS = {r"\le": r"\leq", r"\ge": r"\geq", r"\ne": r"\neq", r"\rightarrow": r"\to", r"\gets": r"\leftarrow",
-             r"\varepsilon": r"\epsilon", r"\varphi": r"\phi", r"\vartheta": r"\theta", r"\ldots": r"\dots",
-             r"\cdots": r"\dots", r"\lbrace": r"\{", r"\rbrace": r"\}", r"\vert": "|", r"\lvert": "|",
-             r"\rvert": "|", r"\Vert": r"\|", r"\lVert": r"\|", r"\rVert": r"\|", r"\parallel": r"\|", r"\land": r"\wedge",
-             r"\lor": r"\vee", r"\lnot": r"\neg", r"\dfrac": r"\frac", r"\tfrac": r"\frac", "−": "-",
-             r"\colon": ":", r"\mid": "|", r"\vec": r"\vec", r"\bm": r"\boldsymbol", r"\mathbf": r"\boldsymbol"}
+_SYNONYMS = {r"\le": r"\leq", r"\ge": r"\geq", r"\ne": r"\neq", r"\rightarrow": r"\to",
+             r"\gets": r"\leftarrow", r"\varepsilon": r"\epsilon", r"\varphi": r"\phi",
+             r"\vartheta": r"\theta",
+             r"\ldots": r"\dots", r"\cdots": r"\dots", r"\lbrace": r"\{", r"\rbrace": r"\}", r"\vert": "|",
+             r"\lvert": "|", r"\rvert": "|", r"\Vert": r"\|", r"\lVert": r"\|", r"\rVert": r"\|",
+             r"\parallel": r"\|", r"\land": r"\wedge", r"\lor": r"\vee", r"\lnot": r"\neg",
+             r"\dfrac": r"\frac",
+             r"\tfrac": r"\frac", "−": "-", r"\colon": ":", r"\mid": "|", r"\bm": r"\boldsymbol",
+             r"\mathbf": r"\boldsymbol"}
 _ARITY = {r"\frac": 2, r"\binom": 2, r"\sqrt": 1, r"\hat": 1, r"\widehat": 1, r"\tilde": 1, r"\widetilde": 1,
           r"\bar": 1, r"\overline": 1, r"\vec": 1, r"\dot": 1, r"\ddot": 1, r"\mathbb": 1, r"\mathcal": 1,
           r"\mathfrak": 1, r"\mathscr": 1, r"\boldsymbol": 1, r"\underline": 1, r"\acute": 1, r"\check": 1,
@@ -69,7 +74,7 @@ def _group(tokens: list[str], i: int) -> tuple[list, int]:
 
 
 def _canon(tree: list) -> list[str]:
-    """Normalised tokens: arguments always braced, other groups flattened, dropped and folded tokens applied."""
+    """Normalised tokens: arguments always braced, other groups flattened, tokens dropped and folded."""
     out: list[str] = []
     i = 0
     while i < len(tree):
@@ -81,7 +86,8 @@ def _canon(tree: list) -> list[str]:
         if t in (r"\begin", r"\end") and i < len(tree) and isinstance(tree[i], list):
             name = "".join(x for x in tree[i] if isinstance(x, str))
             i += 1
-            if name in ("array", "alignat", "alignat*", "alignedat") and i < len(tree) and isinstance(tree[i], list):
+            spec = name in ("array", "alignat", "alignat*", "alignedat")
+            if spec and i < len(tree) and isinstance(tree[i], list):
                 i += 1  # the column spec
             if name not in _ENVS:
                 out.extend([t, "{" + name + "}"])
@@ -124,9 +130,9 @@ def similarity(reference: str, output: str) -> float:
 
 
 def formula_scores(reference_md: str, output_md: str) -> tuple[float | None, float | None]:
-    """(`formula`, `parses`) for a page: the mean over the reference's display formulas of the best similarity to
-    an output formula (None when the reference has none), and the share of the output's formulas that render
-    (None when it wrote none)."""
+    """(`formula`, `parses`) for a page: the mean over the reference's display formulas of the best similarity
+    to an output formula (None when the reference has none), and the share of the output's formulas that
+    render (None when it wrote none)."""
     from app.core.text.layer_math import parse_problem
 
     refs, outs = display_formulas(reference_md), display_formulas(output_md)

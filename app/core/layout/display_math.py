@@ -1,12 +1,12 @@
 """Display equations the layout left inside a paragraph's box, cut out as formula boxes of their own.
 
-PyMuPDF's layout often draws one `text` box over a paragraph, the display equation under it and the paragraph that
-goes on after it; the equation is then read as prose ("F(g) = 6 X r=1 brgr + …"). A display is a band of rows (a
-sum's limits, a fraction's numerator and denominator are rows of their own, close together) set apart from the
-paragraph: centred in the box, indented from its left edge, narrower than it, and mathematical — a relation sign
-with few words around it, or no words at all (a vector of numbers). `split_displays(boxes, lines)` returns the boxes
-with each such band cut out as a `formula` box between the text before and after it, and a text box that is one
-display of several rows and nothing else (`whole_display`) called a formula.
+PyMuPDF's layout often draws one `text` box over a paragraph, the display equation under it and the paragraph
+that goes on after it; the equation is then read as prose ("F(g) = 6 X r=1 brgr + …"). A display is a band of
+rows (a sum's limits, a fraction's numerator and denominator are rows of their own, close together) set apart
+from the paragraph: centred in the box, indented from its left edge, narrower than it, and mathematical — a
+relation sign with few words around it, or no words at all (a vector of numbers). `split_displays(boxes,
+lines)` returns the boxes with each such band cut out as a `formula` box between the text before and after it,
+and a text box that is one display of several rows and nothing else (`whole_display`) called a formula.
 
 What must never live here: reading the formula (app.core.text.formula_layout), other corrections (page_boxes).
 """
@@ -53,7 +53,8 @@ def _mathematical(band) -> bool:
     words = [w for w in _WORD.findall(text) if w.lower() not in _FUNCTIONS]
     relations = len(_RELATION.findall(text))
     if not words:
-        return bool(relations) or sum(c.isdigit() for c in text) >= 8 or any(ln.math for row in band for ln in row)
+        return bool(relations) or sum(c.isdigit() for c in text) >= 8 \
+            or any(ln.math for row in band for ln in row)
     return relations > 0 and len(words) <= relations + 1
 
 
@@ -84,13 +85,14 @@ def display_bands(box, lines) -> list[tuple[float, float, float, float]]:
     out = []
     for band in (b for b in bands if b and _mathematical(b)):
         ext = [_extent(r) for r in band]
-        out.append((min(e[0] for e in ext), min(e[1] for e in ext), max(e[2] for e in ext), max(e[3] for e in ext)))
+        out.append((min(e[0] for e in ext), min(e[1] for e in ext), max(e[2] for e in ext),
+                    max(e[3] for e in ext)))
     return out
 
 
 def split_displays(boxes: list[dict], lines_in) -> list[dict]:
-    """`boxes` with each text box that holds display equations cut into text / formula / text pieces (empty pieces
-    left out), in reading order. `lines_in(box)`: the lines a box holds."""
+    """`boxes` with each text box that holds display equations cut into text / formula / text pieces (empty
+    pieces left out), in reading order. `lines_in(box)`: the lines a box holds."""
     out: list[dict] = []
     for b in boxes:
         box = (float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"]))
@@ -106,7 +108,8 @@ def split_displays(boxes: list[dict], lines_in) -> list[dict]:
         for x0, y0, x1, y1 in bands:
             if any(ln.box[3] <= y0 + 0.5 and ln.box[1] >= top - 0.5 for ln in held):
                 out.append({**b, "y0": top, "y1": y0 - 0.1})
-            out.append({**b, "boxclass": "formula", "x0": x0 - 1, "y0": y0 - 0.5, "x1": x1 + 1, "y1": y1 + 0.5})
+            out.append({**b, "boxclass": "formula", "x0": x0 - 1, "y0": y0 - 0.5, "x1": x1 + 1,
+                        "y1": y1 + 0.5})
             top = y1 + 0.1
         if any(ln.box[1] >= top - 0.5 for ln in held):
             out.append({**b, "y0": top})

@@ -1,20 +1,20 @@
-"""Page furniture — running headers, running footers, page numbers — told from body text that happens to sit near a
-page's edge.
+"""Page furniture — running headers, running footers, page numbers — told from body text that happens to sit
+near a page's edge.
 
-The layout model calls a box `page-header`/`page-footer` from where it sits; on a one-page document, a small page
-or a page whose first paragraph starts high, that drops real text. A box is kept as furniture only when something
-besides its position says so (`furniture_reason`):
+The layout model calls a box `page-header`/`page-footer` from where it sits; on a one-page document, a small
+page or a page whose first paragraph starts high, that drops real text. A box is kept as furniture only when
+something besides its position says so (`furniture_reason`):
 
 - it is a page number ("7", "- 7 -", "Page 7 of 12", "vii");
-- its lines repeat, digits aside, in the same margin band of a nearby page of the document (`NeighbourMargins`,
-  read from the born-digital document's own text layer, pages `NEIGHBOURS` either side);
+- its lines repeat, digits aside, in the same margin band of a nearby page of the document
+  (`NeighbourMargins`, read from the born-digital document's own text layer, pages `NEIGHBOURS` either side);
 - it is short (a line or two, under MARGIN_MAX_LETTERS letters), lies near the top or bottom edge (its middle
-  within EDGE_SHARE of the page's height: LNCS's running heads sit just below 12 %) and is set unlike the body:
-  another font, or a size at most STYLE_SIZE of the body's (running titles in small capitals, italics, 8-pt type).
-  A scanned page has no fonts: there the layout's verdict stands for a short box near the edge.
+  within EDGE_SHARE of the page's height: LNCS's running heads sit just below 12 %) and is set unlike the
+  body: another font, or a size at most STYLE_SIZE of the body's (running titles in small capitals, italics,
+  8-pt type). A scanned page has no fonts: there the layout's verdict stands for a short box near the edge.
 
-Otherwise it is body text. And the other way round: a box the layout called text whose lines repeat in the same
-band on a nearby page, or that is a page number in the band, is furniture (`settle`).
+Otherwise it is body text. And the other way round: a box the layout called text whose lines repeat in the
+same band on a nearby page, or that is a page number in the band, is furniture (`settle`).
 
 What must never live here: the layout's child process, label mapping, reading text for the output.
 """
@@ -24,8 +24,8 @@ import re
 from collections import Counter
 
 MARGIN_SHARE = 0.12  # the top and bottom share of the page where running headers and footers live
-MARGIN_MAX_LETTERS = 80  # a "header" or "footer" of two lines or more and this many letters is body text (a caption)
-EDGE_SHARE = 0.15  # a box the layout called a header/footer, this near the edge, may be one by its style alone
+MARGIN_MAX_LETTERS = 80  # a "header" or "footer" of two lines or more and this many letters is body text
+EDGE_SHARE = 0.15  # a box the layout called a header/footer, this near the edge, may be one by its style
 STYLE_SIZE = 0.92  # a margin line this share of the body's size or less is set apart from it
 NEIGHBOURS = 3  # pages either side looked at for a repeated header/footer
 BANDS = 50  # a page's height in bands: a repeat sits in the same band (±1) on the other page
@@ -47,8 +47,8 @@ def band(box, page_h: float) -> int | None:
 
 
 class NeighbourMargins:
-    """The margin lines of a born-digital document's pages near the one being read (its own text layer, each page
-    read once): `repeats(text, band)` — does that line stand in that band on a page nearby?"""
+    """The margin lines of a born-digital document's pages near the one being read (its own text layer, each
+    page read once): `repeats(text, band)` — does that line stand in that band on a page nearby?"""
 
     def __init__(self) -> None:
         self.key = None
@@ -104,9 +104,9 @@ def body_style(lines) -> tuple[str, float] | None:
 
 
 def furniture_reason(held, box, page_h: float, body, neighbours: NeighbourMargins | None) -> str | None:
-    """Why a box is page furniture (None: it is body text). `held`: its lines (app.core.layout.page_boxes.Line)."""
+    """Why a box is page furniture (None: it is body text). `held`: its lines (page_boxes.Line)."""
     text = " ".join(ln.text for ln in held).strip()
-    at = band(box, page_h) if page_h > 0 else -1  # -1: the page's height unknown, the box taken to be in the band
+    at = band(box, page_h) if page_h > 0 else -1  # -1: the page's height unknown: taken as in the band
     if text and PAGE_NUMBER.match(text):
         return "page number"
     if neighbours is not None and at is not None and at >= 0 and held and all(
@@ -124,8 +124,8 @@ def furniture_reason(held, box, page_h: float, body, neighbours: NeighbourMargin
 
 
 def settle(boxes: list[dict], lines_in, page_h: float, lines, neighbours: NeighbourMargins | None) -> None:
-    """Headers/footers re-judged in place (`boxclass`): kept only for a reason (`furniture_reason`); a text box in
-    the margin band that repeats nearby or is a page number becomes one. `lines_in(box)`: the lines a box holds."""
+    """Headers/footers re-judged in place (`boxclass`): kept only for a reason (`furniture_reason`); a text
+    box in the margin band that repeats nearby or is a page number becomes one. `lines_in(box)`: its lines."""
     body = body_style([ln for ln in lines if band(ln.box, page_h) is None]) or body_style(lines)
     for b in boxes:
         box = (float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"]))
@@ -137,5 +137,6 @@ def settle(boxes: list[dict], lines_in, page_h: float, lines, neighbours: Neighb
             held = lines_in(box)
             text = " ".join(ln.text for ln in held)
             if held and (PAGE_NUMBER.match(text.strip()) or (
-                    neighbours is not None and all(neighbours.repeats(ln.text, band(box, page_h)) for ln in held))):
+                    neighbours is not None
+                    and all(neighbours.repeats(ln.text, band(box, page_h)) for ln in held))):
                 b["boxclass"] = "page-header" if box[1] < page_h / 2 else "page-footer"

@@ -1,22 +1,23 @@
 """A formula's structure rebuilt from where its glyphs and rules sit on a born-digital page.
 
 A PDF made by TeX keeps a stacked fraction as glyphs above a drawn rule and glyphs below it, a sum as a big
-glyph with small glyphs over and under it, a matrix as rows of glyphs between two tall brackets. The plain text
-(and a line-by-line reading) loses all of that. `build(atoms, rules)` takes the glyphs (each one's box, baseline,
-size; read from the page by app.core.text.formula_page) and the rules among them and writes LaTeX:
+glyph with small glyphs over and under it, a matrix as rows of glyphs between two tall brackets. The plain
+text (and a line-by-line reading) loses all of that. `build(atoms, rules)` takes the glyphs (each one's box,
+baseline, size; read from the page by app.core.text.formula_page) and the rules among them and writes LaTeX:
 
-- a rule with glyphs just above and just below it is `\\frac{…}{…}`; a rule starting at a radical sign's top is
-  `\\sqrt{…}` over the glyphs under it; a short rule over one glyph is `\\bar{…}`;
+- a rule with glyphs just above and just below it is `\\frac{…}{…}`; a rule starting at a radical sign's top
+  is `\\sqrt{…}` over the glyphs under it; a short rule over one glyph is `\\bar{…}`;
 - a big operator (∑ ∏ ⋃ …) takes the small glyphs centred over and under it as its limits;
-- tall brackets around two rows or more make a matrix (`pmatrix`, `bmatrix`, `vmatrix`; a lone `{` is `cases`),
-  columns where every row has a gap;
+- tall brackets around two rows or more make a matrix (`pmatrix`, `bmatrix`, `vmatrix`; a lone `{` is
+  `cases`), columns where every row has a gap;
 - an accent glyph above a letter is `\\hat`, `\\tilde`, `\\dot`…;
-- a smaller glyph raised or lowered from its row's baseline is a super- or subscript, nested as deep as the sizes go;
+- a smaller glyph raised or lowered from its row's baseline is a super- or subscript, nested as deep as the
+  sizes go;
 - upright letters spelling an operator name are `\\lim`, `\\sin`… (`\\lim`, `\\max` take limits under them);
 - rows one under the other are lines (`aligned` at their first relation when each has one).
 
-What must never live here: reading the page (formula_page), symbol tables and the parse check (layer_math), the
-pipeline, OCR.
+What must never live here: reading the page (formula_page), symbol tables and the parse check (layer_math),
+the pipeline, OCR.
 """
 from __future__ import annotations
 
@@ -31,15 +32,16 @@ ACCENTS = {"ˆ": r"\hat", "^": r"\hat", "̂": r"\hat", "˜": r"\tilde", "~": r"\
            "¯": r"\bar", "̄": r"\bar", "˙": r"\dot", "̇": r"\dot", "¨": r"\ddot", "̈": r"\ddot",
            "´": r"\acute", "`": r"\grave", "ˇ": r"\check", "˘": r"\breve", "→": r"\vec", "⃗": r"\vec"}
 # the pieces TeX builds a tall bracket from (CMEX's extensible delimiters), each with the bracket it makes
-PIECES = {"⏐": "|", "‖": "‖", **dict.fromkeys("⎛⎜⎝", "("), **dict.fromkeys("⎞⎟⎠", ")"), **dict.fromkeys("⎡⎢⎣", "["),
-          **dict.fromkeys("⎤⎥⎦", "]"), **dict.fromkeys("⎧⎨⎩⎪", "{"), **dict.fromkeys("⎫⎬⎭", "}")}
+PIECES = {"⏐": "|", "‖": "‖", **dict.fromkeys("⎛⎜⎝", "("), **dict.fromkeys("⎞⎟⎠", ")"),
+          **dict.fromkeys("⎡⎢⎣", "["), **dict.fromkeys("⎤⎥⎦", "]"), **dict.fromkeys("⎧⎨⎩⎪", "{"),
+          **dict.fromkeys("⎫⎬⎭", "}")}
 OPENERS = {"(": "pmatrix", "[": "bmatrix", "|": "vmatrix", "‖": "Vmatrix", "{": "cases"}
 CLOSERS = {"(": ")", "[": "]", "|": "|", "‖": "‖", "{": "}"}
 TALL = 1.6  # a bracket this many times its row's font size tall spans rows
 RULE_MAX_THICK = 1.6  # points: a fraction rule or a radical's bar is a thin horizontal stroke
-OPERATOR_NAMES = ("lim", "liminf", "limsup", "max", "min", "sup", "inf", "det", "arg", "sin", "cos", "tan", "cot",
-                  "sec", "csc", "log", "ln", "exp", "sinh", "cosh", "tanh", "deg", "dim", "ker", "gcd", "Pr", "hom", "lg",
-                  "arcsin", "arccos", "arctan")
+OPERATOR_NAMES = ("lim", "liminf", "limsup", "max", "min", "sup", "inf", "det", "arg", "sin", "cos", "tan",
+                  "cot", "sec", "csc", "log", "ln", "exp", "sinh", "cosh", "tanh", "deg", "dim", "ker", "gcd",
+                  "Pr", "hom", "lg", "arcsin", "arccos", "arctan")
 LIMIT_NAMES = ("lim", "liminf", "limsup", "max", "min", "sup", "inf", "det", "Pr", "gcd")  # limits under them
 RELATIONS = ("=", r"\leq", r"\geq", r"\neq", r"\approx", r"\equiv", "<", ">", r"\sim", r"\le", r"\ge")
 
@@ -56,7 +58,7 @@ class Atom:
     base: float
     char: str = ""  # the glyph's own character (a single glyph only)
     upright: bool = False  # set in a roman (text) font, not math italic: letters of an operator name ("lim")
-    whole: bool = False  # a fraction, root or matrix: on its row's baseline whatever its glyphs' size (never a script)
+    whole: bool = False  # a fraction, root or matrix: on its row's baseline whatever its glyphs' size
 
     @property
     def cx(self) -> float:
@@ -94,7 +96,8 @@ def _take_names(atoms: list[Atom]) -> list[Atom]:
     for letters in rows.values():
         runs: list[list[Atom]] = []
         for a in letters:
-            if runs and a.x0 - runs[-1][-1].x1 < 0.25 * max(a.size, 1) and abs(a.size - runs[-1][-1].size) < 0.5:
+            last = runs[-1][-1] if runs else None
+            if last is not None and a.x0 - last.x1 < 0.25 * max(a.size, 1) and abs(a.size - last.size) < 0.5:
                 runs[-1].append(a)
             else:
                 runs.append([a])
@@ -119,7 +122,7 @@ def _chain(rule: Rule, atoms: list[Atom], above: bool) -> list[Atom]:
     cand.sort(key=lambda a: -a.y1 if above else a.y0)
     out: list[Atom] = []
     edge = rule.y
-    room = 0.6 * max([a.size for a in cand] + [1.0])  # a gap this wide ends the chain (the largest glyph's measure)
+    room = 0.6 * max([a.size for a in cand] + [1.0])  # a gap this wide ends the chain (by the largest glyph)
     for a in cand:
         gap = (edge - a.y1) if above else (a.y0 - edge)
         if gap > room:
@@ -155,8 +158,8 @@ def _take_rules(atoms: list[Atom], rules: list[Rule]) -> list[Atom]:
             rules = [r for r in rules if r not in inner or not any(id(a) in used for a in below)]
             tex = (rf"\sqrt[{build(index, [])}]" if index else r"\sqrt") + "{" + build(radicand, inner) + "}"
             size = _main_size(radicand) or radical.size
-            atoms = [a for a in atoms if id(a) not in used] + [
-                replace(_union(radicand + [radical], tex, size, median(a.base for a in radicand)), whole=True)]
+            root = _union(radicand + [radical], tex, size, median(a.base for a in radicand))
+            atoms = [a for a in atoms if id(a) not in used] + [replace(root, whole=True)]
             continue
         above = _chain(rule, atoms, above=True)
         if above and below:
@@ -168,15 +171,16 @@ def _take_rules(atoms: list[Atom], rules: list[Rule]) -> list[Atom]:
             atoms = [a for a in atoms if id(a) not in used] + [
                 replace(_union(above + below, tex, size, rule.y + 0.25 * size), whole=True)]
         elif above and len(above) == 1 and rule.width < 1.5 * max(above[0].size, 1):
-            atoms = [a for a in atoms if a is not above[0]] + [replace(above[0], tex=r"\bar{" + above[0].tex + "}",
-                                                                      char="", y0=min(above[0].y0, rule.y))]
+            bar = replace(above[0], tex=r"\bar{" + above[0].tex + "}", char="", y0=min(above[0].y0, rule.y))
+            atoms = [a for a in atoms if a is not above[0]] + [bar]
     return atoms
 
 
 def _take_accents(atoms: list[Atom]) -> list[Atom]:
     for acc in [a for a in atoms if a.char in ACCENTS]:
-        under = [a for a in atoms if a is not acc and a.x0 - 1 <= acc.cx <= a.x1 + 1 and acc.y1 <= a.y0 + 0.4 * a.height
-                 and a.y0 - acc.y1 < 0.4 * max(a.size, 1) and a.char not in ACCENTS]
+        under = [a for a in atoms if a is not acc and a.x0 - 1 <= acc.cx <= a.x1 + 1
+                 and acc.y1 <= a.y0 + 0.4 * a.height and a.y0 - acc.y1 < 0.4 * max(a.size, 1)
+                 and a.char not in ACCENTS]
         if len(under) == 1:
             a = under[0]
             atoms = [b for b in atoms if b is not acc and b is not a] + [
@@ -193,14 +197,14 @@ def _take_operators(atoms: list[Atom]) -> list[Atom]:
         tex = op.tex.rstrip() + ("_{" + build(bottom, []) + "}" if bottom else "") + (
             "^{" + build(top, []) + "}" if top else "")
         used = set(map(id, top + bottom + [op]))
-        atoms = [a for a in atoms if id(a) not in used] + [Atom(tex + " ", op.x0, min(a.y0 for a in top + [op]),
-                                                                op.x1, max(a.y1 for a in bottom + [op]),
-                                                                max(op.size, 1), op.base)]
+        whole = Atom(tex + " ", op.x0, min(a.y0 for a in top + [op]), op.x1, max(a.y1 for a in bottom + [op]),
+                     max(op.size, 1), op.base)
+        atoms = [a for a in atoms if id(a) not in used] + [whole]
     return atoms
 
 
 def _limit(op: Atom, atoms: list[Atom], above: bool) -> list[Atom]:
-    """The small glyphs centred over (under) a big operator, and those on their row that continue them sideways
+    """The small glyphs centred over (under) a big operator, and those on their row that continue them
     (a limit wider than its operator: "n → ∞" under "lim")."""
     def near(a: Atom) -> bool:
         if a is op or a.size >= op.size * 0.95:
@@ -238,12 +242,14 @@ def _merge_pieces(atoms: list[Atom]) -> list[Atom]:
 
 def _take_matrices(atoms: list[Atom]) -> list[Atom]:
     main = _main_size(atoms) or 1.0
-    for left in sorted((a for a in atoms if a.char in OPENERS and a.height > TALL * main), key=lambda a: -a.x0):
+    tall = [a for a in atoms if a.char in OPENERS and a.height > TALL * main]
+    for left in sorted(tall, key=lambda a: -a.x0):
         if left not in atoms:
             continue
         close = CLOSERS[left.char]
-        right = min((a for a in atoms if a.char == close and a.x0 > left.x1 and abs(a.y0 - left.y0) < 0.3 * left.height
-                     and abs(a.y1 - left.y1) < 0.3 * left.height), key=lambda a: a.x0, default=None)
+        right = min((a for a in atoms if a.char == close and a.x0 > left.x1
+                     and abs(a.y0 - left.y0) < 0.3 * left.height and abs(a.y1 - left.y1) < 0.3 * left.height),
+                    key=lambda a: a.x0, default=None)
         end = right.x0 if right is not None else float("inf")
         inside = [a for a in atoms if left.x1 - 0.5 <= a.x0 and a.x1 <= end + 0.5 and a is not right
                   and left.y0 - 1 <= (a.y0 + a.y1) / 2 <= left.y1 + 1]
@@ -265,15 +271,16 @@ def _cells(rows: list[list[Atom]], size: float) -> list[list[list[Atom]]]:
     spans = sorted((a.x0, a.x1) for row in rows for a in row)
     cuts, reach = [], spans[0][1]
     for x0, x1 in spans[1:]:
-        if x0 - reach >= 0.6 * size:  # TeX sets columns 2 \\arraycolsep (10 pt) apart; glyphs in a cell closer
+        if x0 - reach >= 0.6 * size:  # TeX sets columns 2 \\arraycolsep (10 pt) apart, a cell's glyphs closer
             cuts.append((reach + x0) / 2)
         reach = max(reach, x1)
-    return [[[a for a in row if lo <= a.cx < hi] for lo, hi in zip([-1e9] + cuts, cuts + [1e9])] for row in rows]
+    bounds = list(zip([-1e9] + cuts, cuts + [1e9]))
+    return [[[a for a in row if lo <= a.cx < hi] for lo, hi in bounds] for row in rows]
 
 
 def _script(a: Atom, main: float) -> bool:
-    """Is `a` a super- or subscript: a glyph smaller than its row's (a text-style fraction is not, whatever its
-    glyphs' size)."""
+    """Is `a` a super- or subscript: a glyph smaller than its row's (a text-style fraction is not, whatever
+    its glyphs' size)."""
     return not a.whole and a.size <= SCRIPT_SIZE * main
 
 
@@ -292,8 +299,9 @@ def rows_of(atoms: list[Atom]) -> list[list[Atom]]:
     for a in atoms:
         if _script(a, main):
             cy = (a.y0 + a.y1) / 2
-            min(rows, key=lambda r: min(abs(cy - b.y0), abs(cy - b.y1), abs(cy - b.base)) if (b := _span(r)) else 0
-                ).append(a)
+            nearest = min(rows, key=lambda r: min(abs(cy - b.y0), abs(cy - b.y1), abs(cy - b.base))
+                          if (b := _span(r)) else 0)
+            nearest.append(a)
     return rows
 
 
@@ -329,7 +337,8 @@ def row_latex(atoms: list[Atom]) -> str:
             i += 1
         sub = [s for s in run if (s.y0 + s.y1) / 2 > base - 0.3 * main]
         sup = [s for s in run if s not in sub]
-        out.append(("_{" + row_latex(sub) + "}" if sub else "") + ("^{" + row_latex(sup) + "}" if sup else ""))
+        out.append(("_{" + row_latex(sub) + "}" if sub else "")
+                   + ("^{" + row_latex(sup) + "}" if sup else ""))
     return _tidy(" ".join(out))
 
 
@@ -371,7 +380,7 @@ def _equation_number(row: list[Atom]) -> tuple[list[Atom], str | None]:
     inside = row[start + 1:-1]
     if start < 1 or not inside or not all(a.char.isalnum() or a.char == "." for a in inside):
         return row, None
-    if row[start].x0 - row[start - 1].x1 < 2 * max(row[start].size, 1):  # "f(x)": its own bracket, not a number
+    if row[start].x0 - row[start - 1].x1 < 2 * max(row[start].size, 1):  # "f(x)": a bracket, not a number
         return row, None
     return row[:start], "".join(a.char for a in inside)
 
@@ -384,7 +393,8 @@ def _top_relation(line: str) -> int:
         depth += (ch == "{") - (ch == "}") if line[i - 1:i] != "\\" else 0
         if depth == 0 and ch == " ":
             for rel in RELATIONS:
-                if line.startswith(f" {rel} ", i) or (line.startswith(f" {rel}", i) and i + len(rel) + 1 == len(line)):
+                at_end = line.startswith(f" {rel}", i) and i + len(rel) + 1 == len(line)
+                if line.startswith(f" {rel} ", i) or at_end:
                     return i
         i += 1
     return -1

@@ -1,12 +1,12 @@
 """A formula region of a born-digital page read as LaTeX: its glyphs and rules taken from the page, built into
 structure (app.core.text.formula_layout), checked by parsing the result.
 
-`formula_from_page(page, box)` → `FormulaReading(latex, problem)`. The glyphs come from PyMuPDF's `rawdict` with
-TEXT_ACCURATE_BBOXES (a glyph's box is its ink: a script's box does not reach down to the main baseline) and, for
-a glyph the PDF cannot name, its font's own code (app.core.text.tex_fonts: CMEX's sums, radicals and tall
-brackets); the rules from `get_drawings()`. A prose line the region's box only grazes is left out. `problem` says
-why there is no LaTeX to trust: no text layer there, a Type-3 font, glyphs without Unicode meaning, or LaTeX that
-does not parse (the block is then flagged and written as plain text by the pipeline).
+`formula_from_page(page, box)` → `FormulaReading(latex, problem)`. The glyphs come from PyMuPDF's `rawdict`
+with TEXT_ACCURATE_BBOXES (a glyph's box is its ink: a script's box does not reach down to the main baseline)
+and, for a glyph the PDF cannot name, its font's own code (app.core.text.tex_fonts: CMEX's sums, radicals and
+tall brackets); the rules from `get_drawings()`. A prose line the region's box only grazes is left out.
+`problem` says why there is no LaTeX to trust: no text layer there, a Type-3 font, glyphs without Unicode
+meaning, or LaTeX that does not parse (the block is then flagged and written as plain text by the pipeline).
 
 What must never live here: the structure rules (formula_layout), symbol tables (layer_math, tex_fonts), the
 pipeline.
@@ -25,12 +25,13 @@ _ITALIC = re.compile(r"CMMI|Italic|Oblique|LMMathItalic|-It\b|Ital", re.IGNORECA
 
 def page_glyphs(page, box) -> tuple[list[Atom], list[str]]:
     """The glyphs whose centre lies in `box` (points) and the fonts they are set in. Boxes are the glyphs' own
-    outlines (TEXT_ACCURATE_BBOXES: a script's box is its ink, not its font's full height); a glyph the PDF cannot
-    name is read by its font's own code (app.core.text.tex_fonts: CMEX's sums, radicals and tall brackets)."""
+    outlines (TEXT_ACCURATE_BBOXES: a script's box is its ink, not its font's full height); a glyph the PDF
+    cannot name is read by its font's own code (app.core.text.tex_fonts: CMEX's sums, radicals, tall
+    brackets)."""
     import pymupdf
 
     x0, y0, x1, y1 = box
-    # the page's full width: a line's box is then all of it, so a prose line the formula's box grazes is seen whole
+    # the page's full width: a line's box is then all of it (a prose line the box grazes, seen whole)
     clip = pymupdf.Rect(page.rect.x0, y0 - 2, page.rect.x1, y1 + 2)
     flags = pymupdf.TEXTFLAGS_RAWDICT | pymupdf.TEXT_ACCURATE_BBOXES
     named = _chars(page.get_text("rawdict", clip=clip, flags=flags))
@@ -54,9 +55,10 @@ def page_glyphs(page, box) -> tuple[list[Atom], list[str]]:
         if not tex.strip():
             continue
         base = float(raw["origin"][1])
-        if is_extension_font(font):  # hangs below its origin: its row is where its middle sits (the math axis)
+        if is_extension_font(font):  # hangs below its origin: its row is where its middle sits (the axis)
             base = (b + d) / 2 + 0.25 * size
-        atoms.append(Atom(tex, a, b, c1, d, size, base, c, upright=not _ITALIC.search(font) and not MATH_FONTS.match(font)))
+        upright = not _ITALIC.search(font) and not MATH_FONTS.match(font)
+        atoms.append(Atom(tex, a, b, c1, d, size, base, c, upright=upright))
     return atoms, sorted(set(fonts))
 
 
@@ -99,7 +101,8 @@ def formula_from_page(page, box) -> FormulaReading:
         return FormulaReading("", "no usable text layer: the formula is set in a Type-3 font")
     if not atoms:
         return FormulaReading("", "no usable text layer under the formula")
-    if sum(1 for a in atoms if a.char == "\ufffd" or 0xE000 <= ord(a.char[:1] or " ") <= 0xF8FF) > len(atoms) / 4:
+    unnamed = sum(1 for a in atoms if a.char == "\ufffd" or 0xE000 <= ord(a.char[:1] or " ") <= 0xF8FF)
+    if unnamed > len(atoms) / 4:
         return FormulaReading("", "no usable text layer: the formula's glyphs have no Unicode meaning")
     latex = build(atoms, page_rules(page, box))
     problem = parse_problem(latex)

@@ -1,11 +1,12 @@
 """What a glyph of a TeX math font stands for, when the PDF does not say.
 
-TeX's math fonts (Computer Modern's CMEX and CMSY, Latin Modern's copies of them, the AMS's MSBM) have their own
-encodings and glyph names ("summationdisplay", "parenleftbigg", "radicalbig") that no ToUnicode map or Adobe glyph
-list knows: PyMuPDF reads them as U+FFFD, or (with TEXT_CID_FOR_UNKNOWN_UNICODE) as the bare character code, so
-a display sum comes out as "X" and a radical as "p". `glyph_char(font, code, known)` maps such a glyph by its font
-and code to the Unicode character it draws (∑, √, a tall "(" or one piece of one); `font_style(font)` says which
-alphabet a font's letters are (MSBM: `\\mathbb`, CMSY's capitals: `\\mathcal`, EUFM: `\\mathfrak`).
+TeX's math fonts (Computer Modern's CMEX and CMSY, Latin Modern's copies of them, the AMS's MSBM) have their
+own encodings and glyph names ("summationdisplay", "parenleftbigg", "radicalbig") that no ToUnicode map or
+Adobe glyph list knows: PyMuPDF reads them as U+FFFD, or (with TEXT_CID_FOR_UNKNOWN_UNICODE) as the bare
+character code, so a display sum comes out as "X" and a radical as "p". `glyph_char(font, code, known)` maps
+such a glyph by its font and code to the Unicode character it draws (∑, √, a tall "(" or one piece of one);
+`font_style(font)` says which alphabet a font's letters are (MSBM: `\\mathbb`, CMSY's capitals: `\\mathcal`,
+EUFM: `\\mathfrak`).
 
 What must never live here: the LaTeX commands of characters (app.core.text.layer_math), formula structure
 (app.core.text.formula_layout).
@@ -21,9 +22,10 @@ _STYLES = ((re.compile(r"^(?:[A-Z]{6}\+)?(?:MSBM)", re.IGNORECASE), r"\mathbb"),
            (re.compile(r"^(?:[A-Z]{6}\+)?(?:RSFS)", re.IGNORECASE), r"\mathscr"),
            (_CMSY_FONT, r"\mathcal"))
 
-# CMEX (cmex10's layout, the same in Latin Modern's lmex10): sizes of delimiters, the pieces tall ones are built
-# from, big operators in text and display size, radicals. Piece characters are those of Unicode's bracket pieces;
-# "" is a glyph that draws nothing a formula's text needs (pieces of horizontal braces and arrows).
+# CMEX (cmex10's layout, the same in Latin Modern's lmex10): sizes of delimiters, the pieces tall ones
+# are built from, big operators in text and display size, radicals. Piece characters are those of Unicode's
+# bracket pieces; "" is a glyph that draws nothing a formula's text needs (pieces of horizontal braces,
+# arrows).
 _DELIMS = "()[]⌊⌋⌈⌉{}⟨⟩⏐‖/\\"
 CMEX: dict[int, str] = {**{i: _DELIMS[i] for i in range(16)},
                         **{0x10 + i: "()()[]⌊⌋⌈⌉{}⟨⟩/\\"[i] for i in range(16)},
@@ -45,7 +47,7 @@ _CMSY = ("−·×∗÷⋄±∓⊕⊖⊗⊘⊙◯∘∙≍≡⊆⊇≤≥⪯⪰�
 CMSY: dict[int, str] = {i: c for i, c in enumerate(_CMSY) if c != " "}
 
 
-# Adobe's private-use names for bracket pieces (the Symbol font's, which the glyph list maps "bracketlefttp" to)
+# Adobe's private-use code points for bracket pieces (what the glyph list maps "bracketlefttp" and kin to)
 ADOBE_PIECES = dict(zip(range(0xF8EB, 0xF8FF), "⎛⎜⎝⎡⎢⎣⎧⎨⎩⎪\u0000⎞⎟⎠⎤⎥⎦⎫⎬⎭"))
 ADOBE_PIECES.update({0xF8F5: "", 0xF8E5: "", 0xF8E6: "", 0xF8E7: ""})  # integral/radical/arrow extenders
 
@@ -72,7 +74,7 @@ def glyph_char(font: str, code: int, known: bool) -> str:
 
 
 def font_style(font: str) -> str | None:
-    """The alphabet command for the Latin capitals of `font` (None: the letters are plain math italic/roman)."""
+    """The alphabet command for the Latin capitals of `font` (None: plain math italic or roman letters)."""
     for pattern, style in _STYLES:
         if pattern.match(font or ""):
             return style
