@@ -146,7 +146,8 @@ def test_tables_from_saved_rows_are_rescored(tmp_path, capsys):
     (tmp_path / "b.json").write_text(json.dumps([row("s11-table-image", "builtin", "")]), encoding="utf-8")
     assert real_corpus.main(["--from-json", f"{tmp_path / 'a.json'},{tmp_path / 'b.json'}"]) == 0
     text = capsys.readouterr().out
-    assert "| s11-table-image | scan | latin | 0.00 1.00 1.00 1.00 1.00 - - 2.0s | 1.00 0.00 - 0.00 0.00 - - 2.0s |" in text
+    row = "| s11-table-image | scan | latin | 0.00 1.00 1.00 1.00 1.00 - - 2.0s | 1.00 0.00 - 0.00 0.00 - - 2.0s |"
+    assert row in text
     assert "s07-phototest" not in text  # only pages every converter read
 
 

@@ -9,7 +9,8 @@ Converters (--converters, default all four):
 
 Each converter reads the first page once untimed (models loaded, the layout process started), then every page once,
 timed. Per page and converter: edit, present, order, cells, teds, formula, parses (app.bench.real_scoring) and
-seconds. Printed: a per-page table and a summary per kind (scan / born-digital) and per script; `--json FILE` writes every row.
+seconds. Printed: a per-page table and a summary per kind (scan / born-digital) and per script; `--json FILE`
+writes every row.
 """
 from __future__ import annotations
 
@@ -210,8 +211,8 @@ def groups(rows: list[dict]) -> list[tuple[str, list[str]]]:
 
 def summary(rows: list[dict], names: list[str]) -> str:
     """Per group (all, kind, script, feature) and converter: mean edit, present, order, cells, s/page."""
-    lines = ["| group | pages | converter | edit ↓ | present ↑ | order ↑ | cells ↑ | TEDS ↑ | formula ↑ | parses ↑ "
-             "| s/page ↓ |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| group | pages | converter | edit ↓ | present ↑ | order ↑ | cells ↑ | TEDS ↑ | formula ↑ "
+             "| parses ↑ | s/page ↓ |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for group, members in groups(rows):
         chosen = set(members)
         for n in names:

@@ -17,8 +17,9 @@
   None when the reference has no table.
 - `teds`: for the same pages, TEDS (app.bench.teds: the tree edit distance similarity of PubTabNet, over the
   tables' HTML structure — spans, empty cells, header rows — and cell texts), mean over the reference's tables.
-- `formula`: for pages whose reference has display formulas (`$$…$$`), their LaTeX against the output's, token by
-  token after normalisation (app.bench.formula_score); `parses`: the share of the output's formulas that render.
+- `formula`: for pages whose reference has display formulas (`$$…$$`), their LaTeX against the output's, token
+  by token after normalisation (app.bench.formula_score); `parses`: the share of the output's formulas that
+  render.
 
 No Qt, no app imports: leaf functions on strings.
 """

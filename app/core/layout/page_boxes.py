@@ -164,7 +164,7 @@ class MarginMemory:
     def __init__(self) -> None:
         self.key = None
         self.seen: set[tuple[str, int, str]] = set()
-        self.neighbours = NeighbourMargins()  # the document's nearby pages, for headers that repeat (furniture.py)
+        self.neighbours = NeighbourMargins()  # the document's nearby pages: headers that repeat (furniture.py)
 
     @staticmethod
     def _band(box, page_h: float) -> int | None:
@@ -262,7 +262,7 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
             b["boxclass"] = cls = "formula"  # an equation the layout took for prose or a heading
         elif cls == "formula" and inside and not any(looks_like_math(ln.text) for ln in inside) \
                 and _prose_words(text) >= 4 + len(_RELATION.findall(text)) \
-                and 2 * sum(ln.math for ln in inside) < len(inside):  # mostly prose ("nodes = 3, splits = 4" is not)
+                and 2 * sum(ln.math for ln in inside) < len(inside):  # prose ("nodes = 3, splits = 4" is not)
             b["boxclass"] = cls = "text"
         if cls == "table" and tables is not None:
             if found is None:

@@ -147,7 +147,7 @@ def format_block(region: Region, tag: str | None = None, picture_path: str | Non
     text = region.text or ""
     if task == "table":
         return table_markdown(region)
-    if task == "formula":  # one whose LaTeX could not be rebuilt is its plain text (text_source.formula_latex)
+    if task == "formula":  # one whose LaTeX could not be rebuilt is plain text (text_source.formula_latex)
         return format_text(text) if region.extra.get("formula_problem") else format_formula(text, tag)
     if region.label == "doc_title":
         return format_heading(text, 1)

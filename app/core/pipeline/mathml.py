@@ -27,7 +27,8 @@ _STAND_INS = {f"<mi>{_LT}</mi>": "<mo>&lt;</mo>", f"<mi>{_GT}</mi>": "<mo>&gt;</
 def latex_to_mathml(latex: str, display: bool = False) -> str | None:
     from app.core.text.layer_math import twin_environments
 
-    source = twin_environments(latex.strip()).replace(_LT, "").replace(_GT, "").replace("<", _LT).replace(">", _GT)
+    source = twin_environments(latex.strip()).replace(_LT, "").replace(_GT, "")
+    source = source.replace("<", _LT).replace(">", _GT)
     try:
         from latex2mathml.converter import convert
 

@@ -13,10 +13,10 @@ recogniser reads the line image, all of a page's regions in one batch; CER ≤ C
 lines in scripts it does not read, e.g. Cyrillic, are not checked). Otherwise the engine reads it (a
 scrambled layer keeps OCR). `compare` reads every region with the engine and measures it against the layer;
 `ignore` neither uses nor measures the layer. Formulas go to the engine when it reads LaTeX (its spec's
-`reads_formulas`); otherwise (classic, the built-in engine) their LaTeX is rebuilt from where the layer's glyphs and
-rules sit (app.core.text.formula_layout), checked by parsing it, and a formula that cannot be rebuilt is flagged
-and written as plain text (`formula_latex`). Formulas skip the encoding and OCR checks: TeX's math fonts are read
-by their own codes, and a recogniser reads no formula.
+`reads_formulas`); otherwise (classic, the built-in engine) their LaTeX is rebuilt from where the layer's glyphs
+and rules sit (app.core.text.formula_layout), checked by parsing it, and a formula that cannot be rebuilt is
+flagged and written as plain text (`formula_latex`). Formulas skip the encoding and OCR checks: TeX's math fonts
+are read by their own codes, and a recogniser reads no formula.
 
 One OCR pass per scanned page: with an engine whose reading is the layout's own OCR (its spec's
 `reads_layout_lines`: classic, the same recogniser as the layout's OCR hook), a region whose lines the layout's OCR
@@ -186,11 +186,11 @@ class TextSource:
         return False
 
     def formula_latex(self, region: Region) -> str:
-        """The formula's LaTeX rebuilt from the glyphs and rules in its box (fractions, scripts, limits, roots,
-        matrices: app.core.text.formula_layout), checked by parsing it. Where that fails (no usable text layer
-        there, or LaTeX that does not parse) the block is marked `extra["formula_problem"]` (a reason to review
-        it; it is written as plain text) and "" is returned (the layer's words stand). A rotated page: the layer's
-        lines, script by script (app.core.text.layer_math)."""
+        """The formula's LaTeX rebuilt from the glyphs and rules in its box (fractions, scripts, limits,
+        roots, matrices: app.core.text.formula_layout), checked by parsing it. Where that fails (no usable text
+        layer there, or LaTeX that does not parse) the block is marked `extra["formula_problem"]` (a reason to
+        review it; it is written as plain text) and "" is returned (the layer's words stand). A rotated page:
+        the layer's lines, script by script (app.core.text.layer_math)."""
         from app.core.text.formula_page import formula_from_page
         from app.core.text.layer_math import layer_latex
 
@@ -198,7 +198,8 @@ class TextSource:
         doc = self.pipeline.document
         with doc.lock:
             page = doc.mupdf.load_page(region.page) if not doc.mupdf.is_dirty else None
-            reading = formula_from_page(page, region.box_pt) if page is not None and not page.rotation else None
+            turned = page is None or page.rotation
+            reading = None if turned else formula_from_page(page, region.box_pt)
         if reading is None:
             lines = [spans for box, spans in self.layer(region.page).lines
                      if inside_fraction(box, region.box_pt) >= 0.5]
@@ -238,7 +239,7 @@ class TextSource:
         """Why the layer's words in `region` cannot be taken (None: they can)."""
         if self.layer(region.page).hidden_in(region.box_pt):
             return "hidden text"
-        if region.task == "formula":  # read glyph by glyph, TeX's math fonts by their codes; checked by parsing
+        if region.task == "formula":  # read glyph by glyph (TeX's math fonts by their codes), checked by parsing
             return None
         if garbled_fraction(" ".join(w.text for w in words)) > GARBLED_MAX:
             return "garbled encoding"

@@ -36,7 +36,8 @@ SYMBOLS = {
     "↦": r"\mapsto", "×": r"\times", "÷": r"\div", "·": r"\cdot", "⋅": r"\cdot", "∘": r"\circ", "±": r"\pm",
     "∓": r"\mp", "∞": r"\infty", "∂": r"\partial", "∇": r"\nabla", "√": r"\sqrt", "∑": r"\sum", "∏": r"\prod",
     "∫": r"\int", "∮": r"\oint", "⟨": r"\langle", "⟩": r"\rangle", "‖": r"\|", "…": r"\ldots", "⋯": r"\cdots",
-    "−": "-", "∗": "*", "′": r"\prime", "ℓ": r"\ell", "ℝ": r"\mathbb{R}", "ℕ": r"\mathbb{N}", "ℤ": r"\mathbb{Z}",
+    "−": "-", "∗": "*", "′": r"\prime", "ℓ": r"\ell", "ℝ": r"\mathbb{R}", "ℕ": r"\mathbb{N}",
+    "ℤ": r"\mathbb{Z}",
     "ℚ": r"\mathbb{Q}", "ℂ": r"\mathbb{C}",
     "∅": r"\emptyset", "⊗": r"\otimes", "⊕": r"\oplus", "ħ": r"\hbar", "ı": r"\imath", "ȷ": r"\jmath",
     "↑": r"\uparrow", "↓": r"\downarrow", "⟶": r"\longrightarrow", "⟹": r"\Longrightarrow", "≪": r"\ll",
@@ -47,13 +48,15 @@ SYMBOLS = {
     # what TeX's math fonts draw (app.core.text.tex_fonts)
     "⪯": r"\preceq", "⪰": r"\succeq", "≺": r"\prec", "≻": r"\succ", "↗": r"\nearrow", "↘": r"\searrow",
     "↖": r"\nwarrow", "↙": r"\swarrow", "⇑": r"\Uparrow", "⇓": r"\Downarrow", "∋": r"\ni", "△": r"\triangle",
-    "▽": r"\bigtriangledown", "⊤": r"\top", "⊎": r"\uplus", "⊢": r"\vdash", "⊣": r"\dashv", "↕": r"\updownarrow",
+    "▽": r"\bigtriangledown", "⊤": r"\top", "⊎": r"\uplus", "⊢": r"\vdash", "⊣": r"\dashv",
+    "↕": r"\updownarrow",
     "⇕": r"\Updownarrow", "≀": r"\wr", "⨿": r"\amalg", "⊔": r"\sqcup", "⊓": r"\sqcap", "⊑": r"\sqsubseteq",
     "⊒": r"\sqsupseteq", "♣": r"\clubsuit", "♢": r"\diamondsuit", "♡": r"\heartsuit", "♠": r"\spadesuit",
-    "⋄": r"\diamond", "≍": r"\asymp", "⊇": r"\supseteq", "⨆": r"\bigsqcup", "⨀": r"\bigodot", "⨁": r"\bigoplus",
-    "⨂": r"\bigotimes", "⨄": r"\biguplus", "⋀": r"\bigwedge", "⋁": r"\bigvee", "∐": r"\coprod", "⋃": r"\bigcup",
-    "⋂": r"\bigcap", "⊖": r"\ominus", "⊘": r"\oslash", "⊙": r"\odot", "◯": r"\bigcirc", "§": r"\S", "¶": r"\P",
-    "‡": r"\ddagger", "\\": r"\backslash", "⏐": "|", "∙": r"\bullet", "\u2061": "", "\u2062": "", "\u2063": "",
+    "⋄": r"\diamond", "≍": r"\asymp", "⊇": r"\supseteq", "⨆": r"\bigsqcup", "⨀": r"\bigodot",
+    "⨁": r"\bigoplus", "⨂": r"\bigotimes", "⨄": r"\biguplus", "⋀": r"\bigwedge", "⋁": r"\bigvee",
+    "∐": r"\coprod", "⋃": r"\bigcup", "⋂": r"\bigcap", "⊖": r"\ominus", "⊘": r"\oslash", "⊙": r"\odot",
+    "◯": r"\bigcirc", "§": r"\S", "¶": r"\P", "‡": r"\ddagger", "\\": r"\backslash", "⏐": "|",
+    "∙": r"\bullet", "\u2061": "", "\u2062": "", "\u2063": "",
     "\u200c": "", "\u200d": "", "\ufeff": "", "\u00a0": " ",
 }
 
@@ -64,8 +67,8 @@ def command(ch: str) -> str:
 
 
 def twin_environments(latex: str) -> str:
-    """`aligned` and `gathered` (which latex2mathml does not know: it writes their `&` raw) as `split`, the twin it
-    knows (rows, alignment marks)."""
+    """`aligned` and `gathered` (which latex2mathml does not know: it writes their `&` raw) as `split`, the
+    twin it knows (rows, alignment marks)."""
     return re.sub(r"\\(begin|end)\{(?:aligned|gathered)\}", r"\\\1{split}", latex)
 
 
@@ -78,9 +81,9 @@ ARITY = {"mfrac": 2, "mroot": 2, "msub": 2, "msup": 2, "msubsup": 3, "munder": 2
 
 
 def parse_problem(latex: str) -> str | None:
-    """Why `latex` does not parse as math (latex2mathml, the renderer's own parser), None when it does. Stricter
-    than the parser: a command it does not know (it writes `\\foo` as a letter) or a `\\frac` short of an argument
-    (it writes a one-child `<mfrac>`) is a problem too."""
+    """Why `latex` does not parse as math (latex2mathml, the renderer's own parser), None when it does.
+    Stricter than the parser: a command it does not know (it writes `\\foo` as a letter) or a `\\frac` short of
+    an argument (it writes a one-child `<mfrac>`) is a problem too."""
     import xml.etree.ElementTree as ET
 
     from latex2mathml.converter import convert
