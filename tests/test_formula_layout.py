@@ -176,3 +176,32 @@ def test_a_real_papers_display_formula_matches_its_latex_source():
     assert reading.problem is None
     assert max(similarity(s, reading.latex) for s in sources) == 1.0, reading.latex
     assert r"\sum_{0 \leq i < j \leq 6}" in reading.latex
+
+
+def test_unicode_math_letters_are_plain_letters_in_their_alphabet():
+    """Word and MathML fonts (Cambria Math) write 𝐸, 𝜌, 𝔾 — letters of Unicode's mathematical alphabets."""
+    from app.core.text.tex_fonts import unicode_math
+
+    assert unicode_math("𝐸") == ("E", None) and unicode_math("𝜌") == ("ρ", None)
+    assert unicode_math("𝔾") == ("G", r"\mathbb") and unicode_math("𝐱") == ("x", r"\mathbf")
+    assert unicode_math("𝒜") == ("A", r"\mathcal") and unicode_math("x") == ("x", None)
+    assert unicode_math("𝛂")[1] == r"\boldsymbol"
+
+
+def test_a_fraction_with_zero_width_spaces_in_a_text_font_is_one_fraction(tmp_path):
+    """The held-out failure's shape: E = ρ over ε₀ with zero-width spaces between the glyphs, in a text font
+    (not TeX's) and a drawn rule — once written `E = \\ ​ \\ \\epsilon \\ ​0 \\ \\rho`."""
+    font = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    if not font.is_file():
+        pytest.skip("missing part: DejaVu Sans (apt: fonts-dejavu-core)")
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_font(fontname="dv", fontfile=str(font))
+    page.insert_text((100, 100), "E\u200b = ", fontsize=12, fontname="dv")
+    page.insert_text((141, 92), "\u200bρ", fontsize=12, fontname="dv")
+    page.draw_line((136, 95.5), (156, 95.5), width=0.5)
+    page.insert_text((138, 108), "ε\u200b", fontsize=12, fontname="dv")
+    page.insert_text((145, 110), "0", fontsize=8, fontname="dv")
+    reading = formula_from_page(page, (90, 80, 170, 112))
+    assert reading.latex == r"E = \frac{\rho}{\varepsilon_{0}}" and reading.problem is None
+    assert "\u200b" not in reading.latex and "\\\\" not in reading.latex

@@ -33,7 +33,8 @@ def test_scripts_and_symbols():
     spans = [dict(main, text="x", origin=(0, 100)), dict(main, text="i", size=7.0, origin=(5, 102)),
              dict(main, text=" ≤ α·β", origin=(9, 100), font="CMSY10")]
     assert latex_from_spans(spans) == r"x_{i} \leq \alpha \cdot \beta"
-    assert layer_latex([spans, [dict(main, text="y = 1", origin=(0, 120))]]) == r"x_{i} \leq \alpha \cdot \beta \\ y = 1"
+    two = layer_latex([spans, [dict(main, text="y = 1", origin=(0, 120))]])
+    assert two == r"\begin{gathered} x_{i} \leq \alpha \cdot \beta \\ y = 1 \end{gathered}"  # no bare \\
     prose = [{"text": "The sum is 12 = 3 + 9.", "size": 10.0, "flags": 0, "font": "Times-Roman", "origin": (0, 0)}]
     assert not set_as_math(prose)  # no math font: prose with numbers
 

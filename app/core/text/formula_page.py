@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from app.core.text.formula_layout import RULE_MAX_THICK, Atom, Rule, build
 from app.core.text.layer_math import MATH_FONTS, command, parse_problem
-from app.core.text.tex_fonts import font_style, glyph_char, is_extension_font
+from app.core.text.tex_fonts import font_style, glyph_char, is_extension_font, unicode_math
 
 _ITALIC = re.compile(r"CMMI|Italic|Oblique|LMMathItalic|-It\b|Ital", re.IGNORECASE)
 
@@ -48,10 +48,11 @@ def page_glyphs(page, box) -> tuple[list[Atom], list[str]]:
         a, b, c1, d = (float(v) for v in raw["bbox"])
         if not c.strip() or not (x0 - 1 <= (a + c1) / 2 <= x1 + 1 and y0 - 1 <= (b + d) / 2 <= y1 + 1):
             continue
+        c, style = unicode_math(c)  # 𝐸 → E; 𝔾 → G in \mathbb
         tex = command(c)
-        style = font_style(font)
-        if style and "A" <= c <= "Z":
-            tex = style + "{" + c + "}"
+        style = style or (font_style(font) if "A" <= c <= "Z" else None)
+        if style and c.isalnum():
+            tex = style + "{" + tex + "}"
         if not tex.strip():
             continue
         base = float(raw["origin"][1])

@@ -82,8 +82,8 @@ ARITY = {"mfrac": 2, "mroot": 2, "msub": 2, "msup": 2, "msubsup": 3, "munder": 2
 
 def parse_problem(latex: str) -> str | None:
     """Why `latex` does not parse as math (latex2mathml, the renderer's own parser), None when it does.
-    Stricter than the parser: a command it does not know (it writes `\\foo` as a letter) or a `\\frac` short of
-    an argument (it writes a one-child `<mfrac>`) is a problem too."""
+    Stricter than the parser: a command it does not know (it writes `\\foo` as a letter) or a `\\frac` short
+    of an argument (it writes a one-child `<mfrac>`) is a problem too."""
     import xml.etree.ElementTree as ET
 
     from latex2mathml.converter import convert
@@ -159,6 +159,9 @@ def latex_from_spans(spans: list[dict]) -> str:
 
 
 def layer_latex(lines: list[list[dict]]) -> str:
-    """A formula region's LaTeX from its lines' spans (lines top to bottom), lines joined by `\\\\`."""
-    parts = [latex_from_spans(spans) for spans in lines]
-    return " \\\\ ".join(p for p in parts if p)
+    """A formula region's LaTeX from its lines' spans (lines top to bottom); several lines are the rows of a
+    `gathered` block (a bare `\\\\` between them is no LaTeX a renderer takes)."""
+    parts = [p for p in (latex_from_spans(spans) for spans in lines) if p]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return r"\begin{gathered} " + r" \\ ".join(parts) + r" \end{gathered}"

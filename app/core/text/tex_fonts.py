@@ -6,7 +6,8 @@ Adobe glyph list knows: PyMuPDF reads them as U+FFFD, or (with TEXT_CID_FOR_UNKN
 character code, so a display sum comes out as "X" and a radical as "p". `glyph_char(font, code, known)` maps
 such a glyph by its font and code to the Unicode character it draws (∑, √, a tall "(" or one piece of one);
 `font_style(font)` says which alphabet a font's letters are (MSBM: `\\mathbb`, CMSY's capitals: `\\mathcal`,
-EUFM: `\\mathfrak`).
+EUFM: `\\mathfrak`); `unicode_math(c)` reads Unicode's mathematical letters (𝐸, 𝔾: what Word's and MathML's
+fonts write) as a letter and its alphabet.
 
 What must never live here: the LaTeX commands of characters (app.core.text.layer_math), formula structure
 (app.core.text.formula_layout).
@@ -14,6 +15,7 @@ What must never live here: the LaTeX commands of characters (app.core.text.layer
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _CMEX_FONT = re.compile(r"^(?:[A-Z]{6}\+)?(?:CMEX|LMEX|LMMathExtension|EUEX|TXEX|PXEX)", re.IGNORECASE)
 _CMSY_FONT = re.compile(r"^(?:[A-Z]{6}\+)?(?:CMSY|CMBSY|LMSY|LMMathSymbols)", re.IGNORECASE)
@@ -68,7 +70,7 @@ def glyph_char(font: str, code: int, known: bool) -> str:
         return CMEX.get(code, "")
     if not known and _CMSY_FONT.match(font or ""):
         return CMSY.get(code, "\ufffd")
-    if not known:
+    if not known or code < 0x20:  # a control character (a font with no Unicode for its glyph) says nothing
         return "\ufffd"
     return chr(code)
 
@@ -79,3 +81,24 @@ def font_style(font: str) -> str | None:
         if pattern.match(font or ""):
             return style
     return None
+
+
+_STYLE_WORDS = (("DOUBLE-STRUCK", r"\mathbb"), ("FRAKTUR", r"\mathfrak"), ("SCRIPT", r"\mathcal"),
+                ("SANS-SERIF", r"\mathsf"), ("MONOSPACE", r"\mathtt"), ("BOLD", r"\mathbf"))
+
+
+def unicode_math(c: str) -> tuple[str, str | None]:
+    """A Mathematical Alphanumeric Symbol (U+1D400-U+1D7FF, what Word and MathML fonts such as Cambria Math
+    write: 𝐸, 𝜌, 𝔾; and ℎ) as its plain letter and the alphabet command it is set in (None: italic or plain):
+    ("E", None), ("ρ", None), ("G", "\\mathbb")."""
+    o = ord(c[:1] or " ")
+    if not (0x1D400 <= o <= 0x1D7FF or o == 0x210E):
+        return c, None
+    base = unicodedata.normalize("NFKC", c)
+    if len(base) != 1:
+        return c, None
+    name = unicodedata.name(c, "")
+    style = next((cmd for word, cmd in _STYLE_WORDS if word in name), None)
+    if style == r"\mathbf" and ("ITALIC" in name or not base.isascii()):
+        style = r"\boldsymbol"
+    return base, style
