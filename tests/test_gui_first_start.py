@@ -1,8 +1,8 @@
 """The window as a new user meets it, at 1280×800 and 1440×900 on first start (the real window, offscreen): both
-bundled samples read, then every list shows its rows whole, widgets sit inside their parents, the page keeps a fair
-share of the width once the queue has run dry, the region badges are readable, the status bar says the phase while
-decoding; the inspector's five rows and the round history's rows are whole at the dock's default height. Checked by
-geometry, with a screenshot of each size under tests/artifacts/."""
+bundled samples read, then every list shows its rows whole, widgets sit inside their parents, the page keeps a
+fair share of the width once the queue has run dry, the region badges are readable, the status bar says the
+phase while decoding; the inspector's five rows and the round history's rows are whole at the dock's default
+height. Checked by geometry, with a screenshot of each size under tests/artifacts/."""
 from __future__ import annotations
 
 import pytest
@@ -21,7 +21,7 @@ def _inside(widget, ancestor) -> bool:
 
 
 def _rows_whole(view) -> list[str]:
-    """The rows of a list view that are cut: by the viewport's edges, or text taller/wider than the row's rect."""
+    """The rows of a list view that are cut: by the viewport's edges, or text taller/wider than its rect."""
     vp = view.viewport().rect()
     fm = view.fontMetrics()
     cut = []
@@ -36,7 +36,8 @@ def _rows_whole(view) -> list[str]:
         view.itemDelegate().initStyleOption(opt, view.indexFromItem(item))
         text_rect = view.style().subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, view)
         needed = fm.boundingRect(text_rect, int(opt.displayAlignment) | 0x1000, item.text())  # TextWordWrap
-        if not vp.contains(rect) or needed.width() > text_rect.width() + 1 or needed.height() > text_rect.height() + 1:
+        too_big = needed.width() > text_rect.width() + 1 or needed.height() > text_rect.height() + 1
+        if not vp.contains(rect) or too_big:
             cut.append(item.text())
     return cut
 
@@ -80,7 +81,7 @@ def test_on_first_start_both_samples_read_and_nothing_is_clipped(qtbot, artifact
 
     qtbot.waitUntil(lambda: not w.decoder.running and not w.runs.queue and all(
         d.summary().endswith(("blocks", "block", "review")) for d in w.session.documents), timeout=180_000)
-    qtbot.waitUntil(lambda: not w.queue_dock.isVisible(), timeout=5_000)  # nothing queued: the page gets the room
+    qtbot.waitUntil(lambda: not w.queue_dock.isVisible(), timeout=5_000)  # nothing queued: room for the page
     w.show_document(0)
     qtbot.wait(300)
     w.grab().save(str(artifacts_dir / f"first_start_{size[0]}x{size[1]}.png"))
@@ -90,7 +91,8 @@ def test_on_first_start_both_samples_read_and_nothing_is_clipped(qtbot, artifact
     assert _rows_whole(w.documents) == []
     assert _check_boxes_inside(w.thumbnails)
     central = w.centralWidget()
-    for part in (w.documents, w.thumbnails, w.page_range.field, w.page_range.count_label, w.page_view, w.editor):
+    parts = (w.documents, w.thumbnails, w.page_range.field, w.page_range.count_label, w.page_view, w.editor)
+    for part in parts:
         assert part.isVisible() and _inside(part, central), part.objectName()
     badges = [item.badge for item in w.page_view.region_items.values()]
     assert badges and all(isinstance(b, OrderBadge) for b in badges)
@@ -112,7 +114,7 @@ def test_a_long_document_status_wraps_onto_a_second_line_and_the_list_grows(qtbo
     qtbot.waitExposed(w)
     w.open_files([str(sample_document()), str(degraded_sample())], run=False)
     qtbot.waitUntil(lambda: w.documents.count() == 2, timeout=10_000)
-    w.documents.set_status(1, "1 to review · 12 blocks")  # what the list says after a run (DocumentWork.summary)
+    w.documents.set_status(1, "1 to review · 12 blocks")  # the list after a run (DocumentWork.summary)
     qtbot.wait(100)
     assert not w.documents.horizontalScrollBar().isVisible()
     assert _rows_whole(w.documents) == []
@@ -123,7 +125,8 @@ SHIPPED_MODEL = "models/builtin/model.safetensors"
 
 @pytest.fixture(scope="module")
 def builtin_rounds(tmp_path_factory):
-    """The shipped built-in model, self-speculative, on a blurred printed line (it rejects drafts there), as a trace."""
+    """The shipped built-in model, self-speculative, on a blurred printed line (it rejects drafts there), as a
+    trace."""
     from pathlib import Path
 
     from PIL import Image, ImageDraw, ImageFilter, ImageFont
@@ -140,7 +143,8 @@ def builtin_rounds(tmp_path_factory):
     font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 26)
     img = Image.new("RGB", (760, 110), "white")
     draw = ImageDraw.Draw(img)
-    for i, line in enumerate(["Invoice 48213: rnrn clltl 0O0O l1I| 7,85", "Scriptorium reads faded print, 1/2 lb"]):
+    lines = ["Invoice 48213: rnrn clltl 0O0O l1I| 7,85", "Scriptorium reads faded print, 1/2 lb"]
+    for i, line in enumerate(lines):
         draw.text((20, 10 + 46 * i), line, font=font, fill="black")
     img = img.filter(ImageFilter.GaussianBlur(1.7))
     engine = open_engine("builtin", device="cpu", mode="selfspec")
@@ -151,7 +155,8 @@ def builtin_rounds(tmp_path_factory):
     return write_trace(tmp_path_factory.mktemp("rounds") / "faded.jsonl", events), events
 
 
-def test_at_1280x800_the_inspectors_five_rows_and_the_round_history_are_whole(qtbot, builtin_rounds, artifacts_dir):
+def test_at_1280x800_the_inspectors_five_rows_and_the_round_history_are_whole(qtbot, builtin_rounds,
+                                                                              artifacts_dir):
     from PySide6.QtCore import QPoint, Qt
 
     from app.core.record.events import RoundVerified
@@ -188,7 +193,7 @@ def test_at_1280x800_the_inspectors_five_rows_and_the_round_history_are_whole(qt
 
     bars, history = view.inspector, view.history
     fh = bars.fontMetrics().height()
-    lines_and_rows = 4 + 4 * (fh + 1) + 4 + fh + 4 + 5 * (fh + 2) + 4  # four lines, a title, five rows a line high
+    lines_and_rows = 4 + 4 * (fh + 1) + 4 + fh + 4 + 5 * (fh + 2) + 4  # 4 lines, a title, 5 rows a line high
     assert bars.height() >= lines_and_rows, (bars.height(), lines_and_rows)
     shown = w.views.scroller.viewport()
     for part in (bars, history):  # on screen at the dock's default height, not scrolled away

@@ -14,7 +14,10 @@ from app.gui.theme import icon
 ACTIONS = {
     "open": ("&File", "&Open…", "Ctrl+O", "open", "dialogs.ask_open", False),
     "open_trace": ("&File", "Open &trace…", "Ctrl+Shift+O", "trace", "dialogs.ask_open_trace", False),
-    "export": ("&File", "&Export Markdown, JSON, HTML…", "Ctrl+E", "export", "dialogs.ask_export", False),
+    "open_session": ("&File", "Open se&ssion…", "", "", "sessions.ask_open", False),
+    "save_session": ("&File", "&Save session", "Ctrl+S", "", "sessions.save", False),
+    "save_session_as": ("&File", "Save session &as…", "Ctrl+Shift+S", "", "sessions.save_as", False),
+    "export": ("&File", "&Export…", "Ctrl+E", "export", "dialogs.ask_export", False),
     "close_document": ("&File", "&Close document", "Ctrl+W", "", "close_current_document", False),
     "preferences": ("&File", "&Preferences…", "Ctrl+,", "settings", "dialogs.show_preferences", False),
     "quit": ("&File", "&Quit", "Ctrl+Q", "", "close", False),
@@ -54,7 +57,9 @@ ACTIONS = {
     "previous_region": ("&Review", "Pre&vious region", "K", "", "flow.previous_region", False),
     "next_needs_review": ("&Review", "Next block &needing review", "N", "", "flow.next_needs_review", False),
     "mark_reviewed": ("&Review", "Mark &reviewed and go on", "Return", "", "flow.mark_reviewed", False),
-    "about": ("&Help", "&About Scriptorium", "F1", "", "dialogs.show_about", False),
+    "user_guide": ("&Help", "&User guide", "F1", "", "dialogs.show_guide", False),
+    "shortcuts": ("&Help", "&Keyboard shortcuts", "Ctrl+/", "", "dialogs.show_shortcuts", False),
+    "about": ("&Help", "&About Scriptorium", "", "", "dialogs.show_about", False),
 }
 TOOLBAR = ["open", "run", "rerun_page", "cancel", None, "engine", None, "zoom_out", "zoom_in", "fit_width", "fit_page",
            "rotate_left", "rotate_right", "previous_page", "next_page", None, "order_mode", None, "record", "export"]
@@ -82,7 +87,7 @@ def build_actions(window: QMainWindow, engine_widget) -> SimpleNamespace:
         if menu not in menus:
             menus[menu] = window.menuBar().addMenu(menu)
         menus[menu].addAction(action)
-        if name in ("export", "close_document", "rerun_page", "cancel", "fit_page", "next_page", "merge_region",
+        if name in ("save_session_as", "export", "close_document", "rerun_page", "cancel", "fit_page", "next_page", "merge_region",
                     "read_later", "next_needs_review"):
             menus[menu].addSeparator()
         actions[name] = action

@@ -5,6 +5,7 @@ Known questions (key → default when nobody can be asked):
 - "restore_journal": restore unsaved work found after a crash? (default True when asked non-interactively)
 - "overwrite_edited": a re-run produced new text for a block the person edited; replace it? (default False)
 - "password": the password of an encrypted PDF (default None = give up)
+- "export_formats": which formats Export writes (`choose_formats`; default: the choice it was given)
 """
 from __future__ import annotations
 
@@ -47,6 +48,16 @@ class Prompter:
         buttons = QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
         default = QMessageBox.StandardButton.Yes if DEFAULTS.get(key) else QMessageBox.StandardButton.No
         return QMessageBox.question(self.parent, title, text, buttons, default) == QMessageBox.StandardButton.Yes
+
+    def choose_formats(self, chosen: list[str]) -> list[str] | None:
+        """Which formats to export (app.gui.export_choice), starting from `chosen`; None: cancelled."""
+        self.asked.append(("export_formats", ",".join(chosen)))
+        scripted, answer = self._scripted("export_formats")
+        if scripted:
+            return answer if "export_formats" in self.answers else list(chosen)  # nobody to ask: as it was
+        from app.gui.export_choice import ask_formats
+
+        return ask_formats(self.parent, chosen)
 
     def password(self, title: str, text: str) -> str | None:
         self.asked.append(("password", text))

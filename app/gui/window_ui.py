@@ -73,7 +73,11 @@ def setup_ui(window) -> None:
         show_regions=window.show_regions, status=status))
     window.dialogs = WindowDialogs(window, window.settings, window.banner, current=lambda: window.work,
                                    open_files=window.open_files, open_trace=window.open_trace,
-                                   export=window.export_current, device=lambda: window.decoder.device)
+                                   export=window.export_current, device=lambda: window.decoder.device,
+                                   prompter=window.prompter)
+    from app.gui.session_file import SessionFiles
+
+    window.sessions = SessionFiles(window)  # File → Save session / Open session (app.gui.session_file)
     from app.gui.review_flow import ReviewFlow, ReviewHost, scope_review_keys
 
     from app.gui.find_bar import FindBar
