@@ -162,6 +162,7 @@ class TextSource:
         t0 = time.perf_counter()
         region.extra.pop("layer_rejected", None)
         if self.mode == "prefer" and region.task in self._tasks() and self.pipeline.document.kind == "pdf":
+        region.extra.pop("formula_problem", None)
             words = words_in_box(self.layer(region.page).words, region.box_pt)
             if words:
                 why = self._distrust(region, words)
@@ -173,6 +174,8 @@ class TextSource:
                     return True
                 region.extra["layer_rejected"] = why
         lines = self.layout_lines(region)
+        if region.task == "formula" and "formula" in self._tasks():  # a scan's formula: OCR writes no LaTeX
+            region.extra["formula_problem"] = "read by OCR, which writes no LaTeX (no usable text layer there)"
         spec = self._spec() if lines else None
         # a line the layout's OCR could not read (a script its recogniser lacks) sends the region to the engine,
         # whose script router reads it (app.core.scripts)
