@@ -34,3 +34,14 @@ def test_a_text_box_that_is_one_display_of_several_rows_is_a_formula():
              Line((236, 146, 330, 152), "r=1 23000", False, True)]
     box = {"boxclass": "text", "x0": 220, "y0": 126, "x1": 380, "y1": 152}
     assert [b["boxclass"] for b in split_displays([box], lambda b: lines_in(lines, b))] == ["formula"]
+
+
+def test_the_numbered_lines_of_one_align_boxed_line_by_line_are_one_formula():
+    from app.core.layout.display_math import merge_stacked
+
+    rows = [{"boxclass": "formula", "x0": 213, "y0": 345 + 17 * k, "x1": 541, "y1": 358 + 17 * k} for k in range(3)]
+    after = {"boxclass": "text", "x0": 72, "y0": 400, "x1": 541, "y1": 420}
+    out = merge_stacked(rows + [after])
+    assert [b["boxclass"] for b in out] == ["formula", "text"] and (out[0]["y0"], out[0]["y1"]) == (345, 392)
+    apart = [rows[0], {**rows[1], "y0": 380, "y1": 393}]  # a paragraph's gap between them: two displays
+    assert len(merge_stacked(apart)) == 2

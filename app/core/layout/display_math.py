@@ -6,7 +6,9 @@ rows (a sum's limits, a fraction's numerator and denominator are rows of their o
 from the paragraph: centred in the box, indented from its left edge, narrower than it, and mathematical — a
 relation sign with few words around it, or no words at all (a vector of numbers). `split_displays(boxes,
 lines)` returns the boxes with each such band cut out as a `formula` box between the text before and after it,
-and a text box that is one display of several rows and nothing else (`whole_display`) called a formula.
+a text box that is one display of several rows and nothing else (`whole_display`) called a formula, and formula
+boxes stacked one just under the other (an `align`'s numbered lines, boxed line by line) made one
+(`merge_stacked`).
 
 What must never live here: reading the formula (app.core.text.formula_layout), other corrections (page_boxes).
 """
@@ -90,6 +92,24 @@ def display_bands(box, lines) -> list[tuple[float, float, float, float]]:
     return out
 
 
+STACK_GAP = 6.0  # points: formula boxes this close one under the other are the rows of one display
+
+
+def merge_stacked(boxes: list[dict]) -> list[dict]:
+    """Formula boxes that follow each other in reading order, one just under the other and overlapping
+    sideways (the numbered lines of one `align`, which the layout boxes line by line), as one formula box."""
+    out: list[dict] = []
+    for b in boxes:
+        prev = out[-1] if out else None
+        if prev is not None and prev.get("boxclass") == b.get("boxclass") == "formula" \
+                and 0 <= float(b["y0"]) - float(prev["y1"]) <= STACK_GAP \
+                and min(float(b["x1"]), float(prev["x1"])) > max(float(b["x0"]), float(prev["x0"])):
+            out[-1] = {**prev, "x0": min(prev["x0"], b["x0"]), "x1": max(prev["x1"], b["x1"]), "y1": b["y1"]}
+            continue
+        out.append(b)
+    return out
+
+
 def split_displays(boxes: list[dict], lines_in) -> list[dict]:
     """`boxes` with each text box that holds display equations cut into text / formula / text pieces (empty
     pieces left out), in reading order. `lines_in(box)`: the lines a box holds."""
@@ -113,4 +133,4 @@ def split_displays(boxes: list[dict], lines_in) -> list[dict]:
             top = y1 + 0.1
         if any(ln.box[1] >= top - 0.5 for ln in held):
             out.append({**b, "y0": top})
-    return out
+    return merge_stacked(out)
