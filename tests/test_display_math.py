@@ -39,7 +39,8 @@ def test_a_text_box_that_is_one_display_of_several_rows_is_a_formula():
 def test_the_numbered_lines_of_one_align_boxed_line_by_line_are_one_formula():
     from app.core.layout.display_math import merge_stacked
 
-    rows = [{"boxclass": "formula", "x0": 213, "y0": 345 + 17 * k, "x1": 541, "y1": 358 + 17 * k} for k in range(3)]
+    rows = [{"boxclass": "formula", "x0": 213, "y0": 345 + 17 * k, "x1": 541, "y1": 358 + 17 * k}
+            for k in range(3)]
     after = {"boxclass": "text", "x0": 72, "y0": 400, "x1": 541, "y1": 420}
     out = merge_stacked(rows + [after])
     assert [b["boxclass"] for b in out] == ["formula", "text"] and (out[0]["y0"], out[0]["y1"]) == (345, 392)

@@ -208,7 +208,7 @@ def test_a_fraction_with_zero_width_spaces_in_a_text_font_is_one_fraction(tmp_pa
 
 
 def test_a_scanned_formula_says_it_has_no_latex(tmp_path):
-    """A formula on a page image: the layer has nothing, OCR writes no LaTeX — plain text, and the block says so."""
+    """A formula on a page image: no layer there, OCR writes no LaTeX — plain text, and the block says so."""
     from app.core.layout import make_regions
     from app.core.layout.postprocess import Detection
     from app.core.pipeline import Pipeline, PipelineOptions

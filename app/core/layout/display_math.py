@@ -6,8 +6,8 @@ rows (a sum's limits, a fraction's numerator and denominator are rows of their o
 from the paragraph: centred in the box, indented from its left edge, narrower than it, and mathematical — a
 relation sign with few words around it, or no words at all (a vector of numbers). `split_displays(boxes,
 lines)` returns the boxes with each such band cut out as a `formula` box between the text before and after it,
-a text box that is one display of several rows and nothing else (`whole_display`) called a formula, and formula
-boxes stacked one just under the other (an `align`'s numbered lines, boxed line by line) made one
+a text box that is one display of several rows and nothing else (`whole_display`) called a formula, and
+formula boxes stacked one just under the other (an `align`'s numbered lines, boxed line by line) made one
 (`merge_stacked`).
 
 What must never live here: reading the formula (app.core.text.formula_layout), other corrections (page_boxes).
