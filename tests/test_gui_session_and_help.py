@@ -87,6 +87,9 @@ def test_a_saved_session_opens_in_a_new_window_with_edits_layout_review_and_undo
     broken.write_text('{"format": "scriptorium-session", "version": 1, "state": {"documents": 3}}')
     assert not second.sessions.open(broken)  # refused in one line; the work stays
     assert "broken.scriptorium" in second.banner.text and "p1-u01" in second.work.blocks
+    payload["undo"][1] = {"kind": "text", "document": str(pdf)}  # a step of the wrong shape: history stops there
+    saved.write_text(json.dumps(payload), encoding="utf-8")
+    assert second.sessions.open(saved) and second.flow.undo_stack.count() == 1
 
 
 def test_help_lists_the_windows_real_shortcuts(qtbot):

@@ -75,7 +75,11 @@ def rebuild_undo(stack: QUndoStack, flow, session, entries: list[dict[str, Any]]
     stack.clear()
     done = 0
     for entry in entries:
-        if not _push(stack, flow, works, entry):
+        try:
+            pushed = isinstance(entry, dict) and _push(stack, flow, works, entry)
+        except (KeyError, TypeError, ValueError):  # a step of the wrong shape: the history stops before it
+            pushed = False
+        if not pushed:
             break
         done += 1
     stack.setClean()
