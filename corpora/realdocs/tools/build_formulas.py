@@ -1,14 +1,15 @@
-"""Formula pages for corpora/realdocs from papers whose LaTeX source and PDF sit in one public repository (run as
-`python build_formulas.py OUT`, each repository fetched as a bare git directory under /work/.mirror/OWNER+NAME/repo).
-Not part of the app.
+"""Formula pages for corpora/realdocs from papers whose LaTeX source and PDF sit in one public repository (run
+as `python build_formulas.py OUT`, each repository fetched as a bare git directory under
+/work/.mirror/OWNER+NAME/repo). Not part of the app.
 
-Per page: the page cut from the repository's own PDF (pdfTeX's output, as committed), and a reference whose display
-formulas are the paper's LaTeX source — the ground truth a converter's LaTeX is scored against
-(app.bench.formula_score) — and whose prose is the page's text layer in reading order (inline math as the layer
-spells it). The displays of the source (`\\[…\\]`, equation, align, gather, `$$`; labels dropped, the paper's own
-argument-free macros expanded) are matched in order with the display runs found on the PDF's pages (lines set
-apart and centred in the text column with math fonts in them); the two counts must agree for the whole document,
-else the script stops. Headings (bold sans-serif-free CMBX lines) get `##`; the page number is left out.
+Per page: the page cut from the repository's own PDF (pdfTeX's output, as committed), and a reference whose
+display formulas are the paper's LaTeX source — the ground truth a converter's LaTeX is scored against
+(app.bench.formula_score) — and whose prose is the page's text layer in reading order (inline math as the
+layer spells it). The displays of the source (`\\[…\\]`, equation, align, gather, `$$`; labels dropped, the
+paper's own argument-free macros expanded) are matched in order with the display runs found on the PDF's pages
+(lines set apart and centred in the text column with math fonts in them); the two counts must agree for the
+whole document, else the script stops. Headings (bold sans-serif-free CMBX lines) get `##`; the page number is
+left out.
 """
 import json
 import re
@@ -23,16 +24,17 @@ M = "/work/.mirror"
 SOURCES = {  # id prefix → (repo, mirror, commit, pdf, main tex, licence, pages)
     "f01-zeta-pressure": ("AMTOPA/zeta-exact-pressure", "AMTOPA+zeta-exact-pressure", "6261c44",
                           "paper/main.pdf", "paper/main.tex", "MIT", (0, 1, 2)),
-    "f02-curvature-info": ("ANTHONY-OLEVESTER/quantum_unified", "ANTHONY-OLEVESTER+quantum_unified", "86a06a7",
-                           "paper/main.pdf", "paper/main.tex", "BSD-3-Clause", (4, 5)),
+    "f02-curvature-info": ("ANTHONY-OLEVESTER/quantum_unified", "ANTHONY-OLEVESTER+quantum_unified",
+                           "86a06a7", "paper/main.pdf", "paper/main.tex", "BSD-3-Clause", (4, 5)),
 }
-_DISPLAY = re.compile(r"\\\[(.+?)\\\]|\$\$(.+?)\$\$|\\begin\{(equation\*?|align\*?|gather\*?|multline\*?)\}(.+?)"
-                      r"\\end\{\3\}", re.S)
+_DISPLAY = re.compile(r"\\\[(.+?)\\\]|\$\$(.+?)\$\$"
+                      r"|\\begin\{(equation\*?|align\*?|gather\*?|multline\*?)\}(.+?)\\end\{\3\}", re.S)
 _MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSBM|MSAM")
 
 
 def git(mirror, *args) -> bytes:
-    return subprocess.run(["git", "--git-dir", f"{M}/{mirror}/repo", *args], capture_output=True, check=True).stdout
+    return subprocess.run(["git", "--git-dir", f"{M}/{mirror}/repo", *args], capture_output=True,
+                          check=True).stdout
 
 
 def source_text(mirror, commit, path) -> str:
@@ -58,7 +60,7 @@ def displays(tex: str) -> list[str]:
         for name, value in sorted(macros.items(), key=lambda kv: -len(kv[0])):
             latex = re.sub(re.escape(name) + r"(?![A-Za-z])", lambda _m, v=value: v, latex)
         env = m.group(3)
-        if env and env.startswith(("align", "gather", "multline")):  # a display of several lines keeps its shape
+        if env and env.startswith(("align", "gather", "multline")):  # several lines keep their shape
             latex = rf"\begin{{{env.rstrip('*')}*}}{latex}\end{{{env.rstrip('*')}*}}"
         out.append(" ".join(latex.split()))
     return out
@@ -75,8 +77,8 @@ def _rows(page) -> list[dict]:
     rows: list[dict] = []
     for ln in sorted(lines, key=lambda ln: ln["bbox"][1]):
         x0, y0, x1, y1 = ln["bbox"]
-        row = next((r for r in rows if min(y1, r["y1"]) - max(y0, r["y0"]) >= 0.5 * min(y1 - y0, r["y1"] - r["y0"])),
-                   None)
+        row = next((r for r in rows
+                    if min(y1, r["y1"]) - max(y0, r["y0"]) >= 0.5 * min(y1 - y0, r["y1"] - r["y0"])), None)
         if row is None:
             rows.append({"y0": y0, "y1": y1, "lines": [ln]})
         else:
@@ -91,7 +93,7 @@ def _rows(page) -> list[dict]:
 
 
 def page_items(page) -> list[tuple[str, str]]:
-    """("text" | "heading" | "display", text) in reading order; a display is a run of centred rows with math."""
+    """("text" | "heading" | "display", text) in reading order; a display: a run of centred rows with math."""
     rows = _rows(page)
     left, right = min(r["x0"] for r in rows), max(r["x1"] for r in rows)
     mid, width = (left + right) / 2, right - left
@@ -107,7 +109,8 @@ def page_items(page) -> list[tuple[str, str]]:
         centred = r["x0"] > left + 25 and abs((r["x0"] + r["x1"]) / 2 - mid) < 0.25 * width \
             and r["x1"] - r["x0"] < (0.8 if prose >= 3 else 0.95) * width
         close = last is not None and r["y0"] - last["y1"] < 7
-        caption = re.match(r"(Figure|Table|Fig\.) \d", text) or any("CMR17" in f or "CMR12" in f for f in r["fonts"])
+        caption = re.match(r"(Figure|Table|Fig\.) \d", text) or any("CMR17" in f or "CMR12" in f
+                                                                       for f in r["fonts"])
         if centred and not caption and (any(_MATH_FONT.search(f) for f in r["fonts"]) or close):
             if close and items and items[-1][0] == "display":
                 items[-1] = ("display", items[-1][1] + " " + text)
@@ -118,16 +121,17 @@ def page_items(page) -> list[tuple[str, str]]:
         if centred and not caption and len(text) <= 14 and not prose and r is not rows[-1]:
             nxt = rows[rows.index(r) + 1]
             if nxt["y0"] - r["y1"] < 7:
-                items.append(("display", text))  # the top of a display (a limit, a numerator): the rows below join
+                items.append(("display", text))  # a display's top (a limit, a numerator): rows below join
                 last = r
                 continue
         last = None
         if all("CMBX12" in f or "CMBX10" in f for f in r["fonts"]) and len(text) < 90 and r["x0"] < left + 5:
             items.append(("heading", text))
         elif items and items[-1][0] == "text" and prev_row is not None and r["y0"] - prev_row["y1"] < 6 and (
-                r["x0"] < left + 5 or r["x0"] < prev_row["x0"] + 3):  # the same margin, or under an indented first line
+                r["x0"] < left + 5 or r["x0"] < prev_row["x0"] + 3):  # the same margin, or under an indent
             prev = items[-1][1]
-            items[-1] = ("text", prev[:-1] + text if prev.endswith("-") and text[:1].islower() else f"{prev} {text}")
+            joined = prev[:-1] + text if prev.endswith("-") and text[:1].islower() else f"{prev} {text}"
+            items[-1] = ("text", joined)
         else:
             items.append(("text", text))
         prev_row = r
@@ -165,10 +169,11 @@ def build(pid, spec) -> list[dict]:
                      "script": "latin", "features": ["formula"],
                      "source": {"repo": repo, "path": pdf_path, "commit": full, "page": index},
                      "licence": licence, "reference": f"refs/{page_id}.md",
-                     "reference_made": "display formulas: the paper's LaTeX source (" + tex_path + " and its \\input "
-                     "files at the same commit; labels dropped, the paper's argument-free macros expanded), matched "
-                     "in order with the display runs of the PDF; prose: the page's text layer in reading order "
-                     "(inline math as the layer spells it), page number left out (tools/build_formulas.py)",
+                     "reference_made": "display formulas: the paper's LaTeX source (" + tex_path
+                     + " and its \\input files at the same commit; labels dropped, the paper's "
+                     "argument-free macros expanded), matched in order with the display runs of the PDF; prose: "
+                     "the page's text layer in reading order (inline math as the layer spells it), page number "
+                     "left out (tools/build_formulas.py)",
                      "note": "pdfTeX output as committed in the repository"})
     return rows
 
