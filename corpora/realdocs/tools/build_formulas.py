@@ -171,9 +171,9 @@ def build(pid, spec) -> list[dict]:
                      "licence": licence, "reference": f"refs/{page_id}.md",
                      "reference_made": "display formulas: the paper's LaTeX source (" + tex_path
                      + " and its \\input files at the same commit; labels dropped, the paper's "
-                     "argument-free macros expanded), matched in order with the display runs of the PDF; prose: "
-                     "the page's text layer in reading order (inline math as the layer spells it), page number "
-                     "left out (tools/build_formulas.py)",
+                     "argument-free macros expanded), matched in order with the display runs of the PDF; "
+                     "prose: the page's text layer in reading order (inline math as the layer spells it), "
+                     "page number left out (tools/build_formulas.py)",
                      "note": "pdfTeX output as committed in the repository"})
     return rows
 
