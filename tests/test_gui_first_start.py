@@ -78,6 +78,10 @@ def test_on_first_start_both_samples_read_and_nothing_is_clipped(qtbot, artifact
     assert w.statusBar().currentMessage() != "Ready"
     phase_x = w.progress.phase.mapTo(w.statusBar(), w.progress.phase.rect().topLeft()).x()
     assert phase_x < w.statusBar().width() // 3, phase_x
+    if w.progress.active:  # a message during the run goes beside the phase, not over it
+        w.statusBar().showMessage("Page 1 read in 2.0 s", 8000)
+        assert w.statusBar().currentMessage() == "" and "Page 1 read" in w.progress.note.text()
+        assert w.progress.phase.isVisible()
 
     qtbot.waitUntil(lambda: not w.decoder.running and not w.runs.queue and all(
         d.summary().endswith(("blocks", "block", "review")) for d in w.session.documents), timeout=180_000)

@@ -1,6 +1,7 @@
 """Progress that tells the truth: the named phase (loading model, layout, decoding region 7/18, assembling), a bar,
-tokens per second and a Cancel button, in the status bar. It appears only when a run lasts longer than ~0.5 s, so
-a quick page does not flash a bar at the person (Anki's rule)."""
+tokens per second and a Cancel button, at the status bar's left. It appears only when a run lasts longer than
+~0.5 s, so a quick page does not flash a bar at the person (Anki's rule). A status message that arrives while a run
+is on ("Page 2 read in 3.1 s: …") is shown beside the phase (`show_note`) rather than in its place."""
 from __future__ import annotations
 
 import time
@@ -19,6 +20,7 @@ PHASE_TITLES = {
     "assembling": "Assembling",
 }
 SHOW_AFTER_MS = 500
+NOTE_MS = 8000  # how long a status message stays beside the phase
 
 
 class ProgressPanel(QWidget):
@@ -38,8 +40,12 @@ class ProgressPanel(QWidget):
         self.cancel_button = QPushButton(icon("cancel"), "Cancel")
         self.cancel_button.setToolTip("Stop after the current forward pass; finished regions are kept (Esc)")
         self.cancel_button.clicked.connect(self.cancel_requested)
-        for w in (self.phase, self.bar, self.rate, self.cancel_button):
+        self.note = QLabel()
+        self.note.setObjectName("run_note")
+        for w in (self.phase, self.bar, self.rate, self.cancel_button, self.note):
             layout.addWidget(w)
+        self._note_timer = QTimer(self, singleShot=True, interval=NOTE_MS)
+        self._note_timer.timeout.connect(self.note.clear)
         self._show_timer = QTimer(self, singleShot=True, interval=SHOW_AFTER_MS)
         self._show_timer.timeout.connect(self._reveal)
         self._tokens = 0
@@ -74,6 +80,12 @@ class ProgressPanel(QWidget):
         self.setVisible(False)
         self.phase.clear()
         self.rate.clear()
+        self.note.clear()
+
+    def show_note(self, text: str) -> None:
+        """A status message during a run, beside the phase for a few seconds."""
+        self.note.setText(f"· {text}")
+        self._note_timer.start()
 
     def feed(self, event: ev.Event) -> None:
         if isinstance(event, ev.PhaseChanged):

@@ -112,6 +112,7 @@ def setup_ui(window) -> None:
     window.run_label = QLabel()
     window.run_label.setObjectName("phase")
     window.statusBar().addWidget(window.progress)  # the phase at the left, where the eye reads the status bar
+    window.statusBar().messageChanged.connect(lambda text: _beside_phase(window, text))
     window.statusBar().addPermanentWidget(window.run_label)
     from app.gui.run_presenter import RunPresenter, RunView
 
@@ -142,6 +143,13 @@ def setup_ui(window) -> None:
 
     window.dock_policy = DecodingDockPolicy(window.views_dock, window.actions.toolbar, window.decoder, window)
     window.statusBar().showMessage("Ready")
+
+
+def _beside_phase(window, text: str) -> None:
+    """While a run is on, a status message goes beside the phase instead of hiding it for seconds."""
+    if text and window.progress.active:
+        window.progress.show_note(text)
+        window.statusBar().clearMessage()
 
 
 def restore_geometry(window) -> bool:
