@@ -53,6 +53,7 @@ FLOORS = (
     ("app.core.pipeline", "app.core.training"),
     ("app.core.layout", "app.core.engines", "app.core.formats"),
     ("app.core.decoding", "app.core.tiny"),
+    ("app.core.scripts",),
     ("app.core.record", "app.core.checkpoints", "app.core.text", "app.core.rapid"),
     ("app.core.document",),
     ("app.core.base",),

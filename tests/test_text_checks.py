@@ -58,20 +58,35 @@ def _line(text: str, width: int = 900):
     return img
 
 
+def _without_cyrillic():
+    """A script router whose Tesseract has every installed model but the Cyrillic ones."""
+    from app.core.scripts.catalogue import SCRIPTS
+    from app.core.scripts.router import ScriptRouter
+    from app.core.scripts.tesseract import Tesseract
+
+    every = Tesseract().languages
+    if "rus" not in every:
+        pytest.skip("missing part: Tesseract's Russian model (apt-get install tesseract-ocr-rus)")
+    return ScriptRouter(Tesseract(languages=every - set(SCRIPTS["cyrillic"].languages)))
+
+
 @pytest.mark.skipif(not DEJAVU.is_file(), reason="missing part: DejaVu fonts (apt-get install fonts-dejavu-core)")
-def test_a_cyrillic_line_read_by_classic_is_flagged_with_low_confidence():
+def test_a_cyrillic_line_no_installed_model_reads_is_flagged_with_low_confidence_and_the_package():
     from app.core.engines import open_engine
 
     engine = open_engine("classic")
+    engine.router = _without_cyrillic()
     result = engine.decode_region(_line("Привет, как дела? Это тестовая строка."), "text", region_id="p1-r01")
     r = _region(result.text, result.stats)
     assert result.stats["unreadable_lines"] == 1
     assert region_outcome(r) == "garbled"
     assert r.extra["confidence"]["min"] < 0.3
     assert any("unread" in why for why in review_reasons(r))
+    assert any("Cyrillic" in why and "tesseract-ocr-rus" in why for why in review_reasons(r)), review_reasons(r)
     latin = engine.decode_region(_line("The quick brown fox jumps over 13 lazy dogs."), "text", region_id="p1-r02")
     ok = _region(latin.text, latin.stats, rid="p1-r02")
     assert latin.stats["unreadable_lines"] == 0 and region_outcome(ok) == "ok" and review_reasons(ok) == []
+    assert latin.stats["reader"] == "rapidocr"
 
 
 @pytest.mark.skipif(not DEJAVU.is_file(), reason="missing part: DejaVu fonts (apt-get install fonts-dejavu-core)")
@@ -88,6 +103,7 @@ def test_builtin_reads_cyrillic_and_greek_no_worse_than_classic_and_flags_the_un
         cer = Levenshtein.normalized_distance(ours.text, truth)
         assert cer <= Levenshtein.normalized_distance(theirs.text, truth) + 0.05, (ours.text, theirs.text)
         assert "µ" not in ours.text
+    builtin.router = _without_cyrillic()
     unread = builtin.decode_region(_line("Привет, как дела? Это тестовая строка."), "text", region_id="p1-r01")
     r = _region(unread.text, unread.stats)
     assert unread.stats["unreadable_lines"] == 1 and region_outcome(r) == "garbled"

@@ -17,7 +17,11 @@ from typing import Any
 
 from app.core.engines import EngineUnavailable, RegionResult, no_emit
 from app.core.engines.spec import EngineSpec
+from app.core.scripts.direction import in_reading_order
+from app.core.scripts.pieces import routed_pieces
+from app.core.scripts.router import ScriptRouter
 from app.core.base.cancel import CancelToken
+from app.core.rapid.empty_lines import UNREAD, keep_empty
 from app.core.rapid.script_mask import ScriptMask, install
 from app.core.record.events import RegionFinished, RegionStarted
 from app.core.text.tables import from_rows
@@ -25,6 +29,7 @@ from app.core.text.textcheck import line_coverage, unread
 
 _ENGINE = None
 PAD = 24  # white pixels added around a crop before detection
+KEEP_SCORE = 0.5  # RapidOCR's own text_score: a piece it reads less sure than this is not kept as its reading
 _ENGINE_LOCK = threading.Lock()
 SCRIPT_MASK = ScriptMask()  # the page's script, for the one RapidOCR instance of this process
 
@@ -53,6 +58,7 @@ def _rapidocr():
             logger = logging.getLogger("RapidOCR")
             logger.setLevel(logging.ERROR)
             install(_ENGINE, SCRIPT_MASK)
+            keep_empty(_ENGINE)  # a line read as nothing still reaches the script router
         return _ENGINE
 
 
@@ -76,10 +82,11 @@ def group_lines(items: list[tuple[tuple[float, float, float, float], str]]) -> l
 
 def lines_to_text(rows: list[list[tuple[tuple, str]]]) -> str:
     """Visual lines of one layout region form one paragraph: joined by spaces, a hyphen at a line end rejoins the
-    word ("recog-" + "nition" → "recognition")."""
+    word ("recog-" + "nition" → "recognition"). A row of right-to-left pieces (Arabic, Hebrew) or of vertical CJK
+    columns is read from its right end (app.core.scripts.direction)."""
     out = ""
     for row in rows:
-        line = " ".join(t for _, t in row).strip()
+        line = " ".join(t for _, t in in_reading_order(row)).strip()
         if not line:
             continue
         if not out:
@@ -151,21 +158,28 @@ class ClassicEngine:
         self.min_score = min_score
         self._ocr = _rapidocr()
         self._page: int | None = None  # the page being read: a new page starts a new script estimate
+        self.router = ScriptRouter()  # lines in scripts RapidOCR cannot read: another recogniser's
 
     def close(self) -> None:
         self._ocr = None
 
     def read_lines(self, image) -> list[tuple[tuple[float, float, float, float], str, float]]:
+        """The pieces RapidOCR read at least `min_score` (and KEEP_SCORE) sure (box in crop pixels, text, score);
+        `last_words` their words. `last_pieces`: every piece it found, its empty and unsure ones too (the
+        router's input)."""
         import numpy as np
 
         from PIL import ImageOps
 
+        self.last_pieces: list = []
         if image.width < 4 or image.height < 4:
             return []
         # a white margin: text touching the crop's edge is detected poorly (split or clipped words)
         arr = np.asarray(ImageOps.expand(image.convert("RGB"), border=PAD, fill=(255, 255, 255)))
         # every step named: RapidOCR keeps the last call's use_det/use_cls/use_rec flags (and its word boxes)
-        result = self._ocr(arr, use_det=True, use_cls=False, use_rec=True, return_word_box=True)
+        # every piece, however unsure (text_score 0): a line RapidOCR cannot read goes to the script router, and
+        # the others are kept as RapidOCR's own threshold kept them (KEEP_SCORE)
+        result = self._ocr(arr, use_det=True, use_cls=False, use_rec=True, return_word_box=True, text_score=0.0)
         boxes, txts, scores = getattr(result, "boxes", None), getattr(result, "txts", None), getattr(result, "scores", None)
         if boxes is None or txts is None:
             self.last_words = []
@@ -174,11 +188,13 @@ class ClassicEngine:
         word_results = getattr(result, "word_results", None) or [()] * len(txts)
         for quad, text, score, wr in zip(boxes, txts, scores if scores is not None else [1.0] * len(txts),
                                          word_results):
-            if not text or score < self.min_score:
-                continue
             xs = [float(p[0]) - PAD for p in quad]
             ys = [float(p[1]) - PAD for p in quad]
-            out.append(((min(xs), min(ys), max(xs), max(ys)), str(text), float(score)))
+            piece = ((min(xs), min(ys), max(xs), max(ys)), str(text or ""), float(score))
+            self.last_pieces.append((*piece, _word_boxes(wr)))
+            if not text or text == UNREAD or score < max(self.min_score, KEEP_SCORE):
+                continue
+            out.append(piece)
             words.append(_word_boxes(wr))
         self.last_words = words  # per piece: its words [x0, y0, x1, y1, text, score] in crop pixels
         return out
@@ -187,6 +203,7 @@ class ClassicEngine:
         if page != self._page:
             self._page = page
             SCRIPT_MASK.reset()
+            self.router.reset()
 
     def decode_region(self, image, task: str, *, region_id: str, page: int = 0, emit=no_emit,
                       cancel: CancelToken | None = None) -> RegionResult:
@@ -196,7 +213,10 @@ class ClassicEngine:
             return RegionResult(region_id, "", cancelled=True)
         t0 = time.perf_counter()
         self.start_page(page)
-        pieces = self.read_lines(image)
+        self.read_lines(image)
+        # lines RapidOCR could not read go to a recogniser that can (app.core.scripts)
+        pieces, words, _readers, route = routed_pieces(self.router, image, self.last_pieces,
+                                                       max(self.min_score, KEEP_SCORE))
         text, lines = pieces_to_text(task, pieces)
         ms = (time.perf_counter() - t0) * 1000
         # a piece whose text covers little of its box was mostly not read (a script the recogniser lacks): its
@@ -207,7 +227,8 @@ class ClassicEngine:
             "mean_score": round(sum(s for *_, s in pieces) / len(pieces), 4) if pieces else 0.0,
             "line_scores": [round(x, 4) for x in scores],
             "unreadable_lines": sum(1 for box, t, _ in pieces if unread(box, t)),
-            **line_geometry(pieces, getattr(self, "last_words", [])),
+            **line_geometry(pieces, words),
+            **route,
         }
         emit(RegionFinished(region_id=region_id, text=text, stats=stats))
         return RegionResult(region_id, text, stats=stats)
@@ -227,7 +248,7 @@ def recognise_lines(images) -> list[tuple[str, float]]:
     if todo:
         result = ocr.recognize_txt([ocr.load_img(arr) for _, arr in todo])
         for (k, _), text, score in zip(todo, result.txts or (), result.scores or ()):
-            out[k] = (str(text), float(score))
+            out[k] = ("" if text == UNREAD else str(text), float(score))
     return out
 
 

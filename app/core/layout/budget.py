@@ -138,6 +138,9 @@ def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child proc
     with _quiet():
         import pymupdf4llm  # noqa: F401 - loaded before "ready", so a page's budget never pays for it
         mask = _mask_layout_ocr()
+        from app.core.layout.ocr_scripts import route_layout_ocr
+
+        route_layout_ocr()  # lines in scripts RapidOCR cannot read: the script router's (app.core.scripts)
     _send(stdout, ("ready", None))
     while True:
         try:

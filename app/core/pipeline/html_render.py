@@ -144,9 +144,18 @@ def block_html(markdown_text: str, math: str = "rich") -> str:
     return put_back.sub(lambda m: stash[int(m.group(1))], sanitize_html(out))
 
 
+def directed(fragment: str, text: str) -> str:
+    """A block written right to left (most of its letters Arabic or Hebrew) in a `dir="rtl"` division: the text
+    stays in logical order, the browser lays it out from the right."""
+    from app.core.text.textcheck import right_to_left
+
+    return f'<div dir="rtl">{fragment}</div>' if right_to_left(text) else fragment
+
+
 def markdown_to_html(blocks: list[tuple[str, str]], math: str = "rich", title: str = "") -> str:
     """A whole page: each block after an anchor named by its region id. `math="mathml"` for browsers (the export),
     "rich" for Qt's preview."""
-    parts = [f'<a name="{html.escape(rid)}"></a>{block_html(md, math)}' for rid, md in blocks if md.strip()]
+    parts = [f'<a name="{html.escape(rid)}"></a>{directed(block_html(md, math), md)}' for rid, md in blocks
+             if md.strip()]
     head = f"<meta charset='utf-8'><title>{html.escape(title)}</title><style>{CSS}</style>"
     return f"<html><head>{head}</head><body>\n" + "\n".join(parts) + "\n</body></html>"

@@ -46,6 +46,7 @@ class PageOutput:
     decoded: bool = False
     rotation: int = 0  # degrees the page was turned clockwise to be read (app.core.pipeline.orient)
     skew: float = 0.0  # degrees it was then straightened by (counter-clockwise)
+    stages: dict[str, float] = field(default_factory=dict)  # ms per stage (app.core.pipeline.page_stages)
 
     def frame(self) -> dict[str, Any]:
         """The page's geometry and source, as LayoutDone carries it (without its regions)."""
@@ -60,7 +61,7 @@ class PageOutput:
             "index": self.index, "number": self.index + 1, "width_pt": self.width_pt, "height_pt": self.height_pt,
             "dpi": self.dpi, "width_px": self.width_px, "height_px": self.height_px, "layout": self.layout,
             "has_text_layer": self.has_text_layer, "rotation": self.rotation, "skew": round(self.skew, 2),
-            "cer": rounded(self.cer), "ms": round(self.ms, 1),
+            "cer": rounded(self.cer), "ms": round(self.ms, 1), "stages": dict(self.stages),
             "blocks": [block_dict(r, blocks_md.get(r.id, ""), (pictures or {}).get(r.id), r.id in (edits or {}),
                                   r.id in reviewed) for r in self.regions],
         }
@@ -73,6 +74,8 @@ def block_dict(r: Region, markdown: str = "", image: str | None = None, edited: 
         "native_label": r.extra.get("native_label", r.label), "task": r.task,
         "box": [round(v, 2) for v in r.box], "box_pt": [round(v, 2) for v in r.box_pt], "dpi": r.dpi,
         "score": r.score, "text": r.text, "markdown": markdown, "engine": r.extra.get("engine", ""),
+        # which recogniser read its lines ("rapidocr", "builtin", "tesseract:rus", joined by "+"; docs/scripts.md)
+        "reader": (r.extra.get("stats") or {}).get("reader"),
         "stats": r.extra.get("stats", {}), "cer": rounded(r.extra.get("cer")), "source": r.source, "flags": list(r.flags),
         "status": region_status(r), "edited": edited,
         # how far to trust it: the honest outcome, the model's confidence (null: the engine reports none), why a

@@ -82,14 +82,19 @@ def review_reasons(r: Region) -> list[str]:
     elif outcome == "garbled":
         reasons.extend(garbled_reasons(r))
     if outcome != "error":
-        reasons.extend(t for t in text_reasons(r.text, r.extra.get("page_script", "")) if t.startswith("characters outside"))
+        # a block whose lines a recogniser of their own script read is in that script on purpose (a mixed page)
+        if not routed(r.extra.get("stats") or {}):
+            reasons.extend(t for t in text_reasons(r.text, r.extra.get("page_script", ""))
+                           if t.startswith("characters outside"))
+        reasons.extend(script_reasons(r.extra.get("stats") or {}))
     conf = region_confidence(r)
     if conf is not None and (conf["mean"] < LOW_MEAN_CONFIDENCE or conf["min"] < LOW_MIN_CONFIDENCE):
         reasons.append(f"low confidence ({conf['mean']:.0%} mean, {conf['min']:.0%} min)")
     if r.extra.get("layout_missed"):  # app.core.layout.lost_lines: ink no layout region held
         reasons.append("the layout missed this text (read as plain text)")
-    if r.extra.get("formula_problem"):  # app.core.text.formula_layout: no LaTeX that parses
-        reasons.append(f"formula written as plain text: {r.extra['formula_problem']}")
+    problem = (r.extra.get("stats") or {}).get("formula_problem")  # app.core.text.formula_page: no LaTeX
+    if problem:
+        reasons.append(f"formula written as plain text: {problem}")
     if r.extra.get("handwriting"):  # app.core.layout.handwriting: the recogniser is trained on print
         reasons.append("handwriting")
     cer = r.extra.get("cer")
@@ -98,6 +103,26 @@ def review_reasons(r: Region) -> list[str]:
     if outcome != "error":
         reasons.extend(disagreement_reasons(r.extra.get("stats") or {}))
     return reasons
+
+
+def routed(stats: dict) -> bool:
+    """Were some of the block's lines read by a recogniser for their own script (app.core.scripts)?"""
+    return any(str(name).startswith("tesseract") for name in stats.get("readers") or {})
+
+
+def script_reasons(stats: dict) -> list[str]:
+    """Lines in a script no installed recogniser reads, with the line that installs one (app.core.scripts), and
+    vertical text (read as turned lines: its reading order is not checked)."""
+    out = []
+    for m in stats.get("unreadable_scripts") or []:
+        n, script, install = int(m.get("lines") or 0), m.get("script") or "", m.get("install") or ""
+        what = f"in {script}, which no installed recogniser reads" if script else \
+            "in a script no installed recogniser reads"
+        out.append(f"{n} line{'s' if n != 1 else ''} {what}" + (f" (install: {install})" if install else ""))
+    n = int(stats.get("vertical_lines") or 0)
+    if n:
+        out.append(f"vertical text ({n} line{'s' if n != 1 else ''}): its reading order is not checked")
+    return out
 
 
 def _quoted(text: str, room: int = 40) -> str:

@@ -32,7 +32,8 @@ from __future__ import annotations
 import time
 
 from app.core.engines.base import LineRegionEngine, PageLineEngine, RegionResult
-from app.core.scripts.router import suspect
+from app.core.scripts.pieces import layout_line_readers
+from app.core.scripts.router import LOST
 from app.core.pipeline.page_ocr import ScanReader
 from app.core.record.events import RegionFinished, RegionStarted
 from app.core.layout.page_boxes import TEXT_MIN_LETTERS
@@ -162,42 +163,42 @@ class TextSource:
         t0 = time.perf_counter()
         region.extra.pop("layer_rejected", None)
         if self.mode == "prefer" and region.task in self._tasks() and self.pipeline.document.kind == "pdf":
-        region.extra.pop("formula_problem", None)
             words = words_in_box(self.layer(region.page).words, region.box_pt)
             if words:
                 why = self._distrust(region, words)
                 if why is None:
                     text = region.extra.get("layer_table") if region.task == "table" else None
+                    problem = {}
                     if region.task == "formula":  # its LaTeX from where the layer's glyphs and rules sit
-                        text = self.formula_latex(region)
-                    self._finish(region, t0, text or paragraph(words), TEXT_LAYER, TEXT_LAYER, words=len(words))
+                        text, why = self.formula_latex(region)
+                        problem = {"formula_problem": why} if why else {}
+                    self._finish(region, t0, text or paragraph(words), TEXT_LAYER, TEXT_LAYER, words=len(words),
+                                 **problem)
                     return True
                 region.extra["layer_rejected"] = why
         lines = self.layout_lines(region)
-        if region.task == "formula" and "formula" in self._tasks():  # a scan's formula: OCR writes no LaTeX
-            region.extra["formula_problem"] = "read by OCR, which writes no LaTeX (no usable text layer there)"
         spec = self._spec() if lines else None
-        # a line the layout's OCR could not read (a script its recogniser lacks) sends the region to the engine,
-        # whose script router reads it (app.core.scripts)
-        unread = lines is not None and any(suspect(line[:4], line[4]) for line in lines)
-        if spec is not None and spec.reads_layout_lines and not unread:
+        # the layout's OCR lines went through the script router already (app.core.layout.ocr_scripts); a line whose
+        # letters the layout's font lost (U+FFFD) is read again by the engine
+        lost = lines is not None and any(LOST in str(line[4]) for line in lines)
+        if spec is not None and spec.reads_layout_lines and not lost:
             from app.core.engines.classic import pieces_to_text
 
             text, n = pieces_to_text(region.task, [(tuple(line[:4]), line[4]) for line in lines])
-            self._finish(region, t0, text, spec.name, OCR, lines=n, reused_layout_ocr=True)
+            self._finish(region, t0, text, spec.name, OCR, lines=n, reused_layout_ocr=True,
+                         **layout_line_readers(lines))
             return True
         return False
 
-    def formula_latex(self, region: Region) -> str:
+    def formula_latex(self, region: Region) -> tuple[str, str | None]:
         """The formula's LaTeX rebuilt from the glyphs and rules in its box (fractions, scripts, limits,
-        roots, matrices: app.core.text.formula_layout), checked by parsing it. Where that fails (no usable text
-        layer there, or LaTeX that does not parse) the block is marked `extra["formula_problem"]` (a reason to
-        review it; it is written as plain text) and "" is returned (the layer's words stand). A rotated page:
-        the layer's lines, script by script (app.core.text.layer_math)."""
+        roots, matrices: app.core.text.formula_layout), checked by parsing it, and None; where that fails (no
+        usable text layer there, or LaTeX that does not parse), "" (the layer's words stand) and why — it goes
+        into the block's stats as `formula_problem` (a reason to review it; the block is written as plain
+        text). A rotated page: the layer's lines, script by script (app.core.text.layer_math)."""
         from app.core.text.formula_page import formula_from_page
         from app.core.text.layer_math import layer_latex
 
-        region.extra.pop("formula_problem", None)
         doc = self.pipeline.document
         with doc.lock:
             page = doc.mupdf.load_page(region.page) if not doc.mupdf.is_dirty else None
@@ -206,11 +207,10 @@ class TextSource:
         if reading is None:
             lines = [spans for box, spans in self.layer(region.page).lines
                      if inside_fraction(box, region.box_pt) >= 0.5]
-            return layer_latex(lines)
+            return layer_latex(lines), None
         if reading.problem:
-            region.extra["formula_problem"] = reading.problem
-            return ""
-        return reading.latex
+            return "", reading.problem
+        return reading.latex, None
 
     def layout_lines(self, region: Region) -> list | None:
         """The lines the layout's OCR read in `region` ([x0, y0, x1, y1, text], points) when they stand for its text:

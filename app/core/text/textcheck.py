@@ -20,14 +20,17 @@ PLACEHOLDERS = set("\ufffd\u25a1\u25af")  # replacement character, white square 
 # a block on a page of script S holding at least this share (and count) of letters of another script is suspicious
 FOREIGN_SHARE = 0.3
 FOREIGN_MIN = 3
+WIDE_SCRIPTS = ("cjk", "hangul")  # a glyph about one line-height wide
+RTL_SCRIPTS = ("arabic", "hebrew")  # written right to left
 
-_SCRIPTS = (("LATIN", "latin"), ("CJK", "cjk"), ("HIRAGANA", "cjk"), ("KATAKANA", "cjk"), ("HANGUL", "cjk"),
+# Korean is its own script (Hangul): the bundled recogniser reads Chinese and Japanese, not Korean
+_SCRIPTS = (("LATIN", "latin"), ("CJK", "cjk"), ("HIRAGANA", "cjk"), ("KATAKANA", "cjk"), ("HANGUL", "hangul"),
             ("CYRILLIC", "cyrillic"), ("GREEK", "greek"), ("ARABIC", "arabic"), ("HEBREW", "hebrew"),
             ("DEVANAGARI", "devanagari"), ("THAI", "thai"))
 
 
 def script_of(ch: str) -> str:
-    """The script of one letter ('latin', 'cjk', 'cyrillic', 'greek', …, 'other'); '' for digits, punctuation,
+    """The script of one letter ('latin', 'cjk', 'hangul', 'cyrillic', 'greek', …, 'other'); '' for digits, punctuation,
     symbols and spaces (they belong to every script)."""
     if not ch.isalpha():
         return ""
@@ -52,15 +55,23 @@ def dominant_script(texts: Iterable[str]) -> str:
     return counts.most_common(1)[0][0] if counts else ""
 
 
+def right_to_left(text: str) -> bool:
+    """Is `text` written right to left: are most of its letters Arabic or Hebrew? (Digits and Latin words inside
+    such a line are its own; the text is kept in logical order either way.)"""
+    counts = script_counts(text)
+    letters = sum(counts.values())
+    return letters > 0 and sum(counts[s] for s in RTL_SCRIPTS) > 0.5 * letters
+
+
 def line_coverage(box: tuple[float, float, float, float], text: str) -> float:
     """How much of a line box its text accounts for: visible characters over the characters the box could hold.
-    A printed glyph is about 0.5 (Latin) to 1 (CJK) line-heights wide; counting each CJK character twice puts
-    both near 1 for a line read in full."""
+    A printed glyph is about 0.5 (Latin) to 1 (CJK, Hangul) line-heights wide; counting each CJK or Hangul character
+    twice puts both near 1 for a line read in full."""
     x0, y0, x1, y1 = box
     h, w = max(1.0, y1 - y0), max(0.0, x1 - x0)
     if w < 2 * h:  # a word or two: too short to judge
         return 1.0
-    visible = sum(2 if script_of(c) == "cjk" else 1 for c in text if not c.isspace())
+    visible = sum(2 if script_of(c) in WIDE_SCRIPTS else 1 for c in text if not c.isspace())
     return visible / (w / (0.55 * h))
 
 

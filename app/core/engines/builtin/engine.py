@@ -40,6 +40,8 @@ from app.core.engines.builtin.lexicon import settle_reading
 from app.core.engines.builtin.line_boxes import apart, group_rows
 from app.core.engines.builtin.page_lines import detector, known_rows, read_page_lines
 from app.core.engines.builtin.sure_lines import kept_line, skips
+from app.core.engines.builtin.routed import reader_stats, reading_rows, route_region, routed_line
+from app.core.scripts.router import Routed, ScriptRouter
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.base.cancel import CancelToken
 from app.core.rapid.script_mask import ScriptMask
@@ -91,6 +93,7 @@ class ReaderEngine:
         self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script,
                                      stretch=True)
         self._det = None
+        self.router = ScriptRouter()  # lines in scripts the recogniser cannot read: another recogniser's
         self._page: int | None = None
         vocab = self.tokenizer.get_vocab()
         self._texts = {i: (t if len(t) == 1 else "") for t, i in vocab.items()}
@@ -154,6 +157,7 @@ class ReaderEngine:
         if page != self._page:
             self._page = page
             self.script.reset()
+            self.router.reset()
 
     # --- decoding ----------------------------------------------------------------------------------------------
 
@@ -257,6 +261,10 @@ class ReaderEngine:
         if known is None:
             readings = self.recogniser.read([crop for _, crop in flat]) if flat else []
         rec_ms = (time.perf_counter() - t_rec) * 1e3
+        t_route = time.perf_counter()  # lines in scripts the recogniser cannot read go to one that can (routed.py)
+        rows, flat, readings, routed = route_region(self, image, rows, readings,
+                                                   given=lines is not None and known is None)
+        route_ms = (time.perf_counter() - t_route) * 1e3
         # the words the recogniser was unsure of, settled by how common each candidate word is (lexicon.py); the
         # decoder then reads the settled characters
         plain = [rd.text for rd in readings]
@@ -289,9 +297,14 @@ class ReaderEngine:
                     cut = True
                     break
                 t_line = time.perf_counter()
-                if not self.can_write(reading):
-                    st, line_tokens, line_lps, text = self.fallback_line(reading, region_id=region_id, emit=emit,
-                                                                         offsets=offsets, sep=sep)
+                other = routed[k - 1]
+                if isinstance(other, Routed):
+                    st, line_tokens, line_lps, text = routed_line(self, other, reading.text, region_id=region_id,
+                                                                  emit=emit, offsets=offsets, sep=sep)
+                if isinstance(other, Routed) or not self.can_write(reading):
+                    if not isinstance(other, Routed):
+                        st, line_tokens, line_lps, text = self.fallback_line(reading, region_id=region_id,
+                                                                             emit=emit, offsets=offsets, sep=sep)
                     st.update(box=list(box), row=r, line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
                     st.update(settled_stats)
                     per_line.append(st)
@@ -343,9 +356,10 @@ class ReaderEngine:
             body = "".join("<tr>" + "".join(f"<td>{escape(t)}</td>" for t in row) + "</tr>" for row in texts if row)
             text = f"<table>{body}</table>" if body else ""
         else:
-            text = " ".join(t for row in texts for t in row if t)
+            text = " ".join(t for row in reading_rows(texts, per_line) for t in row if t)
         stats = merge_stats([s for s in per_line if not s.get("fallback")], self.block_size)
-        stats.update(fallback_lines=sum(1 for s in per_line if s.get("fallback")),
+        stats.update(reader_stats(per_line, routed, [b for b, _ in flat]), route_ms=round(route_ms, 2))
+        stats.update(fallback_lines=sum(1 for s in per_line if s.get("fallback") == "recogniser"),
                      disagreements=sum(1 for s in per_line if s.get("disagrees")),
                      words_settled=sum(len(s.get("words_settled") or ()) for s in per_line),
                      kept_recogniser=sum(1 for s in per_line if s.get("kept_recogniser")))

@@ -1,0 +1,86 @@
+"""The built-in engine's lines in scripts its recogniser cannot read: handed to the script router
+(app.core.scripts.router) and written as that recogniser read them.
+
+A region whose given line boxes (the layout's OCR) hold a line the recogniser left mostly unread has its lines
+found again by the engine's own detector first: the layout's OCR boxes a line it could not read poorly (a
+Russian line came back 4 points high). A routed line is not decoded: the other recogniser's text, its
+confidences as the line's probabilities, no rounds (the rounds view shows no empty rounds for it), and its
+stats say who read it (`reader`, e.g. "tesseract:rus"; the built-in decoder's lines say "builtin", the
+recogniser's own "rapidocr").
+
+What must never live here: decoding, the recognisers themselves, the pipeline.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from app.core.scripts.direction import right_first
+from app.core.scripts.router import SUSPECT_COVERAGE, Routed, route_stats, suspect
+from app.core.record.events import TokensCommitted
+from app.core.text.textcheck import line_coverage
+
+DECODER, RECOGNISER = "builtin", "rapidocr"  # the readers of the lines the engine reads itself
+
+
+def mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
+
+
+def route_region(engine, image, rows, readings, *, given: bool):
+    """(rows, flat pieces, readings, routed per piece): the router's verdict on each line; lines found again
+    by the detector first when given boxes hold a line left mostly unread."""
+    flat = [piece for row in rows for piece in row]
+    bad_box = any(suspect(box, rd.text, mean(rd.conf)) and line_coverage(box, rd.text) < SUSPECT_COVERAGE
+                  for (box, _), rd in zip(flat, readings))
+    if given and bad_box:
+        found = engine.find_lines(image)
+        if found:
+            rows = found
+            flat = [piece for row in rows for piece in row]
+            readings = engine.recogniser.read([crop for _, crop in flat])
+    lines = [(box, rd.text, mean(rd.conf)) for (box, _), rd in zip(flat, readings)]
+    routed = engine.router.route(image, lines)
+    return rows, flat, readings, routed
+
+
+def routed_line(engine, line: Routed, recognised: str, *, region_id: str, emit, offsets: dict, sep: str):
+    """A line another recogniser read: (stats, token ids, log-probabilities, text), as `fallback_line`."""
+    text = line.text
+    ids = [int(engine.codec.char.get(ch, engine.codec.unk)) for ch in text]
+    per_char = [float(w[5]) for w in line.words for _ in str(w[4])] if line.words else []
+    if len(per_char) != len(text):
+        per_char = [line.conf] * len(text)
+    lps = [math.log(max(1e-6, min(1.0, p))) for p in per_char]
+    if text:
+        emit(TokensCommitted(region_id, offsets["step"], ids, (sep + text) if sep else text, 0.0, 0,
+                             token_texts=list(text)))
+    st = {"mode": "recogniser", "fallback": "routed", "reader": line.reader, "script": line.script,
+          "recogniser": recognised, "text": text, "stopped": "done", "tokens": len(ids),
+          "output_tokens": len(ids), "rounds": 0, "forwards": 0, "conf": line.conf}
+    if line.words:
+        st["words"] = [list(w) for w in line.words]
+    if line.rtl:
+        st["rtl"] = True
+    return st, ids, lps, text
+
+
+def reader_stats(per_line: list[dict[str, Any]], routed, boxes) -> dict[str, Any]:
+    """The region's `reader`, `readers`, `unreadable_scripts` and `vertical_lines` (router.route_stats), each
+    line's `reader` set."""
+    for s in per_line:
+        s.setdefault("reader", RECOGNISER if s.get("fallback") == "recogniser" else DECODER)
+    return route_stats([s["reader"] for s in per_line], routed, boxes)
+
+
+def reading_rows(texts: list[list[str]], per_line: list[dict[str, Any]]) -> list[list[str]]:
+    """Each row's pieces in reading order: a row of right-to-left lines or of vertical CJK columns from its right
+    end (app.core.scripts.direction)."""
+    out, k = [], 0
+    for row in texts:
+        lines = per_line[k:k + len(row)]
+        k += len(row)
+        pieces = [(s.get("box") or (0, 0, 0, 0), t) for s, t in zip(lines, row)]
+        out.append(row[::-1] if len(lines) == len(row) and right_first(pieces) else row)
+    return out

@@ -1,0 +1,42 @@
+"""The classic engine's pieces through the script router: what RapidOCR found in a region (its empty and unsure
+pieces too), each line it could not read replaced by another recogniser's reading where one reads it.
+
+What must never live here: RapidOCR calls, layout, the pipeline.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from app.core.scripts.catalogue import SCRIPTS
+from app.core.scripts.router import LOST, Routed, ScriptRouter, route_stats
+from app.core.text.textcheck import dominant_script
+
+READER = "rapidocr"  # the classic engine's own reader
+
+
+def routed_pieces(router: ScriptRouter, image, pieces: Sequence[tuple], min_score: float):
+    """`pieces`: (box, text, score, words) for every piece RapidOCR found in `image` (boxes in its pixels) →
+    (the pieces kept as (box, text, score), their words, their readers, the region's reader stats). A piece the
+    router did not take keeps RapidOCR's reading when it is non-empty and at least `min_score` sure."""
+    results = router.route(image, [(p[0], p[1], p[2]) for p in pieces])
+    kept: list[tuple] = []
+    words: list[list[Any]] = []
+    readers: list[str] = []
+    for piece, routed in zip(pieces, results):
+        if isinstance(routed, Routed):
+            kept.append((piece[0], routed.text, routed.conf))
+            words.append([list(w) for w in routed.words])
+            readers.append(routed.reader)
+        elif piece[1] and LOST not in piece[1] and piece[2] >= min_score:
+            kept.append(tuple(piece[:3]))
+            words.append(list(piece[3]))
+            readers.append(READER)
+    return kept, words, readers, route_stats(readers, results, [p[0] for p in pieces])
+
+
+def layout_line_readers(lines: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """The reader stats of lines the layout's OCR read ([x0, y0, x1, y1, text]; app.core.layout.ocr_scripts): a
+    line in a script the router reads was Tesseract's ("tesseract": which of its models is not recorded there),
+    any other RapidOCR's."""
+    readers = ["tesseract" if dominant_script([str(line[4])]) in SCRIPTS else READER for line in lines]
+    return route_stats(readers, [], [line[:4] for line in lines])

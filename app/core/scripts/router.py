@@ -1,0 +1,274 @@
+"""Which recogniser reads each line: the script router (docs/scripts.md).
+
+Every line is first read by the bundled recogniser (PP-OCRv6: Latin, Chinese, Japanese). A line it could not
+read is a *suspect* (`suspect`): most of its box left unread, a share of letters in a script it only half
+knows (Greek), or a low confidence. A region without suspects costs nothing more. For a region with suspects:
+
+1. **The script.** Its widest suspect lines are read with the first Tesseract language of every installed
+   script (and English); the best mean confidence wins when it reaches ACCEPT and its letters are in that
+   language's script. The page's language so far is tried first and kept without the comparison when it reads
+   SURE. Then the other languages of the same script (Russian, Ukrainian, Bulgarian, Serbian; Arabic, Persian;
+   Hindi, Marathi) are compared on the same lines.
+2. **The lines.** Every suspect line is read with that language and keeps Tesseract's reading when its
+   confidence reaches ACCEPT and its letters are in the script; otherwise the bundled reading stands (and
+   stays flagged by the engines' coverage check). A region whose script is Latin keeps the bundled readings.
+3. **No recogniser.** When nothing installed reads the lines, Tesseract's script detector (OSD) names their
+   script; a script whose model is not installed is reported with the line that installs it (`Unread`).
+
+Vertical pieces (taller than VERTICAL times their width: vertical CJK) are not routed; they are counted.
+
+What must never live here: the bundled recogniser, decoding, the pipeline, Qt.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from app.core.base.stages import stage
+from app.core.scripts import catalogue
+from app.core.scripts.direction import vertical
+from app.core.scripts.tesseract import Tesseract, TessLine, binding_missing, shared
+from app.core.text.textcheck import MIN_LINE_COVERAGE, line_coverage, script_counts
+
+SUSPECT_COVERAGE = 0.5  # a line whose reading covers less of its box than this is re-read
+FOREIGN_SHARE = 0.3  # … or whose letters are this much in a script other than Latin/CJK
+LOW_SCORE = 0.6  # … or whose reading is this unsure
+ACCEPT = 0.6  # a Tesseract reading at least this sure (and in its script) is taken
+SURE = 0.8  # the page's language reading this sure is not compared with the others (nor checked by OSD)
+SHAKY = {"tha": 0.9}  # models that read other scripts this confidently (Thai: 0.8 on a Hebrew line)
+SAMPLES = 2  # suspect lines (the widest) the script is found on
+PAD_Y, PAD_X = 0.2, 0.3  # a line's crop for Tesseract: its box widened by these shares of its height
+LATIN = "eng"
+LOST = "\ufffd"  # a letter the text it came in had no glyph for (the layout's OCR font lacks Greek)
+
+
+@dataclass(frozen=True)
+class Routed:
+    """A line read by another recogniser than the bundled one."""
+
+    text: str
+    conf: float
+    reader: str  # "tesseract:rus"
+    script: str  # catalogue id ("cyrillic")
+    words: list[list[Any]] = field(default_factory=list)  # [x0, y0, x1, y1, word, conf], region pixels
+    rtl: bool = False
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A line no installed recogniser reads: its script (as OSD names it; '' unknown), what would read it."""
+
+    script: str
+    install: str
+
+
+def suspect(box: Sequence[float], text: str, score: float = 1.0) -> bool:
+    """Could the bundled recogniser not read this line? (box x0, y0, x1, y1; its reading, mean confidence)"""
+    x0, y0, x1, y1 = (float(v) for v in box[:4])
+    if vertical(box):
+        return False
+    if line_coverage((x0, y0, x1, y1), text) < SUSPECT_COVERAGE or not text.strip() or LOST in text:
+        return True
+    counts = script_counts(text)
+    letters = sum(counts.values())
+    foreign = sum(n for s, n in counts.items() if s not in ("latin", "cjk"))
+    return (letters > 0 and foreign >= 2 and foreign >= FOREIGN_SHARE * letters) or score < LOW_SCORE
+
+
+def in_script(text: str, lang: str) -> bool:
+    """Are the letters Tesseract wrote for `lang` in its script (at least half; no letters: digits, yes)?"""
+    counts = script_counts(text)
+    letters = sum(counts.values())
+    if not letters:
+        return True
+    script = catalogue.script_of_language(lang)
+    want = {"latin"} if script is None else {script.id} | ({"cjk"} if script.id == "hangul" else set())
+    return sum(n for s, n in counts.items() if s in want) >= 0.5 * letters
+
+
+class ScriptRouter:
+    def __init__(self, tesseract: Tesseract | None = None) -> None:
+        self._tess = tesseract
+        self.page_lang: str | None = None  # the language the page's lines were last found in
+
+    @property
+    def tess(self) -> Tesseract:
+        if self._tess is None:
+            self._tess = shared()
+        return self._tess
+
+    def reset(self) -> None:
+        """A new page: its script is found anew."""
+        self.page_lang = None
+
+    def candidates(self) -> list[str]:
+        have = self.tess.languages
+        first = [next((lang for lang in s.languages if lang in have), "") for s in catalogue.SCRIPTS.values()]
+        return [lang for lang in ([LATIN] if LATIN in have else []) + first if lang]
+
+    def route(self, image, lines: Sequence[tuple[Sequence[float], str, float]]
+              ) -> list[Routed | Unread | None]:
+        """Per line (box in `image` pixels, the bundled reading, its mean confidence): another recogniser's
+        reading, an Unread (nothing installed reads it), or None (the bundled reading stands)."""
+        out: list[Routed | Unread | None] = [None] * len(lines)
+        todo = [i for i, (box, text, score) in enumerate(lines) if suspect(box, text, score)]
+        if not todo:
+            return out
+        with stage("scripts"):  # where a page's time goes (app.core.base.stages)
+            return self._route(image, lines, todo, out)
+
+    def _route(self, image, lines, todo: list[int], out: list) -> list[Routed | Unread | None]:
+        if binding_missing() or not self.tess.languages:
+            hint = "pip install tesserocr" if binding_missing() else catalogue.install_all_hint()
+            for i in todo:
+                if line_coverage(tuple(lines[i][0][:4]), lines[i][1]) < MIN_LINE_COVERAGE:
+                    out[i] = Unread("", hint)
+            return out
+        crops = {i: crop_line(image, lines[i][0]) for i in todo}
+        reads: dict[tuple[int, str], TessLine] = {}
+
+        def read(i: int, lang: str) -> TessLine:
+            if (i, lang) not in reads:
+                reads[i, lang] = self.tess.read(crops[i], lang)
+            return reads[i, lang]
+
+        def mean_conf(ids: list[int], lang: str) -> float:
+            got = [read(i, lang) for i in ids]
+            return sum(r.conf if in_script(r.text, lang) else 0.0 for r in got) / len(got)
+
+        samples = sorted(todo, key=lambda i: -(lines[i][0][2] - lines[i][0][0]))[:SAMPLES]
+        osd: list[str | None] = []  # Tesseract OSD's name for the samples' script, asked once
+
+        def osd_name() -> str | None:
+            if not osd:
+                osd.append(self.tess.script_name(stack([crops[i] for i in samples])))
+            return osd[0]
+
+        lang = self._identify(samples, mean_conf)
+        if lang is not None and not self._confirmed(lang, mean_conf(samples, lang), osd_name):
+            lang = None
+        left = [i for i in todo if line_coverage(tuple(lines[i][0][:4]), lines[i][1]) < MIN_LINE_COVERAGE]
+        # nothing reads them, or only English where the bundled recogniser (which reads Latin well) read nothing:
+        # the lines' script is named, and what would read it
+        if lang is None or (lang == LATIN and set(samples) <= set(left)):
+            unread = self._unread(osd_name())
+            for i in left if unread is not None else ():
+                out[i] = unread
+            if lang is None or unread is not None:
+                return out
+        self.page_lang = lang
+        if lang == LATIN:
+            return out
+        script = catalogue.script_of_language(lang)
+        for i in todo:
+            got = read(i, lang)
+            if got.conf >= ACCEPT and in_script(got.text, lang) and got.text.strip():
+                ox, oy = crops[i].info.get("origin", (0.0, 0.0))
+                words = [[round(w[0] + ox, 1), round(w[1] + oy, 1), round(w[2] + ox, 1), round(w[3] + oy, 1),
+                          *w[4:]] for w in got.words]
+                out[i] = Routed(got.text, got.conf, f"tesseract:{lang}", script.id if script else "", words,
+                                bool(script and script.rtl))
+        return out
+
+    def _identify(self, samples: list[int], mean_conf) -> str | None:
+        """The language the sample lines read best in (None: none reads them ACCEPT-sure): the page's language
+        when it reads them SURE, else the best of every script's first language; then the best of that script's
+        languages on the widest sample."""
+        if self.page_lang in self.tess.languages and mean_conf(samples, self.page_lang) >= SURE:
+            best = self.page_lang
+        else:
+            scored = {lang: mean_conf(samples, lang) for lang in self.candidates()}
+            if not scored:
+                return None
+            best = max(scored, key=scored.get)
+            if scored[best] < ACCEPT:
+                return None
+        script = catalogue.script_of_language(best)
+        family = [lang for lang in (script.languages if script else ()) if lang in self.tess.languages]
+        if len(family) > 1:
+            best = max(family, key=lambda lang: mean_conf(samples[:1], lang))
+        return best
+
+    @staticmethod
+    def _confirmed(lang: str, score: float, osd_name) -> bool:
+        """Is the script found by confidence the lines' script? Sure without asking when `score` reaches SURE
+        (SHAKY's bar for a model that reads other scripts confidently: Thai); otherwise Tesseract's script
+        detector must name the same script (or, when it cannot tell, the score stands for a steady model)."""
+        if score >= SHAKY.get(lang, SURE):
+            return True
+        name = osd_name()
+        if name is None:
+            return lang not in SHAKY
+        if lang == LATIN:
+            return name in catalogue.BUNDLED_OSD
+        script = catalogue.script_of_language(lang)
+        return script is not None and name in script.osd
+
+    def _unread(self, name: str | None) -> Unread | None:
+        """What the lines no installed model reads are written in (`name`: as OSD names it), and what would read
+        them (None: a script the bundled recogniser or an installed model reads — the lines are merely hard to
+        read)."""
+        if name is None:
+            return Unread("", "")
+        if name in catalogue.BUNDLED_OSD:
+            return None
+        script = catalogue.script_named_by_osd(name)
+        if script is None:
+            return Unread(name, "")
+        missing = [lang for lang in script.languages if lang not in self.tess.languages]
+        if not missing:
+            return None
+        return Unread(script.title, catalogue.install_hint(missing[0]))
+
+
+def crop_line(image, box: Sequence[float]):
+    """The line's crop for Tesseract (its box widened by PAD_X/PAD_Y of its height); `info["origin"]` says
+    where it sits in `image`."""
+    x0, y0, x1, y1 = (float(v) for v in box[:4])
+    h = max(1.0, y1 - y0)
+    left, top = max(0, int(x0 - PAD_X * h)), max(0, int(y0 - PAD_Y * h))
+    right = min(image.width, int(round(x1 + PAD_X * h)))
+    bottom = min(image.height, int(round(y1 + PAD_Y * h)))
+    crop = image.crop((left, top, max(left + 1, right), max(top + 1, bottom)))
+    crop.info["origin"] = (float(left), float(top))
+    return crop
+
+
+def stack(crops):
+    """Line crops one under another on white (what OSD looks at)."""
+    from PIL import Image
+
+    gap = 10
+    width = max(c.width for c in crops) + 2 * gap
+    height = sum(c.height + gap for c in crops) + gap
+    sheet = Image.new("L", (width, height), 255)
+    y = gap
+    for c in crops:
+        sheet.paste(c.convert("L"), (gap, y))
+        y += c.height + gap
+    return sheet
+
+
+def route_stats(readers: Sequence[str], results: Sequence[Routed | Unread | None],
+                boxes: Sequence[Sequence[float]] = ()) -> dict[str, Any]:
+    """A region's stats of who read its lines (`readers`: each line's reader): `reader` (the readers joined by
+    "+", most lines first), `readers` (lines per reader), `unreadable_scripts` (per script no installed model
+    reads: its lines and the install line) and `vertical_lines`."""
+    counts: dict[str, int] = {}
+    for name in readers:
+        counts[name] = counts.get(name, 0) + 1
+    st: dict[str, Any] = {}
+    if counts:
+        st["reader"] = "+".join(sorted(counts, key=lambda k: (-counts[k], k)))
+        st["readers"] = counts
+    missing: dict[tuple[str, str], int] = {}
+    for r in results:
+        if isinstance(r, Unread):
+            missing[r.script, r.install] = missing.get((r.script, r.install), 0) + 1
+    if missing:
+        st["unreadable_scripts"] = [{"script": s, "lines": n, "install": hint}
+                                    for (s, hint), n in missing.items()]
+    n_vertical = sum(1 for b in boxes if vertical(b))
+    if n_vertical:
+        st["vertical_lines"] = n_vertical
+    return st

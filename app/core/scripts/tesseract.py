@@ -1,0 +1,167 @@
+"""Tesseract's LSTM line recogniser, in process (tesserocr binds libtesseract; its wheel carries the library),
+reading the language models the system has installed (`tesseract-ocr-<lang>` on Debian/Ubuntu,
+`tesseract-lang` on Homebrew: app.core.scripts.catalogue).
+
+    tess = shared()                       # one per process; None parts are reported, never guessed
+    tess.languages                        # {'rus', 'ell', ...} found in the tessdata folder
+    line = tess.read(image, "rus")        # TessLine(text, conf 0..1, words in the image's pixels)
+    tess.script_name(image)               # Tesseract OSD's script name ('Cyrillic'), None when it cannot tell
+
+One API object per language is kept open (loading a model takes tens of milliseconds; a line reads in 10-40
+ms); calls are serialised by one lock (a tesserocr API object is not thread-safe). Reading a line runs no
+process.
+
+What must never live here: choosing a script (router.py), the pipeline, Qt.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# where distributions put Tesseract's language models (TESSDATA_PREFIX first, as Tesseract itself reads it)
+TESSDATA_DIRS = ("/usr/share/tesseract-ocr/5/tessdata", "/usr/share/tesseract-ocr/4.00/tessdata",
+                 "/usr/share/tessdata", "/usr/local/share/tessdata", "/opt/homebrew/share/tessdata",
+                 "/usr/local/share/tesseract-ocr/tessdata", "C:/Program Files/Tesseract-OCR/tessdata")
+MIN_HEIGHT = 32  # a line lower than this (pixels) is scaled up before reading: small print reads better
+BORDER = 10  # white pixels around a line crop
+# what Tesseract's models write otherwise than the text's own code points
+_FOLDS = {"ell": (("\u00b5", "\u03bc"),),  # MICRO SIGN for GREEK SMALL LETTER MU
+          "tha": (("\u0e4d\u0e32", "\u0e33"),)}  # NIKHAHIT + SARA AA for SARA AM
+
+
+@dataclass
+class TessLine:
+    text: str
+    conf: float  # 0..1: Tesseract's mean word confidence
+    lang: str
+    words: list[list[Any]] = field(default_factory=list)  # [x0, y0, x1, y1, word, conf] in the image's pixels
+
+
+def tessdata_dir() -> Path | None:
+    """The folder holding *.traineddata (None: none found)."""
+    env = os.environ.get("TESSDATA_PREFIX")
+    candidates = [Path(env), Path(env) / "tessdata"] if env else []
+    conda = os.environ.get("CONDA_PREFIX")
+    if conda:
+        candidates.append(Path(conda) / "share" / "tessdata")
+    candidates += [Path(p) for p in TESSDATA_DIRS]
+    for folder in candidates:
+        if folder.is_dir() and any(folder.glob("*.traineddata")):
+            return folder
+    return None
+
+
+def installed_languages(folder: Path | None) -> frozenset[str]:
+    if folder is None:
+        return frozenset()
+    return frozenset(p.name[:-len(".traineddata")] for p in folder.glob("*.traineddata"))
+
+
+def binding_missing() -> str:
+    """Why the binding cannot be used ('' when it can)."""
+    try:
+        import tesserocr  # noqa: F401
+    except ImportError as exc:
+        return f"the tesserocr package is missing (`pip install tesserocr`): {exc}"
+    return ""
+
+
+class Tesseract:
+    def __init__(self, folder: Path | None = None, languages: frozenset[str] | None = None) -> None:
+        self.folder = folder if folder is not None else tessdata_dir()
+        found = installed_languages(self.folder) if not binding_missing() else frozenset()
+        self.languages = found if languages is None else frozenset(languages) & found
+        self._apis: dict[tuple[str, int], Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def osd(self) -> bool:
+        return "osd" in installed_languages(self.folder) and not binding_missing()
+
+    def _api(self, lang: str, psm: int):
+        from tesserocr import OEM, PyTessBaseAPI
+
+        key = (lang, psm)
+        if key not in self._apis:
+            oem = OEM.TESSERACT_ONLY if lang == "osd" else OEM.LSTM_ONLY
+            self._apis[key] = PyTessBaseAPI(path=str(self.folder) + os.sep, lang=lang, psm=psm, oem=oem)
+        return self._apis[key]
+
+    def read(self, image, lang: str) -> TessLine:
+        """One text line (a PIL image) read with `lang`'s model."""
+        from tesserocr import PSM, RIL, iterate_level
+
+        if lang not in self.languages:
+            raise ValueError(f"Tesseract has no {lang!r} model here")
+        prepared, scale = prepare(image)
+        with self._lock:
+            api = self._api(lang, PSM.SINGLE_LINE)
+            api.SetImage(prepared)
+            api.Recognize()
+            words: list[list[Any]] = []
+            it = api.GetIterator()
+            for w in iterate_level(it, RIL.WORD):
+                text = w.GetUTF8Text(RIL.WORD)
+                box = w.BoundingBox(RIL.WORD)
+                if not text or not text.strip() or box is None:
+                    continue
+                x0, y0, x1, y1 = ((v - BORDER) / scale for v in box)
+                words.append([round(x0, 1), round(y0, 1), round(x1, 1), round(y1, 1),
+                              fold(text.strip(), lang), round(w.Confidence(RIL.WORD) / 100.0, 4)])
+            # the line's own text: words of a script written without spaces (Thai) are not joined by one
+            text = fold(" ".join(api.GetUTF8Text().split()), lang)
+        conf = sum(w[5] for w in words) / len(words) if words else 0.0
+        return TessLine(text, round(conf, 4), lang, words)
+
+    def script_name(self, image) -> str | None:
+        """Tesseract OSD's name for the script of `image` (a few lines), None when it cannot tell."""
+        from tesserocr import PSM
+
+        if not self.osd:
+            return None
+        prepared, _ = prepare(image)
+        with self._lock:
+            api = self._api("osd", PSM.OSD_ONLY)
+            api.SetImage(prepared)
+            found = api.DetectOrientationScript()
+        return (found or {}).get("script_name") or None
+
+    def close(self) -> None:
+        with self._lock:
+            for api in self._apis.values():
+                api.End()
+            self._apis.clear()
+
+
+def fold(text: str, lang: str) -> str:
+    for a, b in _FOLDS.get(lang, ()):
+        text = text.replace(a, b)
+    return text
+
+
+def prepare(image):
+    """A line crop as Tesseract reads it best: grey, scaled up when small, on white: (image, scale)."""
+    from PIL import ImageOps
+
+    grey = image.convert("L")
+    scale = 1.0
+    if 0 < grey.height < MIN_HEIGHT:
+        scale = MIN_HEIGHT / grey.height
+        grey = grey.resize((max(1, round(grey.width * scale)), MIN_HEIGHT))
+    return ImageOps.expand(grey, border=BORDER, fill=255), scale
+
+
+_SHARED: Tesseract | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared() -> Tesseract:
+    """The process's Tesseract (its models stay loaded between pages and documents)."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = Tesseract()
+        return _SHARED
