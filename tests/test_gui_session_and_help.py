@@ -67,6 +67,7 @@ def test_a_saved_session_opens_in_a_new_window_with_edits_layout_review_and_undo
     second.splitter.setSizes([190, 290, 290])
     assert second.sessions.open(saved)
     qtbot.wait(50)
+    assert second.windowTitle().startswith("work")
     work = second.work
     assert Path(work.path) == Path(pdf) and "p1-u01" in work.blocks
     assert work.blocks[edited].markdown == "Edited by a person." and work.blocks[edited].edited

@@ -161,6 +161,7 @@ class SessionFiles(QObject):
             w.banner.show_message(f"Cannot save the session to {target}: {exc.strerror or exc}")
             return None
         self.path = target
+        w.setWindowTitle(f"{target.stem} — Scriptorium")
         w.flow.undo_stack.setClean()
         w.statusBar().showMessage(f"Session saved to {target}", 5000)
         return target
@@ -205,6 +206,7 @@ class SessionFiles(QObject):
             w.show_document(w.session.current)
         rebuild_undo(w.flow.undo_stack, w.flow, w.session, payload.get("undo", []))
         self.path = Path(path)
+        w.setWindowTitle(f"{self.path.stem} — Scriptorium")
         w.save_journal(wait=False)  # the journal follows the opened work from here
         w.statusBar().showMessage(f"Session opened from {self.path}", 5000)
         return True
