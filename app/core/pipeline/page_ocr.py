@@ -94,7 +94,7 @@ class ScanReader:
             return {}
         dpi, found = self.lines(index)
         s = dpi / 72.0
-        return {"page_lines": [[*(round(v / s, 2) for v in line.det), line.reading.text] for line in found]}
+        return {"page_lines": [[*(round(v / s, 2) for v in line.det), line.text] for line in found]}
 
     def known(self, region, lines_pt: Sequence[Sequence], dpi: float, origin: tuple[float, float]) -> list | None:
         """(box in the region crop's pixels, a fresh reading) per line the layout gave `region` (`lines_pt`: its

@@ -101,6 +101,9 @@ class Reading:
     alts2: list[str] = field(default_factory=list)  # the second-best other class ("" = none), when read with it
     alt_p2: list[float] = field(default_factory=list)
     cols: list[tuple[int, int]] = field(default_factory=list)  # each segment's CTC columns [a, z) (not serialised)
+    # another recogniser's reading of a line this one could not read (app.core.scripts.router.Routed), when the
+    # page's one pass routed it (not serialised)
+    routed: object = None
 
     @property
     def text(self) -> str:

@@ -28,7 +28,7 @@ from app.core.base.stages import stage
 from app.core.scripts import catalogue
 from app.core.scripts.direction import vertical
 from app.core.scripts.tesseract import Tesseract, TessLine, binding_missing, shared
-from app.core.text.textcheck import MIN_LINE_COVERAGE, line_coverage, script_counts
+from app.core.text.textcheck import MIN_LINE_COVERAGE, dominant_script, line_coverage, script_counts
 
 SUSPECT_COVERAGE = 0.5  # a line whose reading covers less of its box than this is re-read
 FOREIGN_SHARE = 0.3  # … or whose letters are this much in a script other than Latin/CJK
@@ -160,9 +160,16 @@ class ScriptRouter:
         if lang == LATIN:
             return out
         script = catalogue.script_of_language(lang)
-        for i in todo:
+        # a line the bundled recogniser read as Latin look-alikes ("RIOT UIT" for Marathi) on a page found in
+        # another script: that script's model takes it when it reads it SURE
+        todo_set = set(todo)
+        alike = [i for i, (box, text, _) in enumerate(lines)
+                 if i not in todo_set and not vertical(box) and dominant_script([text]) == "latin"]
+        crops.update({i: crop_line(image, lines[i][0]) for i in alike})
+        for i in todo + alike:
             got = read(i, lang)
-            if got.conf >= ACCEPT and in_script(got.text, lang) and got.text.strip():
+            bar = ACCEPT if i in todo_set else SURE
+            if got.conf >= bar and in_script(got.text, lang) and got.text.strip():
                 ox, oy = crops[i].info.get("origin", (0.0, 0.0))
                 words = [[round(w[0] + ox, 1), round(w[1] + oy, 1), round(w[2] + ox, 1), round(w[3] + oy, 1),
                           *w[4:]] for w in got.words]

@@ -263,7 +263,7 @@ class ReaderEngine:
         rec_ms = (time.perf_counter() - t_rec) * 1e3
         t_route = time.perf_counter()  # lines in scripts the recogniser cannot read go to one that can (routed.py)
         rows, flat, readings, routed = route_region(self, image, rows, readings,
-                                                   given=lines is not None and known is None)
+                                                   given=lines is not None, known=known is not None)
         route_ms = (time.perf_counter() - t_route) * 1e3
         # the words the recogniser was unsure of, settled by how common each candidate word is (lexicon.py); the
         # decoder then reads the settled characters

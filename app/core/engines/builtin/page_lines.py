@@ -19,6 +19,9 @@ import copy
 from dataclasses import dataclass
 from typing import Sequence
 
+from app.core.engines.builtin.routed import route_page
+from app.core.scripts.router import Routed
+
 PAD = 24  # white pixels around the page before detection (text touching the edge is detected poorly)
 GIVEN_PAD = 0.15  # as the engine pads a given line box (engine.GIVEN_PAD)
 MIN_SCORE = 0.5  # RapidOCR's text_score: a line read with less mean confidence is not a line
@@ -37,6 +40,12 @@ class PageLine:
     box: tuple[float, float, float, float]
     size: tuple[int, int]
     reading: object  # app.core.rapid.recogniser.Reading
+
+    @property
+    def text(self) -> str:
+        """The line's text: the recogniser's, or the script router's where it read the line instead."""
+        routed = self.reading.routed
+        return routed.text if isinstance(routed, Routed) else self.reading.text
 
     @property
     def score(self) -> float:
@@ -123,10 +132,11 @@ def read_page_lines(engine, image, page: int = 0) -> list[PageLine]:
     dets = detect(engine, image)
     kept = [(d, c) for d, c in zip(dets, crops(image, dets)) if c is not None]
     readings = engine.recogniser.read([crop for _, (_, crop) in kept]) if kept else []
+    route_page(engine, image, [box for _, (box, _) in kept], readings)  # other scripts (app.core.scripts)
     out = []
     for (d, (box, crop)), reading in zip(kept, readings):
         line = PageLine(tuple(round(v, 1) for v in d), box, (int(crop.shape[1]), int(crop.shape[0])), reading)
-        if reading.text.strip() and line.score >= MIN_SCORE:
+        if (reading.text.strip() and line.score >= MIN_SCORE) or isinstance(reading.routed, Routed):
             out.append(line)
     return out
 

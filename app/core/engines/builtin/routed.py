@@ -28,10 +28,22 @@ def mean(values) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def route_region(engine, image, rows, readings, *, given: bool):
+def route_page(engine, image, boxes, readings) -> None:
+    """A scanned page's lines read once (page_lines.py): each line the router reads instead gets its reading
+    (`reading.routed`), which the layout is given as the line's text and the engine writes (an Unread: no
+    installed recogniser reads it)."""
+    lines = [(box, rd.text, mean(rd.conf)) for box, rd in zip(boxes, readings)]
+    for reading, other in zip(readings, engine.router.route(image, lines) if lines else ()):
+        reading.routed = other  # a Routed reading, an Unread (flagged with its region), or None
+
+
+def route_region(engine, image, rows, readings, *, given: bool, known: bool = False):
     """(rows, flat pieces, readings, routed per piece): the router's verdict on each line; lines found again
-    by the detector first when given boxes hold a line left mostly unread."""
+    by the detector first when given boxes hold a line left mostly unread. Lines read with the page (`known`)
+    carry the page pass's verdict."""
     flat = [piece for row in rows for piece in row]
+    if known:
+        return rows, flat, readings, [rd.routed for rd in readings]
     bad_box = any(suspect(box, rd.text, mean(rd.conf)) and line_coverage(box, rd.text) < SUSPECT_COVERAGE
                   for (box, _), rd in zip(flat, readings))
     if given and bad_box:
