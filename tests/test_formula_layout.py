@@ -147,7 +147,7 @@ def test_a_formula_that_cannot_be_rebuilt_is_plain_text_and_a_review_reason():
     region.text = "E = ρ ε0"
     region.extra["stats"] = {"engine": "text-layer", "text_source": "text-layer"}
     assert format_block(region) == "$$\nE = ρ ε0\n$$"
-    region.extra["formula_problem"] = "no usable text layer: the formula is set in a Type-3 font"
+    region.extra["stats"]["formula_problem"] = "no usable text layer: the formula is set in a Type-3 font"
     assert format_block(region) == "E = ρ ε0"
     assert any(r.startswith("formula written as plain text") for r in review_reasons(region))
 
@@ -206,33 +206,3 @@ def test_a_fraction_with_zero_width_spaces_in_a_text_font_is_one_fraction(tmp_pa
     assert reading.latex == r"E = \frac{\rho}{\varepsilon_{0}}" and reading.problem is None
     assert "\u200b" not in reading.latex and "\\\\" not in reading.latex
 
-
-def test_a_scanned_formula_says_it_has_no_latex(tmp_path):
-    """A formula on a page image: no layer there, OCR writes no LaTeX — plain text, and the block says so."""
-    from app.core.layout import make_regions
-    from app.core.layout.postprocess import Detection
-    from app.core.pipeline import Pipeline, PipelineOptions
-    from app.core.pipeline.quality import review_reasons
-
-    doc = pymupdf.open()
-    page = doc.new_page(width=400, height=200)
-    page.insert_text((60, 100), "x + y = 12", fontsize=24, fontname="helv")
-    image = pymupdf.open()
-    image.new_page(width=400, height=200).insert_image((0, 0, 400, 200), pixmap=page.get_pixmap(dpi=150))
-    image.save(tmp_path / "scan.pdf")
-    class OneFormula:  # the layout as given: one formula box
-        name = "fixed"
-
-        def analyse(self, document, index, image, dpi, *, keep_headers=False, **_):
-            det = Detection("formula", 1.0, tuple(v * dpi / 72.0 for v in (50, 70, 300, 110)), 0)
-            return make_regions([det], index, dpi, self.name, keep_headers=keep_headers)
-
-    pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"), layout=OneFormula())
-    try:
-        out = pipe.run(tmp_path / "scan.pdf")
-    finally:
-        pipe.close()
-    (region,) = out.pages[0].regions
-    assert "no LaTeX" in region.extra["formula_problem"]
-    assert any(r.startswith("formula written as plain text") for r in review_reasons(region))
-    assert "$$" not in out.to_markdown(anchors=False)

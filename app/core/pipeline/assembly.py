@@ -148,7 +148,8 @@ def format_block(region: Region, tag: str | None = None, picture_path: str | Non
     if task == "table":
         return table_markdown(region)
     if task == "formula":  # one whose LaTeX could not be rebuilt is plain text (text_source.formula_latex)
-        return format_text(text) if region.extra.get("formula_problem") else format_formula(text, tag)
+        problem = (region.extra.get("stats") or {}).get("formula_problem")
+        return format_text(text) if problem else format_formula(text, tag)
     if region.label == "doc_title":
         return format_heading(text, 1)
     if region.label == "paragraph_title":
