@@ -206,3 +206,15 @@ def test_a_fraction_with_zero_width_spaces_in_a_text_font_is_one_fraction(tmp_pa
     assert reading.latex == r"E = \frac{\rho}{\varepsilon_{0}}" and reading.problem is None
     assert "\u200b" not in reading.latex and "\\\\" not in reading.latex
 
+
+
+def test_a_formula_typed_as_it_reads_in_a_text_font_stays_as_typed():
+    """The sample report's formula line, "E = m c^2 + sum_i x_i" in Times: one row of one size, nothing to
+    rebuild — written as it reads, not taken apart (its underscores hang below the baseline)."""
+    from app.core.base.paths import sample_document
+
+    with pymupdf.open(sample_document()) as doc:
+        page = doc[0]
+        line = next(b for b in page.get_text("blocks") if "sum_i" in b[4])
+        reading = formula_from_page(page, (line[0] - 3, line[1] - 3, line[2] + 3, line[3] + 3))
+    assert reading.latex == "E = m c^2 + sum_i x_i" and reading.problem is None

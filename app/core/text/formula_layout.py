@@ -290,7 +290,8 @@ def rows_of(atoms: list[Atom]) -> list[list[Atom]]:
     full = sorted((a for a in atoms if not _script(a, main)), key=lambda a: a.base)
     rows: list[list[Atom]] = []
     for a in full:
-        if rows and a.base - median(b.base for b in rows[-1]) < 0.6 * main and not _below_all(a, rows[-1]):
+        gap = a.base - median(b.base for b in rows[-1]) if rows else 0.0
+        if rows and (gap < 0.15 * main or (gap < 0.6 * main and not _below_all(a, rows[-1]))):  # one baseline
             rows[-1].append(a)
         else:
             rows.append([a])

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.text.formula_layout import RULE_MAX_THICK, Atom, Rule, build
-from app.core.text.layer_math import MATH_FONTS, command, parse_problem
+from app.core.text.formula_layout import (BIG_OPERATORS, PIECES, RULE_MAX_THICK, TALL, Atom, Rule, build,
+                                          rows_of)
+from app.core.text.layer_math import MATH_FONTS, command, layer_latex, parse_problem
 from app.core.text.tex_fonts import font_style, glyph_char, is_extension_font, unicode_math
 
 _ITALIC = re.compile(r"CMMI|Italic|Oblique|LMMathItalic|-It\b|Ital", re.IGNORECASE)
@@ -105,7 +106,26 @@ def formula_from_page(page, box) -> FormulaReading:
     unnamed = sum(1 for a in atoms if a.char == "\ufffd" or 0xE000 <= ord(a.char[:1] or " ") <= 0xF8FF)
     if unnamed > len(atoms) / 4:
         return FormulaReading("", "no usable text layer: the formula's glyphs have no Unicode meaning")
-    latex = build(atoms, page_rules(page, box))
+    rules = page_rules(page, box)
+    latex = build(atoms, rules) if rules or not _flat(atoms) else _as_typed(page, box)
     problem = parse_problem(latex)
     return FormulaReading(latex, f"the LaTeX rebuilt from the text layer does not parse ({problem})"
                           if problem else None)
+
+
+def _flat(atoms: list[Atom]) -> bool:
+    """Glyphs with no structure to rebuild: one row, one size, nothing built of parts (no big operator,
+    radical or tall bracket) — a line typed as it reads ("E = m c^2 + sum_i x_i" in a text font)."""
+    sizes = [a.size for a in atoms]
+    built = any(a.char in BIG_OPERATORS or a.char in PIECES or a.char in "∫∮√" or a.height > TALL * a.size
+                for a in atoms)
+    return max(sizes) <= 1.1 * min(sizes) and len(rows_of(atoms)) == 1 and not built
+
+
+def _as_typed(page, box) -> str:
+    """A flat formula as its line reads, symbols as commands (app.core.text.layer_math.layer_latex)."""
+    x0, y0, x1, y1 = box
+    lines = [line["spans"] for b in page.get_text("dict", clip=box).get("blocks", [])
+             for line in b.get("lines", []) if x0 - 1 <= (line["bbox"][0] + line["bbox"][2]) / 2 <= x1 + 1
+             and y0 - 1 <= (line["bbox"][1] + line["bbox"][3]) / 2 <= y1 + 1]
+    return layer_latex(lines)
