@@ -292,12 +292,24 @@ class Pipeline:
             regions, source = self._whole_page(index, image, dpi), "page"
             for r in regions:
                 r.flags.append("fallback")
+        if source != "page" and not self.text_words(index):  # a scan: ink no region holds is lost text
+            regions = self._recover_lost_lines(index, image, dpi, regions)
         self.keep_pictures(regions)
         page = self.new_page(index, dpi, source)
         page.regions = regions
         page.ms = (time.perf_counter() - t0) * 1000
         self._announce_layout(page)
         return page
+
+    def _recover_lost_lines(self, index: int, image, dpi: float, regions: list[Region]) -> list[Region]:
+        from app.core.layout.lost_lines import recover_lost_lines
+
+        regions, lost = recover_lost_lines(image, dpi, regions)
+        if lost:
+            self.emit(ErrorRaised(f"{self.document.name}: page {index + 1}: the layout missed {lost} line"
+                                  f"{'s' if lost > 1 else ''} of text; read as plain text", where="layout",
+                                  fatal=False))
+        return regions
 
     def _whole_page(self, index: int, image, dpi: float) -> list[Region]:
         from app.core.layout import PageLayout
