@@ -1,15 +1,15 @@
-"""`python -m app bench memory [--pages N] [--every K] [--engine E]`: the window's resident memory while it reads
-a long PDF.
+"""`python -m app bench memory [--pages N] [--every K] [--engine E]`: the window's memory while it reads a long PDF.
 
-A report of N pages (default 300; app.core.document.sample_documents.make_long_pdf) is opened in the real main
-window on the offscreen platform and read with the default engine (the settings' "auto": the built-in reader when
-no GravityOCR weights are installed), exactly as a person who drops the file and presses Read would. Printed:
-the resident memory (RSS) once the document is open and the engine has read its first page ("load"), then every
-K pages (default 50), and the growth from load to the last sample. The target is flat after load: growth within
-10 %. `--pages 20 --every 5` is a quick run (each page is a real read: about 15-20 s a page on 2 busy cores).
+A report of N pages (default 300; app.core.document.sample_documents.make_long_pdf) is opened in the real
+main window on the offscreen platform and read with the default engine (the settings' "auto": the built-in
+reader when no GravityOCR weights are installed), as a person who drops the file and presses Read would.
+Printed: the resident memory (RSS) once the document is open and its first page is read ("load"), then
+every K pages (default 50), and the growth from load to the last sample. The target is flat after load:
+growth within 10 %. `--pages 20 --every 5` is a quick run (each page is a real read: about 15-20 s a page
+on 2 busy cores).
 
-The user data folder is a temporary one (the person's settings, journal and recent files are not touched); the
-models folders are the usual ones. What must never live here: asserts (this prints figures; tests do not time).
+The user data folder is a temporary one (the person's settings, journal and recent files are not touched);
+the models folders are the usual ones. What must never live here: asserts (this prints figures).
 """
 from __future__ import annotations
 
@@ -79,7 +79,8 @@ def _run(args, tmp: Path) -> int:
     deadline = t0 + args.timeout
     w.open_files([str(pdf)], run=False)
     pump(lambda: w.work is not None and bool(w.work.page_sizes), deadline)
-    print(f"bench memory: {args.pages}-page report, engine {w.engine_bar.engine_name or 'auto'}, window offscreen;"
+    engine = w.engine_bar.engine_name or "auto"
+    print(f"bench memory: {args.pages}-page report, engine {engine}, window offscreen;"
           f" RSS before reading {rss_mb():.0f} MB", flush=True)
     w.run_document(list(range(args.pages)))
     rows: list[tuple[str, int, float, float]] = []
@@ -93,8 +94,8 @@ def _run(args, tmp: Path) -> int:
         app.processEvents()
         label = "load" if mark == 1 else str(mark)
         rows.append((label, len(finished), rss_mb(), time.monotonic() - t0))
-        print(f"  {label:>5}  pages read {len(finished):4d}  RSS {rows[-1][2]:7.0f} MB  at {rows[-1][3]:6.0f} s",
-              flush=True)
+        _, read, rss, at = rows[-1]
+        print(f"  {label:>5}  pages read {read:4d}  RSS {rss:7.0f} MB  at {at:6.0f} s", flush=True)
         if state["ended"] and len(finished) < mark:
             break
     if state["fatal"]:

@@ -1,4 +1,4 @@
-"""`python -m app bench stages [--reps N]`: how closely the stage clock (app.core.base.stages) measures real work.
+"""`python -m app bench stages [--reps N]`: how closely the stage clock (app.core.base.stages) measures work.
 
 Busy loops of known length stand for a page's stages: layout 20 ms, a nested detector 30 ms, a wait of 40 ms
 for the layout child whose recogniser's 40 ms are absorbed, then 10 ms more; and an orientation check of
