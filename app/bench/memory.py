@@ -1,4 +1,4 @@
-"""`python -m app bench memory [--pages N] [--every K] [--engine E]`: the window's memory while it reads a long PDF.
+"""`python -m app bench memory [--pages N] [--every K] [--engine E]`: window memory while reading a long PDF.
 
 A report of N pages (default 300; app.core.document.sample_documents.make_long_pdf) is opened in the real
 main window on the offscreen platform and read with the default engine (the settings' "auto": the built-in
