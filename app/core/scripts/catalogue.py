@@ -27,6 +27,9 @@ class Script:
     languages: tuple[str, ...]  # Tesseract language codes, best first ("" : the bundled recogniser reads it)
     osd: tuple[str, ...]  # the names Tesseract's OSD gives it
     rtl: bool = False
+    # letters only one language of the script writes (language, letters): a reading in that language holding
+    # one of them names the language where the models' confidences cannot (Persian beside Arabic)
+    marks: tuple[tuple[str, str], ...] = ()
 
 
 # the scripts a router reads (their languages are in CI's and the installer's package list) …
@@ -36,7 +39,7 @@ SCRIPTS: dict[str, Script] = {s.id: s for s in (
     Script("devanagari", "Devanagari", ("hin", "mar"), ("Devanagari",)),
     Script("thai", "Thai", ("tha",), ("Thai",)),
     Script("hangul", "Korean (Hangul)", ("kor",), ("Hangul", "Korean")),
-    Script("arabic", "Arabic", ("ara", "fas"), ("Arabic",), rtl=True),
+    Script("arabic", "Arabic", ("ara", "fas"), ("Arabic",), rtl=True, marks=(("ara", "ةإ"), ("fas", "پچژگ"))),
     Script("hebrew", "Hebrew", ("heb",), ("Hebrew",), rtl=True),
 )}
 # … the bundled recogniser's …

@@ -1,6 +1,6 @@
-"""Which way the pieces of one visual row are read: left to right, except a row of right-to-left lines (Arabic,
-Hebrew: their pieces from the right end) and a row of vertical columns of CJK text (traditional vertical
-writing: columns from the right). The text of each piece is in logical order either way.
+"""Which way the pieces of one visual row are read: left to right, except a row of right-to-left lines
+(Arabic, Hebrew: their pieces from the right end) and a row of vertical columns of CJK text (traditional
+vertical writing: columns from the right). The text of each piece is in logical order either way.
 
 What must never live here: recognition, layout, assembly.
 """

@@ -37,7 +37,10 @@ ACCEPT = 0.6  # a Tesseract reading at least this sure (and in its script) is ta
 SURE = 0.8  # the page's language reading this sure is not compared with the others (nor checked by OSD)
 SHAKY = {"tha": 0.9}  # models that read other scripts this confidently (Thai: 0.8 on a Hebrew line)
 SAMPLES = 2  # suspect lines (the widest) the script is found on
-PAD_Y, PAD_X = 0.2, 0.3  # a line's crop for Tesseract: its box widened by these shares of its height
+# a line's crop for Tesseract: its box widened by these shares of its height (the detector's boxes are loose
+# already; more height lets the neighbouring lines' ink in)
+PAD_Y, PAD_X = 0.1, 0.3
+WIDE_PAD_Y = 0.3  # … and the taller crop a line is read again in when it read unsure
 LATIN = "eng"
 LOST = "\ufffd"  # a letter the text it came in had no glyph for (the layout's OCR font lacks Greek)
 
@@ -144,12 +147,12 @@ class ScriptRouter:
                 osd.append(self.tess.script_name(stack([crops[i] for i in samples])))
             return osd[0]
 
-        lang = self._identify(samples, mean_conf)
+        lang = self._identify(samples, mean_conf, read)
         if lang is not None and not self._confirmed(lang, mean_conf(samples, lang), osd_name):
-            lang = None
+            lang = self._by_osd(samples, mean_conf, read, osd_name)  # OSD's script, when its model reads it
         left = [i for i in todo if line_coverage(tuple(lines[i][0][:4]), lines[i][1]) < MIN_LINE_COVERAGE]
-        # nothing reads them, or only English where the bundled recogniser (which reads Latin well) read nothing:
-        # the lines' script is named, and what would read it
+        # nothing reads them, or only English where the bundled recogniser (which reads Latin well) read
+        # nothing: the lines' script is named, and what would read it
         if lang is None or (lang == LATIN and set(samples) <= set(left)):
             unread = self._unread(osd_name())
             for i in left if unread is not None else ():
@@ -160,15 +163,20 @@ class ScriptRouter:
         if lang == LATIN:
             return out
         script = catalogue.script_of_language(lang)
-        # a line the bundled recogniser read as Latin look-alikes ("RIOT UIT" for Marathi) on a page found in
-        # another script: that script's model takes it when it reads it SURE
+        # a line the bundled recogniser read as Latin look-alikes ("RIOT UIT" for Marathi) or digits on a page
+        # found in another script: that script's model takes it when it reads it SURE
         todo_set = set(todo)
         alike = [i for i, (box, text, _) in enumerate(lines)
-                 if i not in todo_set and not vertical(box) and dominant_script([text]) == "latin"]
+                 if i not in todo_set and not vertical(box) and dominant_script([text]) in ("latin", "")]
         crops.update({i: crop_line(image, lines[i][0]) for i in alike})
         for i in todo + alike:
             got = read(i, lang)
-            bar = ACCEPT if i in todo_set else SURE
+            bar = SURE if i not in todo_set and script_counts(lines[i][1]) else ACCEPT
+            if got.conf < bar:  # marks above or below the detector's box (Arabic tanwin): a taller crop
+                taller = crop_line(image, lines[i][0], WIDE_PAD_Y)
+                again = self.tess.read(taller, lang)
+                if again.conf > got.conf:
+                    crops[i], got = taller, again
             if got.conf >= bar and in_script(got.text, lang) and got.text.strip():
                 ox, oy = crops[i].info.get("origin", (0.0, 0.0))
                 words = [[round(w[0] + ox, 1), round(w[1] + oy, 1), round(w[2] + ox, 1), round(w[3] + oy, 1),
@@ -177,24 +185,39 @@ class ScriptRouter:
                                 bool(script and script.rtl))
         return out
 
-    def _identify(self, samples: list[int], mean_conf) -> str | None:
+    def _identify(self, samples: list[int], mean_conf, read) -> str | None:
         """The language the sample lines read best in (None: none reads them ACCEPT-sure): the page's language
-        when it reads them SURE, else the best of every script's first language; then the best of that script's
-        languages on the widest sample."""
+        when it reads them SURE, else the best of every script's first language; then the language of that
+        script (`family`)."""
         if self.page_lang in self.tess.languages and mean_conf(samples, self.page_lang) >= SURE:
-            best = self.page_lang
-        else:
-            scored = {lang: mean_conf(samples, lang) for lang in self.candidates()}
-            if not scored:
-                return None
-            best = max(scored, key=scored.get)
-            if scored[best] < ACCEPT:
-                return None
-        script = catalogue.script_of_language(best)
-        family = [lang for lang in (script.languages if script else ()) if lang in self.tess.languages]
-        if len(family) > 1:
-            best = max(family, key=lambda lang: mean_conf(samples[:1], lang))
-        return best
+            return self.family(self.page_lang, samples, mean_conf, read)
+        scored = {lang: mean_conf(samples, lang) for lang in self.candidates()}
+        if not scored:
+            return None
+        best = max(scored, key=scored.get)
+        return self.family(best, samples, mean_conf, read) if scored[best] >= ACCEPT else None
+
+    def family(self, lang: str, samples: list[int], mean_conf, read) -> str:
+        """Which language of `lang`'s script the samples are in: the one whose reading holds letters only it
+        writes (the script's `marks`), else the most confident on the widest sample."""
+        script = catalogue.script_of_language(lang)
+        family = [x for x in (script.languages if script else ()) if x in self.tess.languages]
+        if len(family) < 2:
+            return lang
+        for x, letters in script.marks:
+            if x in family and any(c in read(i, x).text for i in samples for c in letters):
+                return x
+        return max(family, key=lambda x: mean_conf(samples[:1], x))
+
+    def _by_osd(self, samples: list[int], mean_conf, read, osd_name) -> str | None:
+        """The best language of the script Tesseract's OSD names, when it reads the samples ACCEPT-sure."""
+        name = osd_name()
+        script = catalogue.script_named_by_osd(name) if name else None
+        first = next((x for x in (script.languages if script else ()) if x in self.tess.languages), None)
+        if first is None:
+            return None
+        lang = self.family(first, samples, mean_conf, read)
+        return lang if mean_conf(samples, lang) >= ACCEPT else None
 
     @staticmethod
     def _confirmed(lang: str, score: float, osd_name) -> bool:
@@ -212,9 +235,9 @@ class ScriptRouter:
         return script is not None and name in script.osd
 
     def _unread(self, name: str | None) -> Unread | None:
-        """What the lines no installed model reads are written in (`name`: as OSD names it), and what would read
-        them (None: a script the bundled recogniser or an installed model reads — the lines are merely hard to
-        read)."""
+        """What the lines no installed model reads are written in (`name`: as OSD names it), and what would
+        read them (None: a script the bundled recogniser or an installed model reads — the lines are merely
+        hard to read)."""
         if name is None:
             return Unread("", "")
         if name in catalogue.BUNDLED_OSD:
@@ -228,14 +251,14 @@ class ScriptRouter:
         return Unread(script.title, catalogue.install_hint(missing[0]))
 
 
-def crop_line(image, box: Sequence[float]):
-    """The line's crop for Tesseract (its box widened by PAD_X/PAD_Y of its height); `info["origin"]` says
-    where it sits in `image`."""
+def crop_line(image, box: Sequence[float], pad_y: float = PAD_Y):
+    """The line's crop for Tesseract (its box widened by PAD_X and `pad_y` of its height); `info["origin"]`
+    says where it sits in `image`."""
     x0, y0, x1, y1 = (float(v) for v in box[:4])
     h = max(1.0, y1 - y0)
-    left, top = max(0, int(x0 - PAD_X * h)), max(0, int(y0 - PAD_Y * h))
+    left, top = max(0, int(x0 - PAD_X * h)), max(0, int(y0 - pad_y * h))
     right = min(image.width, int(round(x1 + PAD_X * h)))
-    bottom = min(image.height, int(round(y1 + PAD_Y * h)))
+    bottom = min(image.height, int(round(y1 + pad_y * h)))
     crop = image.crop((left, top, max(left + 1, right), max(top + 1, bottom)))
     crop.info["origin"] = (float(left), float(top))
     return crop

@@ -103,9 +103,11 @@ class Tesseract:
             api.Recognize()
             words: list[list[Any]] = []
             it = api.GetIterator()
-            for w in iterate_level(it, RIL.WORD):
-                text = w.GetUTF8Text(RIL.WORD)
-                box = w.BoundingBox(RIL.WORD)
+            for w in iterate_level(it, RIL.WORD) if it is not None else ():
+                try:
+                    text, box = w.GetUTF8Text(RIL.WORD), w.BoundingBox(RIL.WORD)
+                except RuntimeError:  # a word with no text (tesserocr raises rather than return "")
+                    continue
                 if not text or not text.strip() or box is None:
                     continue
                 x0, y0, x1, y1 = ((v - BORDER) / scale for v in box)
@@ -113,6 +115,7 @@ class Tesseract:
                               fold(text.strip(), lang), round(w.Confidence(RIL.WORD) / 100.0, 4)])
             # the line's own text: words of a script written without spaces (Thai) are not joined by one
             text = fold(" ".join(api.GetUTF8Text().split()), lang)
+        words = spelled(words, text, lang)
         conf = sum(w[5] for w in words) / len(words) if words else 0.0
         return TessLine(text, round(conf, 4), lang, words)
 
@@ -134,6 +137,20 @@ class Tesseract:
             for api in self._apis.values():
                 api.End()
             self._apis.clear()
+
+
+def spelled(words: list[list[Any]], text: str, lang: str) -> list[list[Any]]:
+    """The words as the line's text spells them. Tesseract's word iterator writes a right-to-left word in visual
+    order ("לכ" for "כל"); the line's text is in logical order. Its words are taken in reading order (from the
+    right for Arabic and Hebrew); [] when they do not match the text's words one for one."""
+    from app.core.scripts.catalogue import script_of_language
+
+    script = script_of_language(lang)
+    tokens = text.split()
+    if len(tokens) != len(words):
+        return [] if script is not None and script.rtl else words
+    order = sorted(words, key=lambda w: -w[0]) if script is not None and script.rtl else words
+    return [[*w[:4], token, w[5]] for w, token in zip(order, tokens)]
 
 
 def fold(text: str, lang: str) -> str:

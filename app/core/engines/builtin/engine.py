@@ -271,7 +271,8 @@ class ReaderEngine:
         settled = [settle_reading(rd) for rd in readings]
         # each line has its own budget (a loop cannot run away); the region's is what its lines may take together,
         # unless a budget was asked for: a whole-page region of a long scan is never cut at an arbitrary length
-        budget = int(max_new_tokens or self.max_new_tokens or sum(line_budget(r) + 1 for r in readings) or 1)
+        budget = int(max_new_tokens or self.max_new_tokens or sum(line_budget(r) + 1 for r in readings)
+                     + sum(len(r.text) for r in routed if isinstance(r, Routed)) or 1)  # (routed lines' tokens)
         emit(RegionStarted(region_id, page, task, self.name, 0, budget, stop_ids=list(self.stop_ids)))
         texts: list[list[str]] = []
         tokens: list[int] = []

@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from app.core.scripts.direction import right_first
+from app.core.scripts.pieces import INSIDE, absorbed, inside
 from app.core.scripts.router import SUSPECT_COVERAGE, Routed, route_stats, suspect
 from app.core.record.events import TokensCommitted
 from app.core.text.textcheck import line_coverage
@@ -33,7 +34,7 @@ def route_page(engine, image, boxes, readings) -> None:
     (`reading.routed`), which the layout is given as the line's text and the engine writes (an Unread: no
     installed recogniser reads it)."""
     lines = [(box, rd.text, mean(rd.conf)) for box, rd in zip(boxes, readings)]
-    for reading, other in zip(readings, engine.router.route(image, lines) if lines else ()):
+    for reading, other in zip(readings, with_parts(boxes, engine.router.route(image, lines)) if lines else ()):
         reading.routed = other  # a Routed reading, an Unread (flagged with its region), or None
 
 
@@ -53,8 +54,19 @@ def route_region(engine, image, rows, readings, *, given: bool, known: bool = Fa
             flat = [piece for row in rows for piece in row]
             readings = engine.recogniser.read([crop for _, crop in flat])
     lines = [(box, rd.text, mean(rd.conf)) for (box, _), rd in zip(flat, readings)]
-    routed = engine.router.route(image, lines)
+    routed = with_parts([box for box, _ in flat], engine.router.route(image, lines))
     return rows, flat, readings, routed
+
+
+def with_parts(boxes, results) -> list:
+    """The router's results, a piece found apart from a routed line it lies in (a Thai mark) read with it: an
+    empty reading by the same recogniser (app.core.scripts.pieces.absorbed)."""
+    out = list(results)
+    for k, part in enumerate(absorbed(boxes, results)):
+        if part:
+            host = next(r for b, r in zip(boxes, results) if isinstance(r, Routed) and inside(boxes[k], b) >= INSIDE)
+            out[k] = Routed("", 1.0, host.reader, host.script)
+    return out
 
 
 def routed_line(engine, line: Routed, recognised: str, *, region_id: str, emit, offsets: dict, sep: str):
