@@ -59,8 +59,9 @@ APT_PACKAGES: tuple[str, ...] = (
     "fonts-dejavu-core",
     # Tesseract and the scripts the bundled recogniser has no letters for (Cyrillic, Greek, Devanagari, Thai,
     # Hangul, Arabic/Persian), with OSD for telling scripts apart
-    "tesseract-ocr", "tesseract-ocr-osd", "tesseract-ocr-rus", "tesseract-ocr-ell", "tesseract-ocr-hin",
-    "tesseract-ocr-tha", "tesseract-ocr-kor", "tesseract-ocr-ara", "tesseract-ocr-fas",
+    "tesseract-ocr", "tesseract-ocr-osd", "tesseract-ocr-eng", "tesseract-ocr-rus", "tesseract-ocr-ukr",
+    "tesseract-ocr-bul", "tesseract-ocr-srp", "tesseract-ocr-ell", "tesseract-ocr-hin", "tesseract-ocr-mar",
+    "tesseract-ocr-tha", "tesseract-ocr-kor", "tesseract-ocr-ara", "tesseract-ocr-fas", "tesseract-ocr-heb",
     # pdflatex, for born-digital pages with real formulas built at test time
     "texlive-latex-base", "texlive-fonts-recommended",
 )
