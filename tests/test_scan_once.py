@@ -157,3 +157,41 @@ def test_convert_skips_the_sure_lines_by_default_and_one_flag_forces_either():
 
     (option,) = [o for o in ENGINES["builtin"].options if o.name == "decoder"]
     assert option.default == "always"  # the window (its Preferences) decodes every line and draws the rounds
+
+
+@needs_shipped
+def test_each_page_says_where_its_time_went_in_the_json_and_the_event(engines, tmp_path):
+    import json
+
+    from app.core.layout import open_layout
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.record.events import PageFinished
+
+    events = []
+    pipe = Pipeline(PipelineOptions(text_layer="prefer"), emit=events.append, engine=engines["unsure"],
+                    layout=open_layout("pymupdf"))
+    try:
+        pipe.run(_scan(tmp_path))
+        files = pipe.write(tmp_path / "out")
+    finally:
+        pipe.close()
+    data = json.loads(Path(files["json"]).read_text(encoding="utf-8"))
+    stages = data["pages"][0]["stages"]
+    assert {"render", "layout", "detector", "recogniser"} <= set(stages) and all(v >= 0 for v in stages.values())
+    assert data["stats"]["stages"] == stages  # one page: the document's sum is the page's
+    (finished,) = [e for e in events if isinstance(e, PageFinished)]
+    assert finished.stages == stages
+
+
+def test_the_window_status_shows_a_finished_pages_stages(qtbot):
+    from app.core.record import events as ev
+    from app.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    path = "/nonexistent/scan.pdf"
+    for e in [ev.RunStarted(engine="builtin", document=path), ev.DocumentOpened(path=path, page_count=1),
+              ev.PageFinished(page=0, regions=1, ms=2000.0, stages={"detector": 500.0, "recogniser": 1500.0})]:
+        w.handle_event(e)
+    shown = w.statusBar().currentMessage()
+    assert "Page 1" in shown and "detector 500 ms (25%)" in shown and "recogniser 1500 ms (75%)" in shown

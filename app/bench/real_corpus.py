@@ -65,11 +65,12 @@ STAGES_OF: dict[str, dict[str, float]] = {}  # per converter: the stage millisec
 def _ours(name: str, engine: str, decoder: str = "unsure"):
     """Our conversion as `convert` runs it (the built-in decoder on the lines it could change: `decoder`)."""
     def convert(path: Path) -> str:
-        from app.core.engines import resolve_engine_name
+        from app.core.engines import ENGINES, resolve_engine_name
         from app.core.pipeline import Pipeline, PipelineOptions
 
         models = _MODELS.setdefault(name, {"engine": None, "layout": None})
-        chosen = {"decoder": decoder} if resolve_engine_name(engine) == "builtin" else {}
+        spec = ENGINES.get(resolve_engine_name(engine))
+        chosen = {"decoder": decoder} if spec is not None and "decoder" in {o.name for o in spec.options} else {}
         pipe = Pipeline(PipelineOptions(engine=engine, text_layer="prefer", engine_options=chosen),
                         engine=models["engine"], layout=models["layout"])
         from app.core.base.stages import StageClock, measuring

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from PySide6.QtGui import QImage
 
+from app.core.base.stages import summary_line
+
 
 class WindowPages:
     """The shown page of the current document; reads `work`, `session`, the page view and the thumbnails."""
@@ -28,7 +30,10 @@ class WindowPages:
         self.follow_live = False
         self.show_page(page)
         if self.work is not None and self.page_view.page == page:
-            self.statusBar().showMessage(f"Page {page + 1} of {len(self.work.page_sizes)}", 2000)
+            timed = self.work.pages.get(page)  # where its time went (app.core.pipeline.page_stages)
+            stages = f" · {summary_line(timed.stages)}" if timed is not None and timed.stages else ""
+            self.statusBar().showMessage(f"Page {page + 1} of {len(self.work.page_sizes)}{stages}",
+                                         6000 if stages else 2000)
 
     def show_regions(self) -> None:
         work = self.work

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core.base.stages import summary_line
 from app.core.record import events as ev
 from app.core.review.document import DocumentWork
 
@@ -74,6 +75,9 @@ class WindowRuns:
             self.run_label.setText(" · ".join(x for x in parts if x))
             if replaying:
                 self.progress.start(cancellable=False, title="Replaying…")
+        if isinstance(event, ev.PageFinished) and event.stages:  # where the page's time went, stage by stage
+            self.statusBar().showMessage(f"Page {event.page + 1} read in {event.ms / 1e3:.1f} s: "
+                                         f"{summary_line(event.stages)}", 8000)
         if isinstance(event, ev.ErrorRaised):
             if event.fatal:
                 self.run_presenter.show_error(event)

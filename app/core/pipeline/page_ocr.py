@@ -24,14 +24,16 @@ from app.core.pipeline.orient import ORIENT_DPI
 from app.core.layout.pymupdf_layout import PyMuPDFLayout
 
 KEEP_PAGES = 2  # pages whose lines are kept (the page being laid out and the page being read)
+MIN_IOU = 0.5  # a layout line is the page line it overlaps this much (its box comes back from the PDF's text)
 
 
-def _inside(point: tuple[float, float], box: Sequence[float]) -> bool:
-    return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
-
-
-def _centre(box: Sequence[float]) -> tuple[float, float]:
-    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+def _iou(a: Sequence[float], b: Sequence[float]) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    both = w * h
+    return both / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - both)
 
 
 class ScanReader:
@@ -109,10 +111,13 @@ class ScanReader:
         out, used = [], set()
         for line in lines_pt:
             box = [v * s for v in line[:4]]
-            match = [k for k, pl in enumerate(found) if _inside(_centre(box), pl.det) and _inside(_centre(pl.det), box)]
-            if len(match) != 1 or match[0] in used:
+            # the page line it was written from: the same text where one has it, else the one it covers best
+            overlap = {k: _iou(box, pl.det) for k, pl in enumerate(found)}
+            same = [k for k, pl in enumerate(found) if len(line) > 4 and pl.reading.text == line[4]]
+            best = max(same or overlap, key=lambda k: overlap[k], default=None)
+            if best is None or overlap[best] < MIN_IOU or best in used:
                 return None
-            used.add(match[0])
-            pl = found[match[0]]
+            used.add(best)
+            pl = found[best]
             out.append(((pl.box[0] - ox, pl.box[1] - oy, pl.box[2] - ox, pl.box[3] - oy), pl.fresh_reading()))
         return out

@@ -53,6 +53,7 @@ from app.core.pipeline.quality import mark_page_script
 from app.core.pipeline.pictures import keep_pictures as keep_crops
 from app.core.pipeline.pictures import save_crop
 from app.core.pipeline.page_reader import Pages, decode_concurrently, read_pages
+from app.core.pipeline.page_stages import page_stages, timing_page
 from app.core.pipeline.reading import ReadContext, record_failure
 from app.core.pipeline.run_outcome import document_stats, final_stats, warn_empty_pages
 from app.core.pipeline.searchable_pdf import crop_note, noting_crop
@@ -212,8 +213,9 @@ class Pipeline:
             return
         for n, i in enumerate(indices):
             self.cancel.check()
-            self.output.pages.append(self.layout_page(i, current=n + 1, total=len(indices)))
-            self.decode_page(i)
+            with timing_page():  # the page's stage milliseconds (app.core.pipeline.page_stages)
+                self.output.pages.append(self.layout_page(i, current=n + 1, total=len(indices)))
+                self.decode_page(i)
 
     def document_stats(self, seconds: float) -> dict[str, Any]:
         """The run's counts over the output as it stands now (e.g. after pages restored from a checkpoint)."""
@@ -359,7 +361,8 @@ class Pipeline:
         mark_page_script(page.regions)
         self.compare_page(page)
         page.ms += (time.perf_counter() - t0) * 1000
-        self.emit(PageFinished(page.index, len(page.regions), round(page.ms, 1)))
+        page.stages = page_stages() or page.stages
+        self.emit(PageFinished(page.index, len(page.regions), round(page.ms, 1), stages=page.stages))
         return page
 
     def decode_regions(self, region_ids: Sequence[str]) -> list[Region]:

@@ -10,6 +10,7 @@ from typing import Any
 from app.core.document.regions import DECODED_TASKS, MARGIN_LABELS
 from app.core.engines import Emit
 from app.core.pipeline.output import DocumentOutput, rounded
+from app.core.pipeline.page_stages import document_stages
 from app.core.pipeline.text_source import TEXT_LAYER, text_source
 from app.core.record.events import ErrorRaised
 
@@ -37,6 +38,7 @@ def final_stats(out: DocumentOutput, seconds: float) -> dict[str, Any]:
     """The counts a run ends with: `document_stats`, the engine's own stats kept; a whole-document engine
     counts its tokens once, for all regions."""
     stats = {**document_stats(out, seconds), **{k: v for k, v in out.stats.items() if k == "engine_stats"}}
+    stats["stages"] = document_stages(out.pages)  # where the time went, stage by stage (page_stages.py)
     es = stats.get("engine_stats") or {}
     if es.get("output_tokens"):
         stats["tokens"] = int(es["output_tokens"])

@@ -321,6 +321,7 @@ class PageFinished(Event):
     page: int
     regions: int = 0
     ms: float = 0.0
+    stages: dict[str, float] = field(default_factory=dict)  # ms per stage (app.core.pipeline.page_stages)
 
 
 @dataclass

@@ -214,7 +214,7 @@ class Session:
     def _page_finished(self, event: ev.PageFinished, work: DocumentWork, change: Change) -> None:
         page = work.pages.get(event.page)
         if page is not None:
-            page.ms, page.decoded = float(event.ms), True
+            page.ms, page.decoded, page.stages = float(event.ms), True, dict(event.stages or {})
 
     def _run_ended(self, event, work: DocumentWork, change: Change) -> None:
         cancelled = isinstance(event, ev.RunCancelled)
