@@ -37,9 +37,9 @@ ACCEPT = 0.6  # a Tesseract reading at least this sure (and in its script) is ta
 SURE = 0.8  # the page's language reading this sure is not compared with the others (nor checked by OSD)
 SHAKY = {"tha": 0.9}  # models that read other scripts this confidently (Thai: 0.8 on a Hebrew line)
 SAMPLES = 2  # suspect lines (the widest) the script is found on
-# a line's crop for Tesseract: its box widened by these shares of its height (the detector's boxes are loose
-# already; more height lets the neighbouring lines' ink in)
-PAD_Y, PAD_X = 0.1, 0.3
+# a line's crop for Tesseract: its box widened by these shares of its height (0.1 made a chart's tick labels read
+# sure as text on a Latin page, its picture then taken for text: tests/test_batch_pipeline.py)
+PAD_Y, PAD_X = 0.2, 0.3
 WIDE_PAD_Y = 0.3  # … and the taller crop a line is read again in when it read unsure
 LATIN = "eng"
 LOST = "\ufffd"  # a letter the text it came in had no glyph for (the layout's OCR font lacks Greek)
