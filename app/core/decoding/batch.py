@@ -219,7 +219,7 @@ def batch_selfspec_decode(
                 inspected, probs = ([], []) if inspect is None else inspect_round(
                     inspect, logits[r], vlogits[r], None if lead else seeds[r], cands, k, logprobs[r][-1])
                 tokens[r].extend(new)
-                stats[r].add_round(k, draft_ms, verify_ms)
+                stats[r].add_round(min(k, len(new)), draft_ms, verify_ms)  # slots past a stop: never output
                 rnd = Round(len(records[r]), k, cands, [first] + verdicts[:-1],
                             verdicts[-1] if k == len(cands) else None, new, draft_ms, verify_ms,
                             cache.lengths[r] - (block + 1 - k), len(tokens[r]), bool(stopped[r]),
