@@ -42,7 +42,11 @@ def test_a_scan_gets_the_same_regions_under_classic_and_builtin(tmp_path):
             pipe.close()
         page = out.pages[0]
         layouts[engine] = (page.layout, [(r.label, tuple(round(v) for v in r.box)) for r in page.regions])
-    assert layouts["classic"] == layouts["builtin"]
+    # the built-in engine hands the layout the lines of its own one page pass (classic: the layout's OCR finds
+    # them): the same regions, their boxes within a few pixels of each other
+    (lay_c, regs_c), (lay_b, regs_b) = layouts["classic"], layouts["builtin"]
+    assert lay_c == lay_b and [label for label, _ in regs_c] == [label for label, _ in regs_b], layouts
+    assert all(abs(a - b) <= 4 for (_, bc), (_, bb) in zip(regs_c, regs_b) for a, b in zip(bc, bb)), layouts
     layout, regions = layouts["classic"]
     assert layout != "page", layouts  # laid out, not read as one whole-page region
     columns = [box for label, box in regions if label == "text" and box[3] - box[1] > 100]
