@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from app.core.engines.builtin.arbiter import arbitrate
 from app.core.engines.builtin.lexicon import settle_reading
-from app.core.engines.builtin.line_boxes import apart, group_rows
+from app.core.engines.builtin.line_boxes import group_rows, padded_apart
 from app.core.engines.builtin.page_lines import detector, known_rows, read_page_lines
 from app.core.engines.builtin.sure_lines import kept_line, skips
 from app.core.engines.builtin.routed import reader_stats, reading_rows, route_region, routed_line
@@ -55,7 +55,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 PAD = 24  # white pixels around a crop before detection (text touching the edge is detected poorly)
 MAX_LINE_TOKENS = 256
-GIVEN_PAD = 0.15  # a given line box is widened by this fraction of its height on every side (detector boxes are loose)
 
 
 class ReaderEngine:
@@ -134,13 +133,7 @@ class ReaderEngine:
 
         rgb = np.asarray(image.convert("RGB"))
         boxes, crops = [], []
-        padded = []
-        for line in lines:
-            x0, y0, x1, y1 = (float(v) for v in line[:4])
-            pad = GIVEN_PAD * (y1 - y0)
-            padded.append((max(0.0, x0 - pad), max(0.0, y0 - pad), min(float(image.width), x1 + pad),
-                           min(float(image.height), y1 + pad)))
-        for box in apart(padded):
+        for box in padded_apart(lines, image.width, image.height):
             crop = rgb[int(box[1]):int(round(box[3])), int(box[0]):int(round(box[2]))]
             if crop.shape[0] < 4 or crop.shape[1] < 4:
                 continue

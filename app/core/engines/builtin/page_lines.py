@@ -7,7 +7,7 @@ crop through the recogniser in one batched pass (app.core.rapid.recogniser). The
     sure_upright(lines)                    # does the page read as it is? (no orientation check needed)
     engine.decode_lines(crop, task, boxes, known=[(box, line.fresh_reading()), ...])   # known_rows
 
-Crops are cut as the engine cuts given line boxes (padded by GIVEN_PAD of their height, neighbours cut apart:
+Crops are cut as the engine cuts given line boxes (padded by line_boxes.GIVEN_PAD of their height, neighbours cut apart:
 app.core.engines.builtin.line_boxes.apart); a line the recogniser read with a mean confidence under MIN_SCORE, or
 as nothing, is dropped, as RapidOCR's own pipeline drops it (its `text_score`).
 
@@ -23,7 +23,6 @@ from app.core.engines.builtin.routed import route_page
 from app.core.scripts.router import Routed
 
 PAD = 24  # white pixels around the page before detection (text touching the edge is detected poorly)
-GIVEN_PAD = 0.15  # as the engine pads a given line box (engine.GIVEN_PAD)
 MIN_SCORE = 0.5  # RapidOCR's text_score: a line read with less mean confidence is not a line
 SURE_CONFIDENCE = 0.85  # a page read as it is with this mean confidence is upright (upside down reads far lower)
 SURE_ACROSS = 0.8  # ... when this share of its lines run across it
@@ -103,17 +102,11 @@ def crops(image, boxes: Sequence[Sequence[float]]):
     padded, apart from their neighbours, a vertical piece turned; None for a box too thin to read."""
     import numpy as np
 
-    from app.core.engines.builtin.line_boxes import apart
+    from app.core.engines.builtin.line_boxes import padded_apart
 
     rgb = np.asarray(image.convert("RGB"))
-    padded = []
-    for line in boxes:
-        x0, y0, x1, y1 = (float(v) for v in line[:4])
-        pad = GIVEN_PAD * (y1 - y0)
-        padded.append((max(0.0, x0 - pad), max(0.0, y0 - pad), min(float(image.width), x1 + pad),
-                       min(float(image.height), y1 + pad)))
     out = []
-    for box in apart(padded):
+    for box in padded_apart(boxes, image.width, image.height):
         crop = rgb[int(box[1]):int(round(box[3])), int(box[0]):int(round(box[2]))]
         if crop.shape[0] < 4 or crop.shape[1] < 4:
             out.append(None)
