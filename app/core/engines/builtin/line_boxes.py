@@ -49,7 +49,7 @@ def apart(boxes: list[tuple[float, float, float, float]]) -> list[tuple[float, f
     return [tuple(b) for b in out]  # type: ignore[misc]
 
 
-GIVEN_PAD = 0.15  # a given line box is widened by this share of its height on every side (detector boxes are loose)
+GIVEN_PAD = 0.15  # a given line box widened by this share of its height on every side (detector boxes are loose)
 
 
 def padded_apart(lines, width: float, height: float) -> list[tuple[float, float, float, float]]:
