@@ -123,24 +123,30 @@ def _word_boxes(word_result) -> list[list]:
     return out
 
 
-def line_geometry(pieces, words) -> dict[str, Any]:
+def line_geometry(pieces, words, readers=()) -> dict[str, Any]:
     """The lines the engine found (rows of pieces, as `pieces_to_text` groups them) as the stats record them for the
-    geometry model (app.core.formats.geometry): `line_boxes` in crop pixels and `line_stats` (each row's text and
-    measured words, when RapidOCR's words spell the row's pieces exactly)."""
+    geometry model (app.core.formats.geometry): `line_boxes` in crop pixels and `line_stats` (each row's text,
+    measured words when RapidOCR's words spell the row's pieces exactly, and who read it: `reader`, the
+    recognisers of its pieces joined by "+")."""
     if not pieces:
         return {}
     keyed = [((p[0], p[1]), w) for p, w in zip(pieces, words)] if len(words) == len(pieces) else []
+    read_by = {(p[0], p[1]): r for p, r in zip(pieces, readers)} if len(readers) == len(pieces) else {}
     rows = group_lines([(p[0], p[1]) for p in pieces])
     boxes, per_line = [], []
     for row in rows:
         x0, y0 = min(b[0] for b, _ in row), min(b[1] for b, _ in row)
         x1, y1 = max(b[2] for b, _ in row), max(b[3] for b, _ in row)
         boxes.append([round(x0, 1), round(y0, 1), round(x1, 1), round(y1, 1)])
+        row = in_reading_order(row)  # a right-to-left row's pieces from its right end, as its text reads
         text = " ".join(t for _, t in row)
         row_words = [w for piece in row for key, ws in keyed if key == piece for w in ws]
         st: dict[str, Any] = {"text": text}
         if row_words and [w[4] for w in row_words] == text.split():
             st["words"] = row_words
+        names = list(dict.fromkeys(read_by[piece] for piece in row if piece in read_by))
+        if names:
+            st["reader"] = "+".join(names)
         per_line.append(st)
     return {"line_boxes": boxes, "line_stats": per_line}
 
@@ -215,7 +221,7 @@ class ClassicEngine:
         self.start_page(page)
         self.read_lines(image)
         # lines RapidOCR could not read go to a recogniser that can (app.core.scripts)
-        pieces, words, _readers, route = routed_pieces(self.router, image, self.last_pieces,
+        pieces, words, readers, route = routed_pieces(self.router, image, self.last_pieces,
                                                        max(self.min_score, KEEP_SCORE))
         text, lines = pieces_to_text(task, pieces)
         ms = (time.perf_counter() - t0) * 1000
@@ -227,7 +233,7 @@ class ClassicEngine:
             "mean_score": round(sum(s for *_, s in pieces) / len(pieces), 4) if pieces else 0.0,
             "line_scores": [round(x, 4) for x in scores],
             "unreadable_lines": sum(1 for box, t, _ in pieces if unread(box, t)),
-            **line_geometry(pieces, words),
+            **line_geometry(pieces, words, readers),
             **route,
         }
         emit(RegionFinished(region_id=region_id, text=text, stats=stats))

@@ -11,6 +11,8 @@ need it (Kitodo, the DFG-Viewer); both valid against the official schemas (tests
 Coordinates are whole pixels at the page's DPI (the JSON's `box`), top-left origin. Reading order is the order of
 the blocks. A line or word whose box we estimated (not measured on the page) carries TAGREFS="GEOMETRY_ESTIMATED"
 (an OtherTag saying so). Text is made XML-safe (control characters dropped); nothing else is changed.
+A right-to-left block or line (Arabic, Hebrew) keeps its Strings in logical (reading) order, the first one the
+rightmost, and says BASEDIRECTION="rtl" (ALTO 4.3 and later; ALTO 2.1 has no attribute for it).
 
 What must never live here: file writing, the pipeline, Qt.
 """
@@ -66,7 +68,7 @@ def render_alto(doc: ExportDocument, version: int = 4, software_version: str = "
                    "or a word as its share of its line")
     layout = el(root, "Layout")
     for page in doc.pages:
-        _page(el, layout, page, tag_ids)
+        _page(el, layout, page, tag_ids, version)
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
@@ -87,7 +89,7 @@ def _pos(page: ExportPage, box) -> dict[str, int]:
     return {"HPOS": x0, "VPOS": y0, "WIDTH": x1 - x0, "HEIGHT": y1 - y0}
 
 
-def _page(el, layout, page: ExportPage, tags: dict[str, str]) -> None:
+def _page(el, layout, page: ExportPage, tags: dict[str, str], version: int) -> None:
     n = page.index + 1
     p = el(layout, "Page", ID=f"page_{n}", PHYSICAL_IMG_NR=n, WIDTH=page.width_px, HEIGHT=page.height_px)
     space = el(p, "PrintSpace", HPOS=0, VPOS=0, WIDTH=page.width_px, HEIGHT=page.height_px)
@@ -99,27 +101,34 @@ def _page(el, layout, page: ExportPage, tags: dict[str, str]) -> None:
         elif block.task == "table":
             cb = el(space, "ComposedBlock", ID=f"{block.id}_c", TAGREFS=tags[block.label], TYPE="table",
                     **_pos(page, block.box_pt))
-            _text_block(el, cb, page, block, tags[block.label])
+            _text_block(el, cb, page, block, tags[block.label], version)
         else:
-            _text_block(el, space, page, block, tags[block.label])
+            _text_block(el, space, page, block, tags[block.label], version)
 
 
-def _text_block(el, parent, page: ExportPage, block: ExportBlock, tag: str) -> None:
-    tb = el(parent, "TextBlock", ID=block.id, TAGREFS=tag, **_pos(page, block.box_pt))
+def _text_block(el, parent, page: ExportPage, block: ExportBlock, tag: str, version: int) -> None:
+    rtl = direction(version, block.rtl)
+    tb = el(parent, "TextBlock", ID=block.id, TAGREFS=tag, **_pos(page, block.box_pt), BASEDIRECTION=rtl)
     for k, line in enumerate(block.geometry, 1):
-        _text_line(el, tb, page, line, f"{block.id}_l{k}")
+        _text_line(el, tb, page, line, f"{block.id}_l{k}", direction(version, line.rtl))
 
 
-def _text_line(el, tb, page: ExportPage, line: Line, lid: str) -> None:
+def direction(version: int, rtl: bool) -> str | None:
+    """BASEDIRECTION (ALTO 4.3 and later; 2.1 has no such attribute) of a right-to-left block or line."""
+    return "rtl" if rtl and version >= 4 else None
+
+
+def _text_line(el, tb, page: ExportPage, line: Line, lid: str, base: str | None) -> None:
     words = [w for w in line.words if xml_text(w.text).strip()]
     if not words:
         return
-    tl = el(tb, "TextLine", ID=lid, TAGREFS=None if line.measured else ESTIMATED, **_pos(page, line.box))
+    tl = el(tb, "TextLine", ID=lid, TAGREFS=None if line.measured else ESTIMATED, **_pos(page, line.box),
+            BASEDIRECTION=base)
     for k, w in enumerate(words, 1):
-        if k > 1:
-            x_prev = page.px(words[k - 2].box)[2]
-            x0, y0 = page.px(w.box)[:2]
-            el(tl, "SP", HPOS=x_prev, VPOS=y0, WIDTH=max(0, x0 - x_prev))
+        if k > 1:  # the gap between this word and the one before it in reading order (to its right: RTL)
+            before, here = page.px(words[k - 2].box), page.px(w.box)
+            left, right = (here[2], before[0]) if line.rtl else (before[2], here[0])
+            el(tl, "SP", HPOS=left, VPOS=here[1], WIDTH=max(0, right - left))
         el(tl, "String", ID=f"{lid}_w{k}", TAGREFS=None if w.measured else ESTIMATED,
            CONTENT="".join(xml_text(w.text).split()), WC=None if w.conf is None else f"{w.conf:.3f}",
            **_pos(page, w.box))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from app.core.document.regions import Region
+from app.core.text.textcheck import right_to_left
 from app.core.text.textlayer import normalise
 
 Box = tuple[float, float, float, float]
@@ -38,8 +39,14 @@ class Word:
 class Line:
     box: Box
     text: str
-    words: list[Word] = field(default_factory=list)
+    words: list[Word] = field(default_factory=list)  # in logical (reading) order, right to left ones too
     measured: bool = False
+
+    @property
+    def rtl(self) -> bool:
+        """Is the line written right to left (most of its letters Arabic or Hebrew)? Its text and words stay
+        in logical order; only their boxes run from the right."""
+        return right_to_left(self.text)
 
 
 def line_boxes_pt(region: Region) -> list[tuple[Box, str | None]]:
@@ -142,16 +149,19 @@ def char_shares(words: Sequence[str], weights: Sequence[float]) -> list[int]:
 
 
 def spread_words(box: Box, text: str) -> list[Word]:
-    """`text`'s words laid over `box` left to right, each as wide as its share of the characters (a space between
-    words counted as one character): estimated boxes."""
+    """`text`'s words laid over `box` in reading order, each as wide as its share of the characters (a space
+    between words counted as one character): estimated boxes. A right-to-left line's first word takes the
+    right end of the box; the words stay in logical order."""
     words = text.split()
     if not words:
         return []
     x0, y0, x1, y1 = box
     unit = (x1 - x0) / max(1, sum(len(w) for w in words) + len(words) - 1)
+    rtl = right_to_left(text)
     out, x = [], x0
     for w in words:
-        out.append(Word((x, y0, min(x1, x + unit * len(w)), y1), w))
+        a, b = x, min(x1, x + unit * len(w))
+        out.append(Word(((x0 + x1 - b, y0, x0 + x1 - a, y1) if rtl else (a, y0, b, y1)), w))
         x += unit * (len(w) + 1)
     return out
 

@@ -3,7 +3,9 @@ file as `image`), an `ocr_carea` per region in reading order, an `ocr_par` in it
 `ocrx_word` per word, each with its `bbox`; `x_wconf` (0-100) where the engine gave a word confidence. A picture
 region is an `ocr_photo`, a table's area an `ocr_table` (its rows as lines). The meta names `ocr-system` and
 `ocr-capabilities` say what the file holds. Where a box was estimated (app.core.formats.geometry) its title adds
-`x_estimated 1` (a custom property, ignored by readers that do not know it); measured boxes carry none.
+`x_estimated 1` (a custom property, ignored by readers that do not know it); measured boxes carry none. A
+right-to-left paragraph and line (Arabic, Hebrew) carry `dir="rtl"`; their words are in logical (reading)
+order, the first word the rightmost.
 
 Consumers: OCRmyPDF's hOCR-to-PDF transform (tested: the words land in their boxes), hocr-tools, the IIIF/hOCR
 viewers. Text is made XML-safe (control characters dropped).
@@ -71,14 +73,16 @@ def _block(el, div, page: ExportPage, block: ExportBlock) -> None:
     area = el(div, "div", class_="ocr_carea", id=f"block_{block.id}", title=bbox)
     if block.task == "table":
         area = el(area, "div", class_="ocr_table", id=f"table_{block.id}", title=bbox)
-    par = el(area, "p", class_="ocr_par", id=f"par_{block.id}", title=bbox)
+    # a right-to-left block and line say so (`dir`, as HTML does); their words stay in logical order
+    par = el(area, "p", class_="ocr_par", id=f"par_{block.id}", title=bbox, dir="rtl" if block.rtl else None)
     for k, line in enumerate(block.geometry, 1):
         words = [w for w in line.words if "".join(xml_text(w.text).split())]
         if not words:
             continue
         lid = f"line_{block.id}_{k}"
         span = el(par, "span", class_="ocr_line", id=lid,
-                  title=_bbox(page, line.box) + ("" if line.measured else "; x_estimated 1"))
+                  title=_bbox(page, line.box) + ("" if line.measured else "; x_estimated 1"),
+                  dir="rtl" if line.rtl else None)
         for j, w in enumerate(words, 1):
             title = _bbox(page, w.box)
             if w.conf is not None:

@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from app.core.formats.geometry import Line
+from app.core.text.textcheck import right_to_left
 
 _TAG = re.compile(r"\\tag\{([^{}]*)\}\s*$")
 
@@ -43,6 +44,12 @@ class ExportBlock:
     latex: str = ""  # a formula's LaTeX (its number apart, in `tag`)
     tag: str = ""
     mathml: str | None = None  # the formula as MathML (None: the converter could not read it)
+
+    @property
+    def rtl(self) -> bool:
+        """Is the block written right to left (most of its letters Arabic or Hebrew)? Its text stays in
+        logical order; the writers mark the direction (DOCX bidi, hOCR and HTML dir, ALTO BASEDIRECTION)."""
+        return right_to_left(" ".join(self.lines) or self.markdown)
 
     @property
     def heading_level(self) -> int:

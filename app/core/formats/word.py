@@ -11,7 +11,9 @@
   monospace run (readable, never an error);
 - pictures → embedded at their size on the page (at most the text width); a crop that cannot be read back is a
   line in italics saying so;
-- a page break between pages; the title, "Scriptorium" and the engine in the core properties.
+- a page break between pages; the title, "Scriptorium" and the engine in the core properties;
+- a paragraph, heading or table cell written right to left (Arabic, Hebrew) is a bidi paragraph (`w:bidi`)
+  with its right-to-left runs marked `w:rtl`; its text stays in logical order.
 
 Bytes are deterministic (no dates: the same document gives the same file).
 
@@ -23,6 +25,7 @@ import io
 import re
 
 from app.core.formats.model import ExportBlock, ExportDocument, deterministic_zip, table_grid, xml_text
+from app.core.text.textcheck import RTL_SCRIPTS, right_to_left, script_of
 
 MONOSPACE = "Consolas"
 _INLINE = re.compile(r"(\*\*[^*\n]+\*\*|`[^`\n]+`|(?<![\w*])\*[^*\n]+\*(?![\w*])|(?<!\w)_[^_\n]+_(?!\w))")
@@ -88,13 +91,14 @@ def _text(word, block: ExportBlock) -> None:
         marks = re.match(r"^(#{1,6}) +", para)
         if level or marks:
             text = para[marks.end():] if marks else para
-            word.add_heading(_plain(text), level=level or min(len(marks.group(1)), 9))
+            _direct(word.add_heading(_plain(text), level=level or min(len(marks.group(1)), 9)), text)
             continue
         style = "Caption" if block.label in ("figure_title", "table_title", "chart_title") else None
         for item in _items(para):
             bullet = _BULLET.match(item)
             p = word.add_paragraph(style="List Bullet" if bullet else style)
             _runs(p, item[bullet.end():] if bullet else item)
+            _direct(p, item)
 
 
 def _items(para: str) -> list[str]:
@@ -103,6 +107,28 @@ def _items(para: str) -> list[str]:
     if len(lines) > 1 and all(_BULLET.match(ln) for ln in lines):
         return lines
     return [" ".join(ln.strip() for ln in lines)]
+
+
+# what follows w:bidi in a paragraph's properties (ECMA-376 CT_PPr's sequence): it goes before the first there
+_AFTER_BIDI = ("w:adjustRightInd", "w:snapToGrid", "w:spacing", "w:ind", "w:contextualSpacing",
+               "w:mirrorIndents", "w:suppressOverlap", "w:jc", "w:textDirection", "w:textAlignment",
+               "w:textboxTightWrap", "w:outlineLvl", "w:divId", "w:cnfStyle", "w:rPr", "w:sectPr",
+               "w:pPrChange")
+
+
+def _direct(p, text: str) -> None:
+    """A paragraph written right to left (most of its letters Arabic or Hebrew) is a bidi paragraph
+    (`w:bidi`: Word lays it out from the right) and its runs of right-to-left letters are `w:rtl` runs; the
+    text stays in logical order. python-docx has no paragraph API for it: the element goes where the schema
+    puts it."""
+    from docx.oxml import OxmlElement
+
+    if not right_to_left(text):
+        return
+    p._p.get_or_add_pPr().insert_element_before(OxmlElement("w:bidi"), *_AFTER_BIDI)  # noqa: SLF001
+    for run in p.runs:
+        if any(script_of(ch) in RTL_SCRIPTS for ch in run.text):
+            run.font.rtl = True
 
 
 def _plain(text: str) -> str:
@@ -141,6 +167,7 @@ def _table(word, block: ExportBlock) -> None:
             run.bold = c.header or None
             if k < len(lines) - 1:
                 run.add_break()
+        _direct(para, c.text)
     word.add_paragraph()  # Word needs a paragraph between two tables; it also keeps the next text apart
 
 

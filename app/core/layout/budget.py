@@ -69,6 +69,10 @@ def parse_page(mupdf_doc, index: int, use_ocr: bool, given: list | None = None) 
                                    show_progress=False, **hook)
     pages = json.loads(data).get("pages") or []
     page = pages[0] if pages else {"boxes": []}
+    if use_ocr and given is None:  # who read each line the OCR hook wrote (app.core.layout.ocr_scripts)
+        from app.core.layout.ocr_scripts import read_lines
+
+        page["ocr_read"] = read_lines()
     if any(b.get("boxclass") == "table" for b in page.get("boxes") or []):
         # the table finder's own cells and extent (the layout's table box follows the text and can miss a ruled
         # column): here, under the page's budget, not in the parent where nothing could stop it

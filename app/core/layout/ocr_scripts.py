@@ -16,6 +16,29 @@ What must never live here: the layout itself, the engines, Qt.
 from __future__ import annotations
 
 RAPIDOCR_TEXT_SCORE = 0.5  # RapidOCR's default text_score: what its OCR hook kept before
+# the last page's lines as the hook returned them: text -> who read it and whether it stands upright (a
+# vertical CJK column); pymupdf4llm keeps only the text, so the layout hands this back beside it
+READ: dict[str, dict] = {}
+
+
+def line_record(text: str, read: dict[str, dict]) -> dict | None:
+    """What `read` (`read_lines` of the page) says of a layout line: its own record, or, for a line the layout
+    joined from several the hook wrote (vertical columns side by side come back as one line), their readers
+    joined by "+" and how many stood upright. None: the line holds none of them."""
+    if text in read:
+        return read[text]
+    parts = [(t, r) for t, r in read.items() if len(t) >= 2 and t in text]
+    if not parts:
+        return None
+    readers = list(dict.fromkeys(str(r.get("reader")) for _, r in parts))
+    return {"reader": "+".join(readers), "vertical": sum(int(r.get("vertical") or 0) for _, r in parts)}
+
+
+def read_lines() -> dict[str, dict]:
+    """Per line text the layout's OCR wrote on the last page: {"reader": "rapidocr" | "tesseract:rus" …,
+    "vertical": 1 for a column standing upright, else 0}; app.core.layout.budget sends it back with the
+    page."""
+    return dict(READ)
 
 
 def route_layout_ocr() -> bool:
@@ -29,6 +52,8 @@ def route_layout_ocr() -> bool:
         return False
     from pymupdf4llm.ocr import rapidocr_391_backend
 
+    from app.core.scripts.direction import vertical
+    from app.core.scripts.pieces import READER
     from app.core.scripts.router import LOST, Routed, ScriptRouter
 
     from app.core.rapid.empty_lines import keep_empty
@@ -49,11 +74,14 @@ def route_layout_ocr() -> bool:
                   str(t or ""), float(s)) for q, t, s in zip(boxes, texts, scores)]
         routed = router.route(Image.fromarray(img), lines)
         out = []
-        for quad, (_, text, score), other in zip(boxes, lines, routed):
+        READ.clear()
+        for quad, (box, text, score), other in zip(boxes, lines, routed):
             if isinstance(other, Routed):
                 out.append((quad, other.text, other.conf))
+                READ[other.text] = {"reader": other.reader, "vertical": int(vertical(box))}
             elif text and LOST not in text and score >= RAPIDOCR_TEXT_SCORE:
                 out.append((quad, text, score))
+                READ[text] = {"reader": READER, "vertical": int(vertical(box))}
         return out
 
     full_ocr.routed = True

@@ -13,12 +13,14 @@ than every other header on that page and than any text on the next pages. Every 
 
 Before mapping, app.core.layout.page_boxes corrects the boxes (text inside pictures kept, table boxes widened to
 the table finder's, math vs prose) and attaches the layout's OCR lines; they reach the region as
-`extra["ocr_lines"]` ([x0, y0, x1, y1, text] in points) and `extra["layer_table"]` (the finder's HTML).
+`extra["ocr_lines"]` ([x0, y0, x1, y1, text] in points, then {"reader", "vertical"} where the OCR hook said
+who read the line: app.core.layout.ocr_scripts) and `extra["layer_table"]` (the finder's HTML).
 """
 from __future__ import annotations
 
 from app.core.layout.base import LayoutError, make_regions
 from app.core.layout.columns import cut_columns
+from app.core.layout.ocr_scripts import line_record
 from app.core.layout.page_boxes import MarginMemory, fulltext_lines, refine
 from app.core.layout.postprocess import Detection, clamp_boxes
 from app.core.document.regions import Region
@@ -153,7 +155,10 @@ class PyMuPDFLayout:
             natives.append(box.get("boxclass") or "text")
         w, h = image.width, image.height
         kept = clamp_boxes(dets, w, h)
-        lines = {d.order: [[*(round(v, 2) for v in shown(pymupdf.Rect(line[:4]))), line[4]]
+        # each OCR line with who read it, where the hook said so ([…, text, {"reader", "vertical"}])
+        read = parsed.get("ocr_read") or {}
+        lines = {d.order: [[*(round(v, 2) for v in shown(pymupdf.Rect(line[:4]))), line[4],
+                            *filter(None, [line_record(line[4], read)])]
                            for line in boxes[d.order].get("ocr_lines") or []] for d in kept}
         kept, lines = cut_columns(kept, lines, image, s)
         regions = make_regions(kept, index, dpi, self.name, keep_headers=keep_headers, page_size=(w, h),

@@ -52,8 +52,17 @@ def routed_pieces(router: ScriptRouter, image, pieces: Sequence[tuple], min_scor
 
 
 def layout_line_readers(lines: Sequence[Sequence[Any]]) -> dict[str, Any]:
-    """The reader stats of lines the layout's OCR read ([x0, y0, x1, y1, text]; app.core.layout.ocr_scripts):
-    a line in a script the router reads was Tesseract's ("tesseract": which of its models is not recorded
-    there), any other RapidOCR's."""
-    readers = ["tesseract" if dominant_script([str(line[4])]) in SCRIPTS else READER for line in lines]
-    return route_stats(readers, [], [line[:4] for line in lines])
+    """The reader stats of lines the layout's OCR read ([x0, y0, x1, y1, text, {"reader", "vertical"}];
+    app.core.layout.ocr_scripts), each line's `reader` in `line_stats`. A line the hook's record does not name
+    (its text came back changed from the layout) is, by its letters, Tesseract's ("tesseract", its model
+    unknown) when in a script the router reads, else RapidOCR's; vertical lines (CJK columns) are counted."""
+    known = [line[5] if len(line) > 5 and isinstance(line[5], dict) else {} for line in lines]
+    readers = [str(k.get("reader") or ("tesseract" if dominant_script([str(line[4])]) in SCRIPTS else READER))
+               for line, k in zip(lines, known)]
+    st = route_stats(readers, [], [line[:4] for line in lines])
+    upright = sum(int(k.get("vertical") or 0) for k in known)
+    if upright:  # their boxes came back from the layout as lines across the page
+        st["vertical_lines"] = max(upright, int(st.get("vertical_lines") or 0))
+    if lines:
+        st["line_stats"] = [{"text": str(line[4]), "reader": r} for line, r in zip(lines, readers)]
+    return st
