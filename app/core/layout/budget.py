@@ -79,6 +79,9 @@ def parse_page(mupdf_doc, index: int, use_ocr: bool, given: list | None = None) 
         from app.core.layout.page_boxes import find_tables
 
         page["finder_tables"] = [[list(bbox), html] for bbox, html in find_tables(mupdf_doc.load_page(index))]
+    from app.core.layout.page_boxes import word_tables
+
+    word_tables(mupdf_doc.load_page(index), page.get("boxes") or [])  # borderless tables from word alignment
     return page
 
 

@@ -4,6 +4,9 @@
   by a `picture-text` box over the same area, read as text: text is never dropped with the picture;
 - a `table` box is widened to the table PyMuPDF's table finder sees there (ruling lines included), and the finder's
   cells (HTML with header and spans, app.core.text.tables) go with it for the text-layer source to take;
+- a `text`, `list-item` or `picture` box whose text-layer words line up in rows and columns is a borderless table
+  (`word_tables`, in the layout's child process; app.core.text.word_grid), and a `table` box the finder has no
+  table for takes the words' columns;
 - a `caption`/`text` box of one short line that reads as math becomes a `formula`; a `formula` box whose text reads
   as prose becomes `text`;
 - boxes side by side in two columns that the layout ordered across the columns are ordered down each column
@@ -130,6 +133,22 @@ def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
         return []
 
 
+
+
+GRID_CLASSES = ("text", "list-item", "table", "picture")  # the boxes whose words may line up in a borderless table
+
+
+def word_tables(page, boxes: list[dict]) -> None:
+    """Each box of GRID_CLASSES whose text-layer words line up in a table (app.core.text.word_grid) gets its HTML
+    as `word_table` (in place); the OCR hook's inserted text is no text layer."""
+    from app.core.text.word_grid import page_words, word_table, words_in
+
+    todo = [b for b in boxes if b.get("boxclass") in GRID_CLASSES]
+    words = page_words(page, skip_fonts=(OCR_INSERT_FONT,)) if todo else []
+    for b in todo if words else []:
+        html = word_table(words_in(words, _box(b)))
+        if html:
+            b["word_table"] = html
 
 
 def _band_overlap(a, b) -> float:
@@ -264,6 +283,9 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
                 and _prose_words(text) >= 4 + len(_RELATION.findall(text)) \
                 and 2 * sum(ln.math for ln in inside) < len(inside):  # prose ("nodes = 3, splits = 4" is not)
             b["boxclass"] = cls = "text"
+        if cls in GRID_CLASSES and cls != "table" and b.get("word_table"):
+            b["boxclass"] = cls = "table"  # words in rows and columns: a borderless table the layout took for text
+            b["layer_table"] = b["word_table"]
         if cls == "table" and tables is not None:
             if found is None:
                 found = tables()
@@ -273,6 +295,8 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
                     b["x1"], b["y1"] = max(b["x1"], tb[2]), max(b["y1"], tb[3])
                     b["layer_table"] = html
                     break
+        if cls == "table" and not b.get("layer_table") and b.get("word_table"):
+            b["layer_table"] = b["word_table"]  # no finder table there: the words' own columns
         ocr = [ln for ln in lines_in(lines, _box(b)) if ln.ocr]
         if ocr:
             b["ocr_lines"] = [[*ln.box, ln.text] for ln in ocr]

@@ -99,7 +99,14 @@ def external_header(table) -> list[str]:
     if header is None or not getattr(header, "external", False):
         return []
     names = [" ".join(str(n or "").split()) for n in (header.names or [])]
-    return names if len(names) == table.col_count and sum(1 for n in names if n) >= 2 else []
+    if len(names) != table.col_count or sum(1 for n in names if n) < 2:
+        return []
+    # names that end as the table's own first row says are that row seen again (the finder's header box reached up
+    # over it into the paragraph above): no header above the table
+    first = [re.sub(r"\s+", "", str(c or "")) for c in (table.extract() or [[]])[0]]
+    said = [re.sub(r"\s+", "", n) for n in names]
+    repeats = sum(1 for n, c in zip(said, first) if c and n.endswith(c))
+    return [] if repeats >= max(2, len([n for n in said if n]) // 2) else names
 
 
 # -- read pieces: columns inferred from x-positions ---------------------------------------------------------------
@@ -150,8 +157,9 @@ def _columns_of(box: Box, cols: list[tuple[float, float]]) -> list[int]:
     return [min(range(len(cols)), key=lambda k: min(abs(cx - cols[k][0]), abs(cx - cols[k][1])))]
 
 
-def from_rows(rows: list[list[tuple[Box, str]]]) -> str:
-    """Rows of recognised pieces (top to bottom, each left to right) → HTML with inferred columns."""
+def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None) -> str:
+    """Rows of recognised pieces (top to bottom, each left to right) → HTML with inferred columns; the first row is
+    the header unless `header_rows` says how many are."""
     rows = [join_currency(r) for r in rows if r]
     if not rows:
         return ""
@@ -186,7 +194,7 @@ def from_rows(rows: list[list[tuple[Box, str]]]) -> str:
             cells.append(cell)
             k += max(1, cell.colspan)
         out.append(cells)
-    return html_table(out, header_rows=1 if len(out) > 1 else 0)
+    return html_table(out, header_rows=(1 if len(out) > 1 else 0) if header_rows is None else header_rows)
 
 
 # -- an engine's table given the text layer's header ------------------------------------------------------------

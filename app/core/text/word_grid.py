@@ -1,0 +1,218 @@
+"""Borderless tables from word alignment: a block of text-layer words whose rows line up in columns becomes a table.
+
+    words = page_words(page)                 # (box, text, bold, font, size) of a born-digital page's words
+    html = word_table(words_in(words, box))  # `<table>` when they line up in a grid, else None
+
+A row is the words whose vertical centres agree; a row falls into pieces where two words stand further apart than
+a column gap (COLUMN_GAP of the line height; the space between words of a line is a third of it or less). The
+block is a table when x-ranges that no piece of any row crosses (the gutters between columns) cut it into at least
+MIN_COLUMNS columns, and at least MIN_ROWS rows have a piece in MIN_COLUMNS of them or more, and those rows are
+most of the block. So the gutters are the same over the rows, not merely wide gaps in some line. What is not a
+table, and why the tests above do not take it:
+
+- a paragraph: its lines are one piece each (no gap of a column's width between words);
+- a list: its markers (1., a), •) are no column of cells, so a marker, its text and a note beside it are two;
+- two (or three) columns of prose: the pieces are long lines of words; a table needs at least two columns of short
+  cells (SHORT_WORDS words or fewer in most of their rows).
+
+The header: the first row when it is set apart (bold, or another font or size than the rows below), or when it is
+all words over columns that hold numbers below; otherwise every row is a body row.
+
+What must never live here: the layout's boxes (app.core.layout.page_boxes decides which blocks are looked at),
+PyMuPDF's table finder (app.core.text.tables.from_finder), OCR.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from statistics import median
+
+from app.core.text.tables import Box, from_rows, infer_columns
+
+COLUMN_GAP = 0.8  # a gap of this share of the line height or more between two words parts two cells
+MIN_COLUMNS = 3
+MIN_ROWS = 3
+FULL_SHARE = 0.6  # ... and the rows that fill MIN_COLUMNS columns are this share of the block's rows at least
+SHORT_WORDS = 4  # a cell of a table's short column has at most this many words ...
+SHORT_COLUMNS = 2  # ... in 80 % of its rows, and a table has this many such columns at least
+BOLD = 16  # PyMuPDF's span flag for a bold font
+_MARKER = re.compile(r"^(?:\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,5})[.)]|[•●◦▪‣∙·*–-])$")
+_NUMBER = re.compile(r"^[-+−–(]?[$€£¥]?\d[\d.,\s%]*\)?%?$")
+
+
+@dataclass(frozen=True)
+class Word:
+    box: Box
+    text: str
+    bold: bool = False
+    font: str = ""
+    size: float = 0.0
+
+
+def page_words(page, skip_fonts: tuple[str, ...] = ()) -> list[Word]:
+    """A PyMuPDF page's words (get_text("words")), each with the font of the span it lies in (bold flag, name,
+    size); words in a span of `skip_fonts` (an OCR hook's inserted text) are left out."""
+    spans = [s for b in page.get_text("dict").get("blocks", []) for ln in b.get("lines", [])
+             for s in ln.get("spans", []) if s.get("text", "").strip()]
+    out = []
+    for x0, y0, x1, y1, text, *_ in page.get_text("words"):
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        span = next((s for s in spans if s["bbox"][0] - 0.5 <= cx <= s["bbox"][2] + 0.5
+                     and s["bbox"][1] - 0.5 <= cy <= s["bbox"][3] + 0.5), None)
+        font = str(span.get("font", "")) if span else ""
+        if any(font.startswith(f) for f in skip_fonts):
+            continue
+        bold = bool(span and (int(span.get("flags", 0)) & BOLD or "bold" in font.lower()))
+        out.append(Word((x0, y0, x1, y1), text, bold, font.split("+")[-1], float(span.get("size", 0)) if span else 0))
+    return out
+
+
+def words_in(words: list[Word], box, min_inside: float = 0.5) -> list[Word]:
+    """The words with at least `min_inside` of their box inside `box`."""
+    def inside(b) -> float:
+        w = max(0.0, min(b[2], box[2]) - max(b[0], box[0]))
+        h = max(0.0, min(b[3], box[3]) - max(b[1], box[1]))
+        return w * h / max(1e-9, (b[2] - b[0]) * (b[3] - b[1]))
+    return [w for w in words if inside(w.box) >= min_inside]
+
+
+def _rows(words: list[Word]) -> list[list[Word]]:
+    """Words grouped into rows by their vertical centres, top to bottom, each row left to right."""
+    rows: list[list[Word]] = []
+    for w in sorted(words, key=lambda w: (w.box[1] + w.box[3]) / 2):
+        mid, h = (w.box[1] + w.box[3]) / 2, w.box[3] - w.box[1]
+        if rows:
+            last = rows[-1]
+            centre = sum((v.box[1] + v.box[3]) / 2 for v in last) / len(last)
+            if abs(mid - centre) <= 0.4 * max(h, median(v.box[3] - v.box[1] for v in last)):
+                last.append(w)
+                continue
+        rows.append([w])
+    return [sorted(r, key=lambda w: w.box[0]) for r in rows]
+
+
+def _pieces(row: list[Word], gap: float) -> list[list[Word]]:
+    out: list[list[Word]] = [[row[0]]]
+    for w in row[1:]:
+        if w.box[0] - out[-1][-1].box[2] >= gap:
+            out.append([w])
+        else:
+            out[-1].append(w)
+    return out
+
+
+def _extent(piece: list[Word]) -> tuple[float, float]:
+    return min(w.box[0] for w in piece), max(w.box[2] for w in piece)
+
+
+def _gutters(rows: list[list[list[Word]]]) -> list[tuple[float, float]]:
+    """The x-ranges between the pieces that no piece of these rows crosses, left to right."""
+    spans = sorted(_extent(p) for r in rows for p in r)
+    merged: list[list[float]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(merged[k][1], merged[k + 1][0]) for k in range(len(merged) - 1)]
+
+
+def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
+    """The block's rows of pieces and its column count when its words line up in a table (the tests of the
+    module's docstring); None when they do not."""
+    if len(words) < MIN_COLUMNS * MIN_ROWS:
+        return None
+    line_h = median(w.box[3] - w.box[1] for w in words)
+    rows = [_pieces(r, COLUMN_GAP * line_h) for r in _rows(words)]
+    if len(rows) < MIN_ROWS:
+        return None
+    wide = [r for r in rows if len(r) >= MIN_COLUMNS]  # the gutters come from these (a spanning cell elsewhere
+    if len(wide) < MIN_ROWS:                             # cannot close one)
+        return None
+    cuts = [(a + b) / 2 for a, b in _gutters(wide)]
+    columns = len(cuts) + 1
+    if columns < MIN_COLUMNS:
+        return None
+
+    def column(piece) -> int:
+        return sum(1 for c in cuts if c < _extent(piece)[0])
+
+    first = [" ".join(w.text for w in p) for r in rows for p in r if column(p) == 0]
+    if first and all(_MARKER.match(t) for t in first):  # a list's markers are not a column of cells
+        columns -= 1
+        if columns < MIN_COLUMNS:
+            return None
+    filled = [len({column(p) for p in r}) for r in rows]
+    full = sum(1 for f in filled if f >= MIN_COLUMNS)
+    if full < MIN_ROWS or full < FULL_SHARE * len(rows):
+        return None
+    cells: dict[int, list[int]] = {}
+    for r in rows:
+        for p in r:
+            cells.setdefault(column(p), []).append(len(p))
+    short = sum(1 for sizes in cells.values() if sum(n <= SHORT_WORDS for n in sizes) >= 0.8 * len(sizes))
+    if short < min(SHORT_COLUMNS, columns):
+        return None
+    return rows, columns
+
+
+def _looks_numeric(text: str) -> bool:
+    return bool(_NUMBER.match(text.strip()))
+
+
+def _set_apart(head: list[Word], body: list[Word]) -> bool:
+    """Is `head` set in another type than `body`: bold over a body that is not, another font, another size?"""
+    if not head or not body:
+        return False
+    if sum(w.bold for w in head) >= 0.8 * len(head) and sum(w.bold for w in body) < 0.5 * len(body):
+        return True
+    fonts, size = {w.font for w in body}, median(w.size for w in body)
+    return all(w.font and w.font not in fonts for w in head) or bool(
+        size and all(abs(w.size - size) > 0.1 * size for w in head))
+
+
+def header_rows(rows: list[list[list[Word]]]) -> int:
+    """How many leading rows are the table's header: those set apart by their type from the rest (bold, another
+    font or size; at most half the rows), else 1 when the first row is all words over columns that hold numbers
+    in the rows below, else 0."""
+    words = [[w for p in r for w in p] for r in rows]
+    for n in range(min(len(rows) // 2, 3), 0, -1):
+        head = [w for r in words[:n] for w in r]
+        if _set_apart(head, [w for r in words[n:] for w in r]) and _set_apart(words[n - 1], words[n]):
+            return n
+    texts = [" ".join(w.text for w in p) for p in rows[0]]
+    numeric_below = sum(_looks_numeric(" ".join(w.text for w in p)) for r in rows[1:] for p in r)
+    if not any(_looks_numeric(t) for t in texts) and numeric_below >= len(rows) - 1:
+        return 1
+    return 0
+
+
+def _over(extent: tuple[float, float], cols: list[tuple[float, float]]) -> tuple[float, float]:
+    """The x-range a piece stands for: a piece centred over a run of columns (a spanning header between two
+    columns' cells) stands over all of them; otherwise its own extent."""
+    a, b = extent
+    mid = (a + b) / 2
+    for n in range(2, len(cols) + 1):
+        for k in range(len(cols) - n + 1):
+            x0, x1 = cols[k][0], cols[k + n - 1][1]
+            inner = cols[k][1], cols[k + n - 1][0]  # the run's first column ends and its last begins inside it
+            if a >= x0 - 1 and b <= x1 + 1 and a < inner[0] + 1 and b > inner[1] - 1 or (
+                    x0 - 1 <= a and b <= x1 + 1 and abs(mid - (x0 + x1) / 2) <= 0.15 * (x1 - x0)
+                    and not any(c[0] <= a and b <= c[1] for c in cols[k:k + n])):
+                return (x0 + 0.5, x1 - 0.5)
+    return extent
+
+
+def word_table(words: list[Word]) -> str | None:
+    """HTML of the table the words form (columns from their alignment: app.core.text.tables.from_rows, so an empty
+    cell stays in place and a cell over two columns spans them); None when they form none."""
+    found = grid(words)
+    if found is None:
+        return None
+    rows, _ = found
+    pieces = [[((*_extent(p)[:1], min(w.box[1] for w in p), _extent(p)[1], max(w.box[3] for w in p)),
+                " ".join(w.text for w in p)) for p in r] for r in rows]
+    cols = infer_columns(pieces)
+    pieces = [[((*_over((b[0], b[2]), cols)[:1], b[1], _over((b[0], b[2]), cols)[1], b[3]), t) for b, t in r]
+              for r in pieces]
+    return from_rows(pieces, header_rows=header_rows(rows))

@@ -1,0 +1,139 @@
+"""Borderless tables from word alignment (app.core.text.word_grid) on pages written with PyMuPDF's text insertion:
+a grid of words is a table with its header where the type sets it apart, and a paragraph, a list and columns of
+prose are not tables."""
+import pymupdf
+import pytest
+
+from app.bench.teds import tables_in
+from app.core.text.word_grid import page_words, word_table
+
+PROSE = ("The figures below were taken from the annual report of the company. They show the revenue, the cost and "
+         "the margin of each region over the last year, as the auditors confirmed them in their letter to the board "
+         "in the spring, after a long and careful review of every account that the offices had kept.")
+
+
+def _page(doc=None):
+    doc = doc or pymupdf.open()
+    return doc, doc.new_page(width=595, height=842)
+
+
+def _table(page, rows, xs, y=100, bold_head=True, size=10, gap=15, head_font="hebo"):
+    for n, row in enumerate(rows):
+        for x, t in zip(xs, row):
+            if t:
+                page.insert_text((x, y + n * gap), t, fontsize=size,
+                                 fontname=head_font if (n == 0 and bold_head) else "helv")
+
+
+def _grid(html):
+    (rows,) = tables_in(html)
+    return [[(c.text, c.header, c.colspan) for c in row] for row in rows]
+
+
+def test_words_in_four_aligned_columns_are_a_table_with_an_empty_cell_kept_and_its_bold_row_as_header():
+    doc, page = _page()
+    _table(page, [("Office", "Staff", "Revenue", "Cost"), ("Berlin", "12", "1,204", "880"),
+                  ("Lyon", "7", "", "410"), ("Porto", "9", "733", "512")], [72, 170, 250, 340])
+    grid = _grid(word_table(page_words(page)))
+    assert grid[0] == [(h, True, 1) for h in ("Office", "Staff", "Revenue", "Cost")]
+    assert grid[2] == [("Lyon", False, 1), ("7", False, 1), ("", False, 1), ("410", False, 1)]
+    assert len(grid) == 4
+
+
+def test_a_first_row_in_the_body_font_is_no_header_unless_it_names_columns_of_numbers():
+    doc, page = _page()
+    _table(page, [("Red", "round", "sweet"), ("Green", "long", "sour"), ("Blue", "flat", "bitter")],
+           [72, 200, 320], bold_head=False)
+    assert all(not c[1] for row in _grid(word_table(page_words(page))) for c in row)
+    doc, page = _page()
+    _table(page, [("Name", "Age", "Height"), ("Anna", "34", "1.70"), ("Ben", "27", "1.82"), ("Carla", "45", "1.64")],
+           [72, 200, 320], bold_head=False)
+    assert [c[1] for c in _grid(word_table(page_words(page)))[0]] == [True, True, True]
+
+
+def test_a_header_in_another_font_is_the_header_and_a_cell_over_two_columns_spans_them():
+    doc, page = _page()
+    page.insert_text((250, 100), "Sales", fontsize=10, fontname="tibo")  # centred over the last two columns
+    _table(page, [("Region", "2023", "2024"), ("North", "10", "12"), ("South", "8", "9"), ("East", "7", "11")],
+           [72, 200, 300], y=115, head_font="tibo")
+    grid = _grid(word_table(page_words(page)))
+    assert grid[0] == [("", True, 1), ("Sales", True, 2)]  # two header rows, "Sales" over 2023 and 2024
+    assert grid[1] == [("Region", True, 1), ("2023", True, 1), ("2024", True, 1)]
+    assert grid[2] == [("North", False, 1), ("10", False, 1), ("12", False, 1)] and len(grid) == 5
+
+
+def test_a_justified_paragraph_is_not_a_table():
+    doc, page = _page()
+    page.insert_textbox(pymupdf.Rect(72, 72, 320, 400), PROSE + " " + PROSE, fontsize=10, fontname="helv", align=3)
+    assert word_table(page_words(page)) is None
+
+
+def test_a_list_with_markers_is_not_a_table():
+    doc, page = _page()
+    items = ["Open the valve slowly", "Wait for the gauge to settle", "Close the lid", "Write down the reading"]
+    for n, item in enumerate(items):
+        page.insert_text((72, 100 + 16 * n), f"{n + 1}.", fontsize=10)
+        page.insert_text((100, 100 + 16 * n), item, fontsize=10)
+        page.insert_text((400, 100 + 16 * n), "(step)", fontsize=10)  # even with a note at the right
+    assert word_table(page_words(page)) is None
+
+
+@pytest.mark.parametrize("columns", [2, 3])
+def test_columns_of_prose_side_by_side_are_not_a_table(columns):
+    doc, page = _page()
+    width = (451 - 20 * (columns - 1)) / columns
+    for c in range(columns):
+        x = 72 + c * (width + 20)
+        page.insert_textbox(pymupdf.Rect(x, 72, x + width, 500), PROSE, fontsize=10, fontname="helv", align=3)
+    assert word_table(page_words(page)) is None
+
+
+def test_two_rows_are_not_enough_for_a_table():
+    doc, page = _page()
+    _table(page, [("Office", "Staff", "Cost"), ("Berlin", "12", "880")], [72, 170, 250])
+    assert word_table(page_words(page)) is None
+
+
+def test_column_names_that_repeat_the_tables_first_row_are_not_an_external_header(tmp_path):
+    """PyMuPDF's finder can take the paragraph line above an unruled table, with the first row, for a header above
+    the table: the header row is then written once, without the paragraph's words."""
+    from app.core.layout.page_boxes import find_tables
+
+    doc, page = _page()
+    assert page.insert_textbox(pymupdf.Rect(72, 72, 523, 132), PROSE[:PROSE.index(" to the board")] + ".",
+                               fontsize=11, fontname="helv") > 0
+    rows = [("Region", "Revenue", "Cost", "Margin"), ("North", "1,204", "980", "18.6%"),
+            ("South", "2,310", "1,875", "18.8%"), ("East", "", "640", "21.0%"), ("Total", "7,344", "5,906", "19.6%")]
+    _table(page, rows, [72, 220, 320, 420], y=142, size=11, gap=18)
+    doc.save(tmp_path / "t.pdf")
+    with pymupdf.open(tmp_path / "t.pdf") as pdf:
+        import pymupdf4llm  # noqa: F401 - PyMuPDF's finder sees unruled tables with its layout loaded
+
+        found = find_tables(pdf[0])
+    ((box, html),) = found
+    assert "letter" not in html and html.count("Region") == 1 and box[1] > 125  # not over the paragraph
+
+
+@pytest.mark.slow
+def test_a_borderless_table_the_layout_calls_text_is_written_as_a_table(tmp_path):
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    doc, page = _page()
+    assert page.insert_textbox(pymupdf.Rect(72, 72, 523, 142), PROSE, fontsize=11, fontname="helv") > 0
+    _table(page, [("Name", "Age", "City"), ("Anna", "34", "Berlin"), ("Ben", "27", "Paris"), ("Carla", "45", "Rome")],
+           [72, 200, 300], y=170, bold_head=False)
+    assert page.insert_textbox(pymupdf.Rect(72, 250, 523, 320), PROSE, fontsize=11, fontname="helv") > 0
+    doc.save(tmp_path / "t.pdf")
+    pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"))
+    try:
+        out = pipe.run(tmp_path / "t.pdf")
+    finally:
+        pipe.close()
+    tables = [r for p in out.pages for r in p.regions if r.task == "table"]
+    assert len(tables) == 1
+    md = out.to_markdown(anchors=False)
+    assert _grid(md) == [[("Name", True, 1), ("Age", True, 1), ("City", True, 1)],
+                         [("Anna", False, 1), ("34", False, 1), ("Berlin", False, 1)],
+                         [("Ben", False, 1), ("27", False, 1), ("Paris", False, 1)],
+                         [("Carla", False, 1), ("45", False, 1), ("Rome", False, 1)]]
+    assert md.count("auditors confirmed") == 2  # the paragraphs around it stay paragraphs
