@@ -3,8 +3,8 @@ with docling-project/docling fetched as a bare git directory under /work/.mirror
 
 Each page of a docling test PDF whose ground truth holds a body table (four cells or more) and that the set does not
 have yet becomes `tNN-…`: the one-page PDF, and a reference of the page's body items in docling's reading order
-with its tables as HTML (`<th>` for docling's column-header cells, rowspan/colspan from its cell offsets), so that
-TEDS compares structure. The pages already in the set from the same ground truth (d01, d11, d13) get their
+with its tables as HTML (`<th>` for docling's column-header cells, rowspan/colspan from its cell offsets, an empty
+`<td>` where docling's grid has an empty cell), so that TEDS compares structure. The pages already in the set from the same ground truth (d01, d11, d13) get their
 references' tables rewritten the same way (they were Markdown grids with a spanning cell repeated)."""
 import json
 import re
@@ -25,7 +25,8 @@ PTN_LICENCE = ("annotations CDLA-Permissive-1.0 (IBM); the table images are from
                "used under its terms of use")
 REPO = "docling-project/docling"
 HOW = ("reference from docling's own regression ground truth (tests/data/pdf/groundtruth, DoclingDocument JSON), "
-       "body items of this page in its reading order, tables as HTML with docling's spans and column headers, "
+       "body items of this page in its reading order, tables as HTML with docling's spans and column headers "
+       "(and the empty cells of its grid, which its cell list leaves out), "
        "page headers/footers and text inside figures left out")
 # (new id, source name, page number in the source (1-based), features)
 NEW = [
@@ -77,10 +78,21 @@ def table_html(item) -> str:
     rows: dict[int, list] = {}
     for c in sorted(cells, key=lambda c: (c["start_row_offset_idx"], c["start_col_offset_idx"])):
         rows.setdefault(c["start_row_offset_idx"], []).append(c)
+    # docling's cell list leaves empty cells out (its grid has them): a grid position no cell covers is an empty
+    # <td>, so a value stays under its column
+    covered = {(r, k) for c in cells for r in range(c["start_row_offset_idx"], c["end_row_offset_idx"])
+               for k in range(c["start_col_offset_idx"], c["end_col_offset_idx"])}
+    width = max(item["data"].get("num_cols") or 0, max(c["end_col_offset_idx"] for c in cells))
     out = []
     for r in range(max(c["end_row_offset_idx"] for c in cells)):
         tds = []
-        for c in rows.get(r, []):
+        starts = {c["start_col_offset_idx"]: c for c in rows.get(r, [])}
+        for k in range(width):
+            c = starts.get(k)
+            if c is None:
+                if (r, k) not in covered:
+                    tds.append("<td></td>")
+                continue
             tag = "th" if c.get("column_header") else "td"
             rs = c["end_row_offset_idx"] - c["start_row_offset_idx"]
             cs = c["end_col_offset_idx"] - c["start_col_offset_idx"]
