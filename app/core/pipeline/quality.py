@@ -95,6 +95,9 @@ def review_reasons(r: Region) -> list[str]:
     problem = (r.extra.get("stats") or {}).get("formula_problem")  # app.core.text.formula_page: no LaTeX
     if problem:
         reasons.append(f"formula written as plain text: {problem}")
+    inline = (r.extra.get("stats") or {}).get("inline_formula_problems")  # app.core.text.inline_math
+    if inline:
+        reasons.append(f"inline formula written as plain text: {inline}")
     if r.extra.get("handwriting"):  # app.core.layout.handwriting: the recogniser is trained on print
         reasons.append("handwriting")
     cer = r.extra.get("cer")

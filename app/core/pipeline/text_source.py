@@ -172,6 +172,8 @@ class TextSource:
                     if region.task == "formula":  # its LaTeX from where the layer's glyphs and rules sit
                         text, why = self.formula_latex(region)
                         problem = {"formula_problem": why} if why else {}
+                    elif region.task == "text":  # its inline formulas as $…$ (app.core.text.inline_math)
+                        text, problem = self.inline_math(region)
                     self._finish(region, t0, text or paragraph(words), TEXT_LAYER, TEXT_LAYER, words=len(words),
                                  **problem)
                     return True
@@ -211,6 +213,27 @@ class TextSource:
         if reading.problem:
             return "", reading.problem
         return reading.latex, None
+
+    def inline_math(self, region: Region) -> tuple[str | None, dict]:
+        """A text region's paragraph with its inline formulas as `$…$` (None: it has no math glyph, its
+        words stand) and the stats that say how many (`inline_formulas`) and which could not be written as
+        LaTeX (`inline_formula_problems`: written as plain text, a reason to review the block)."""
+        from app.core.text.inline_math import inline_paragraph
+        from app.core.text.layer_math import MATH_FONTS
+
+        if not any(MATH_FONTS.match(str(s.get("font", ""))) for box, spans in self.layer(region.page).lines
+                   if inside_fraction(box, region.box_pt) >= 0.5 for s in spans):
+            return None, {}
+        doc = self.pipeline.document
+        with doc.lock:
+            page = doc.mupdf.load_page(region.page) if not doc.mupdf.is_dirty else None
+            reading = None if page is None or page.rotation else inline_paragraph(page, region.box_pt)
+        if reading is None or not (reading.formulas or reading.problems):
+            return None, {}
+        stats = {"inline_formulas": reading.formulas}
+        if reading.problems:  # (a short string: stats travel in events)
+            stats["inline_formula_problems"] = "; ".join(reading.problems[:3])[:300]
+        return reading.text, stats
 
     def layout_lines(self, region: Region) -> list | None:
         """The lines the layout's OCR read in `region` ([x0, y0, x1, y1, text], points) when they stand for its text:

@@ -284,9 +284,10 @@ def _script(a: Atom, main: float) -> bool:
     return not a.whole and a.size <= SCRIPT_SIZE * main
 
 
-def rows_of(atoms: list[Atom]) -> list[list[Atom]]:
-    """Atoms in rows, top to bottom: full-size atoms by baseline, scripts with the row nearest them."""
-    main = _main_size(atoms) or 1.0
+def rows_of(atoms: list[Atom], main: float | None = None) -> list[list[Atom]]:
+    """Atoms in rows, top to bottom: full-size atoms by baseline, scripts with the row nearest them. `main`:
+    the row's size when the caller knows it (an inline formula whose scripts outnumber its letters)."""
+    main = main or _main_size(atoms) or 1.0
     full = sorted((a for a in atoms if not _script(a, main)), key=lambda a: a.base)
     rows: list[list[Atom]] = []
     for a in full:
@@ -314,10 +315,10 @@ def _span(row: list[Atom]) -> Atom:
     return _union(row, "", 0, median(b.base for b in row))
 
 
-def row_latex(atoms: list[Atom]) -> str:
+def row_latex(atoms: list[Atom], main: float | None = None) -> str:
     """One row: left to right, smaller atoms raised or lowered from the baseline as scripts, nested."""
     atoms = sorted(atoms, key=lambda a: a.x0)
-    main = _main_size([a for a in atoms if a.char]) or _main_size(atoms)
+    main = main or _main_size([a for a in atoms if a.char]) or _main_size(atoms)
     full = [a for a in atoms if not _script(a, main)]
     base = median(a.base for a in full) if full else 0.0
     out: list[str] = []
@@ -354,15 +355,16 @@ def _tidy(tex: str) -> str:
     return tex.replace(" _{", "_{").replace(" ^{", "^{").replace("{ ", "{").replace(" }", "}")
 
 
-def build(atoms: list[Atom], rules: list[Rule]) -> str:
-    """LaTeX for a set of atoms and the rules among them."""
+def build(atoms: list[Atom], rules: list[Rule], main: float | None = None) -> str:
+    """LaTeX for a set of atoms and the rules among them; `main`: the size of the text the atoms are set in,
+    when known (an inline formula's line: "D⁻¹" has more script glyphs than full-size ones)."""
     if not atoms:
         return ""
     atoms = _take_rules(_take_names(list(atoms)), rules)
     atoms = _take_accents(_take_operators(atoms))
     atoms = _take_matrices(_merge_pieces(atoms))
-    rows = [_equation_number(r) for r in rows_of(atoms)]
-    lines = [row_latex(r) for r, _ in rows]
+    rows = [_equation_number(r) for r in rows_of(atoms, main)]
+    lines = [row_latex(r, main) for r, _ in rows]
     if len(lines) == 1:
         tag = rows[0][1]
         return lines[0] + (rf" \tag{{{tag}}}" if tag else "")

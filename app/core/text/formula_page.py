@@ -34,34 +34,55 @@ def page_glyphs(page, box) -> tuple[list[Atom], list[str]]:
     x0, y0, x1, y1 = box
     # the page's full width: a line's box is then all of it (a prose line the box grazes, seen whole)
     clip = pymupdf.Rect(page.rect.x0, y0 - 2, page.rect.x1, y1 + 2)
+    atoms, fonts = [], []
+    for font, size, ch, raw, line in page_chars(page, clip):
+        lx0, _, lx1, _ = line
+        if lx1 - lx0 > 0 and (min(lx1, x1) - max(lx0, x0)) / (lx1 - lx0) < 0.6:
+            continue  # a prose line the formula's box only reaches into (the layout's box is loose)
+        fonts.append(font)
+        a, b, c1, d = (float(v) for v in raw["bbox"])
+        if not (x0 - 1 <= (a + c1) / 2 <= x1 + 1 and y0 - 1 <= (b + d) / 2 <= y1 + 1):
+            continue
+        atom = glyph_atom(font, size, ch, raw)
+        if atom is not None:
+            atoms.append(atom)
+    return atoms, sorted(set(fonts))
+
+
+def page_chars(page, clip) -> list[tuple[str, float, dict, dict, tuple]]:
+    """Every glyph in `clip` (a pymupdf.Rect) as (font, size, its char as named, its char as coded, its line's
+    box): named by its Unicode, coded by its font's own code where it has none (TEXT_CID_FOR_UNKNOWN_UNICODE);
+    boxes the glyphs' ink (TEXT_ACCURATE_BBOXES)."""
+    import pymupdf
+
     flags = pymupdf.TEXTFLAGS_RAWDICT | pymupdf.TEXT_ACCURATE_BBOXES
     named = _chars(page.get_text("rawdict", clip=clip, flags=flags))
     coded = _chars(page.get_text("rawdict", clip=clip, flags=flags | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE))
     if len(coded) != len(named):  # never seen; then no glyph counts as unknown
         named = coded
-    atoms, fonts = [], []
-    for (font, size, ch, line), (_, _, raw, _) in zip(named, coded):
-        lx0, _, lx1, _ = line
-        if lx1 - lx0 > 0 and (min(lx1, x1) - max(lx0, x0)) / (lx1 - lx0) < 0.6:
-            continue  # a prose line the formula's box only reaches into (the layout's box is loose)
-        fonts.append(font)
-        c = glyph_char(font, ord(raw["c"][:1] or " "), known=ch["c"] != "\ufffd")
-        a, b, c1, d = (float(v) for v in raw["bbox"])
-        if not c.strip() or not (x0 - 1 <= (a + c1) / 2 <= x1 + 1 and y0 - 1 <= (b + d) / 2 <= y1 + 1):
-            continue
-        c, style = unicode_math(c)  # 𝐸 → E; 𝔾 → G in \mathbb
-        tex = command(c)
-        style = style or (font_style(font) if "A" <= c <= "Z" else None)
-        if style and c.isalnum():
-            tex = style + "{" + tex + "}"
-        if not tex.strip():
-            continue
-        base = float(raw["origin"][1])
-        if is_extension_font(font):  # hangs below its origin: its row is where its middle sits (the axis)
-            base = (b + d) / 2 + 0.25 * size
-        upright = not _ITALIC.search(font) and not MATH_FONTS.match(font)
-        atoms.append(Atom(tex, a, b, c1, d, size, base, c, upright=upright))
-    return atoms, sorted(set(fonts))
+    return [(font, size, ch, raw, line) for (font, size, ch, line), (_, _, raw, _) in zip(named, coded)]
+
+
+def glyph_atom(font: str, size: float, ch: dict, raw: dict) -> Atom | None:
+    """One glyph (a rawdict char as named, `ch`, and as coded, `raw`) as an atom: its character read by its
+    font's code where the PDF cannot name it, its LaTeX, its alphabet, its row's baseline (None: it draws no
+    character a formula needs)."""
+    c = glyph_char(font, ord(raw["c"][:1] or " "), known=ch["c"] != "\ufffd")
+    if not c.strip():
+        return None
+    a, b, c1, d = (float(v) for v in raw["bbox"])
+    c, style = unicode_math(c)  # 𝐸 → E; 𝔾 → G in \mathbb
+    tex = command(c)
+    style = style or (font_style(font) if "A" <= c <= "Z" else None)
+    if style and c.isalnum():
+        tex = style + "{" + tex + "}"
+    if not tex.strip():
+        return None
+    base = float(raw["origin"][1])
+    if is_extension_font(font):  # hangs below its origin: its row is where its middle sits (the axis)
+        base = (b + d) / 2 + 0.25 * size
+    upright = not _ITALIC.search(font) and not MATH_FONTS.match(font)
+    return Atom(tex, a, b, c1, d, size, base, c, upright=upright)
 
 
 def _chars(raw: dict) -> list[tuple[str, float, dict, tuple]]:

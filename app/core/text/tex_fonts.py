@@ -68,6 +68,8 @@ def glyph_char(font: str, code: int, known: bool) -> str:
         return ADOBE_PIECES[code]
     if is_extension_font(font) and code < 0x80:
         return CMEX.get(code, "")
+    if known and code == 0x37 and _CMSY_FONT.match(font or ""):
+        return ""  # CMSY's \mapstochar ("7"), the foot TeX sets before "→" to draw "↦"
     if not known and _CMSY_FONT.match(font or ""):
         return CMSY.get(code, "\ufffd")
     if not known or code < 0x20:  # a control character (a font with no Unicode for its glyph) says nothing
