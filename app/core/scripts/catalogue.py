@@ -94,7 +94,13 @@ def install_hint(lang: str, *, platform: str | None = None, debian: bool | None 
             f"Fedora: dnf install tesseract-langpack-{lang}; Arch: pacman -S tesseract-data-{lang})")
 
 
-def install_all_hint() -> str:
-    """Every language the router reads, for a person who wants them all (the README's line)."""
-    langs = [lang for s in SCRIPTS.values() for lang in s.languages]
-    return "apt install " + " ".join(debian_package(lang) for lang in ["osd", *langs])
+def install_all_hint(*, platform: str | None = None) -> str:
+    """Every language the router reads and the script detector (OSD), for a person who wants them all (the
+    README's line; and what a page needs when no detector can name its script)."""
+    platform = platform or sys.platform
+    if platform == "darwin":
+        return "brew install tesseract-lang"
+    langs = ["osd", *(lang for s in SCRIPTS.values() for lang in s.languages)]
+    if platform.startswith("win"):
+        return f"run the Tesseract installer again and tick these languages: {', '.join(langs)}"
+    return "apt install " + " ".join(debian_package(lang) for lang in langs)

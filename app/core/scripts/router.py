@@ -238,8 +238,8 @@ class ScriptRouter:
         """What the lines no installed model reads are written in (`name`: as OSD names it), and what would
         read them (None: a script the bundled recogniser or an installed model reads — the lines are merely
         hard to read)."""
-        if name is None:
-            return Unread("", "")
+        if name is None:  # no script detector to name them: what names the script and reads every one here
+            return Unread("", "" if self.tess.osd else catalogue.install_all_hint())
         if name in catalogue.BUNDLED_OSD:
             return None
         script = catalogue.script_named_by_osd(name)
