@@ -12,6 +12,8 @@ knows (Greek), or a low confidence. A region without suspects costs nothing more
 2. **The lines.** Every suspect line is read with that language and keeps Tesseract's reading when its
    confidence reaches ACCEPT and its letters are in the script; otherwise the bundled reading stands (and
    stays flagged by the engines' coverage check). A region whose script is Latin keeps the bundled readings.
+   With MIN_LINES lines or more to read, Tesseract reads their area whole and gives each line the words that
+   fall in its box (app.core.scripts.block); a line that gets no sure reading so is read on its own crop.
 3. **No recogniser.** When nothing installed reads the lines, Tesseract's script detector (OSD) names their
    script; a script whose model is not installed is reported with the line that installs it (`Unread`).
 
@@ -26,6 +28,8 @@ from typing import Any, Sequence
 
 from app.core.base.stages import stage
 from app.core.scripts import catalogue
+from app.core.scripts.block import MIN_LINES, block_readings
+from app.core.scripts.crops import crop_line as cut_line, stack
 from app.core.scripts.direction import vertical
 from app.core.scripts.tesseract import Tesseract, TessLine, binding_missing, shared
 from app.core.text.textcheck import MIN_LINE_COVERAGE, dominant_script, line_coverage, script_counts
@@ -36,7 +40,7 @@ LOW_SCORE = 0.6  # … or whose reading is this unsure
 ACCEPT = 0.6  # a Tesseract reading at least this sure (and in its script) is taken
 SURE = 0.8  # the page's language reading this sure is not compared with the others (nor checked by OSD)
 SHAKY = {"tha": 0.9}  # models that read other scripts this confidently (Thai: 0.8 on a Hebrew line)
-SAMPLES = 2  # suspect lines (the widest) the script is found on
+SAMPLES = 3  # suspect lines (the widest) the script and its language are found on
 # a line's crop for Tesseract: its box widened by these shares of its height (0.1 made a chart's tick labels read
 # sure as text on a Latin page, its picture then taken for text: tests/test_batch_pipeline.py)
 PAD_Y, PAD_X = 0.2, 0.3
@@ -87,6 +91,11 @@ def in_script(text: str, lang: str) -> bool:
     script = catalogue.script_of_language(lang)
     want = {"latin"} if script is None else {script.id} | ({"cjk"} if script.id == "hangul" else set())
     return sum(n for s, n in counts.items() if s in want) >= 0.5 * letters
+
+
+def taken(got: TessLine, lang: str, bar: float) -> bool:
+    """Is a Tesseract reading taken: at least `bar` sure, some text, its letters in `lang`'s script?"""
+    return got.conf >= bar and bool(got.text.strip()) and in_script(got.text, lang)
 
 
 class ScriptRouter:
@@ -169,21 +178,36 @@ class ScriptRouter:
         alike = [i for i, (box, text, _) in enumerate(lines)
                  if i not in todo_set and not vertical(box) and dominant_script([text]) in ("latin", "")]
         crops.update({i: crop_line(image, lines[i][0]) for i in alike})
+        rtl = bool(script and script.rtl)
+        # many lines: Tesseract reads their area whole, its words given to the lines (app.core.scripts.block)
+        block = (block_readings(self.tess, image, lang, [line[0] for line in lines], todo + alike, rtl=rtl)
+                 if len(todo) + len(alike) >= MIN_LINES else {})
         for i in todo + alike:
-            got = read(i, lang)
             bar = SURE if i not in todo_set and script_counts(lines[i][1]) else ACCEPT
-            if got.conf < bar:  # marks above or below the detector's box (Arabic tanwin): a taller crop
-                taller = crop_line(image, lines[i][0], WIDE_PAD_Y)
-                again = self.tess.read(taller, lang)
-                if again.conf > got.conf:
-                    crops[i], got = taller, again
-            if got.conf >= bar and in_script(got.text, lang) and got.text.strip():
-                ox, oy = crops[i].info.get("origin", (0.0, 0.0))
+            got, origin = block.get(i), (0.0, 0.0)
+            if got is None or not taken(got, lang, bar):
+                alone, origin = self._read_alone(image, lines[i][0], crops, i, read, lang, bar)
+                if got is None or alone.conf > got.conf:
+                    got = alone
+                else:
+                    origin = (0.0, 0.0)
+            if taken(got, lang, bar):
+                ox, oy = origin
                 words = [[round(w[0] + ox, 1), round(w[1] + oy, 1), round(w[2] + ox, 1), round(w[3] + oy, 1),
                           *w[4:]] for w in got.words]
-                out[i] = Routed(got.text, got.conf, f"tesseract:{lang}", script.id if script else "", words,
-                                bool(script and script.rtl))
+                out[i] = Routed(got.text, got.conf, f"tesseract:{lang}", script.id if script else "", words, rtl)
         return out
+
+    def _read_alone(self, image, box, crops: dict, i: int, read, lang: str, bar: float):
+        """Line `i` read on its own crop: (its reading, the crop's origin in `image`); a taller crop, as it is
+        (nothing whitened), when the first reads under `bar` (marks above or below the box: Arabic tanwin)."""
+        got = read(i, lang)
+        if got.conf < bar:
+            taller = crop_line(image, box, WIDE_PAD_Y, isolate=False)
+            again = self.tess.read(taller, lang)
+            if again.conf > got.conf:
+                crops[i], got = taller, again
+        return got, crops[i].info.get("origin", (0.0, 0.0))
 
     def _identify(self, samples: list[int], mean_conf, read) -> str | None:
         """The language the sample lines read best in (None: none reads them ACCEPT-sure): the page's language
@@ -199,7 +223,8 @@ class ScriptRouter:
 
     def family(self, lang: str, samples: list[int], mean_conf, read) -> str:
         """Which language of `lang`'s script the samples are in: the one whose reading holds letters only it
-        writes (the script's `marks`), else the most confident on the widest sample."""
+        writes (the script's `marks`), else the most confident on the samples (one line alone misleads: Bulgarian's
+        model read a loose Russian line surer than Russian's)."""
         script = catalogue.script_of_language(lang)
         family = [x for x in (script.languages if script else ()) if x in self.tess.languages]
         if len(family) < 2:
@@ -207,7 +232,7 @@ class ScriptRouter:
         for x, letters in script.marks:
             if x in family and any(c in read(i, x).text for i in samples for c in letters):
                 return x
-        return max(family, key=lambda x: mean_conf(samples[:1], x))
+        return max(family, key=lambda x: mean_conf(samples, x))
 
     def _by_osd(self, samples: list[int], mean_conf, read, osd_name) -> str | None:
         """The best language of the script Tesseract's OSD names, when it reads the samples ACCEPT-sure."""
@@ -251,32 +276,10 @@ class ScriptRouter:
         return Unread(script.title, catalogue.install_hint(missing[0]))
 
 
-def crop_line(image, box: Sequence[float], pad_y: float = PAD_Y):
-    """The line's crop for Tesseract (its box widened by PAD_X and `pad_y` of its height); `info["origin"]`
-    says where it sits in `image`."""
-    x0, y0, x1, y1 = (float(v) for v in box[:4])
-    h = max(1.0, y1 - y0)
-    left, top = max(0, int(x0 - PAD_X * h)), max(0, int(y0 - pad_y * h))
-    right = min(image.width, int(round(x1 + PAD_X * h)))
-    bottom = min(image.height, int(round(y1 + pad_y * h)))
-    crop = image.crop((left, top, max(left + 1, right), max(top + 1, bottom)))
-    crop.info["origin"] = (float(left), float(top))
-    return crop
-
-
-def stack(crops):
-    """Line crops one under another on white (what OSD looks at)."""
-    from PIL import Image
-
-    gap = 10
-    width = max(c.width for c in crops) + 2 * gap
-    height = sum(c.height + gap for c in crops) + gap
-    sheet = Image.new("L", (width, height), 255)
-    y = gap
-    for c in crops:
-        sheet.paste(c.convert("L"), (gap, y))
-        y += c.height + gap
-    return sheet
+def crop_line(image, box: Sequence[float], pad_y: float = PAD_Y, *, isolate: bool = True):
+    """The line's crop for Tesseract (its box widened by PAD_X and `pad_y` of its height, the halves of
+    neighbouring lines it takes in whitened: app.core.scripts.crops); `info["origin"]` says where it sits."""
+    return cut_line(image, box, pad_y, PAD_X, isolate=isolate)
 
 
 def route_stats(readers: Sequence[str], results: Sequence[Routed | Unread | None],

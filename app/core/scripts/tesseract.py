@@ -5,6 +5,7 @@ reading the language models the system has installed (`tesseract-ocr-<lang>` on 
     tess = shared()                       # one per process; None parts are reported, never guessed
     tess.languages                        # {'rus', 'ell', ...} found in the tessdata folder
     line = tess.read(image, "rus")        # TessLine(text, conf 0..1, words in the image's pixels)
+    lines = tess.read_block(page, "rus")  # every line Tesseract finds itself (its page segmentation)
     tess.script_name(image)               # Tesseract OSD's script name ('Cyrillic'), None when it cannot tell
 
 One API object per language is kept open (loading a model takes tens of milliseconds; a line reads in 10-40
@@ -15,7 +16,9 @@ What must never live here: choosing a script (router.py), the pipeline, Qt.
 """
 from __future__ import annotations
 
+import html
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +30,8 @@ TESSDATA_DIRS = ("/usr/share/tesseract-ocr/5/tessdata", "/usr/share/tesseract-oc
                  "/usr/local/share/tesseract-ocr/tessdata", "C:/Program Files/Tesseract-OCR/tessdata")
 MIN_HEIGHT = 32  # a line lower than this (pixels) is scaled up before reading: small print reads better
 BORDER = 10  # white pixels around a line crop
+UNSPACED = ("tha", "lao", "khm", "mya")  # scripts written without spaces between words
+SPACE_GAP = 0.45  # ... where a gap this wide (share of the line's height) between two letter clusters is a space
 # what Tesseract's models write otherwise than the text's own code points
 _FOLDS = {"ell": (("\u00b5", "\u03bc"),),  # MICRO SIGN for GREEK SMALL LETTER MU
           "tha": (("\u0e4d\u0e32", "\u0e33"),)}  # NIKHAHIT + SARA AA for SARA AM
@@ -38,6 +43,7 @@ class TessLine:
     conf: float  # 0..1: Tesseract's mean word confidence
     lang: str
     words: list[list[Any]] = field(default_factory=list)  # [x0, y0, x1, y1, word, conf] in the image's pixels
+    box: tuple[float, ...] = ()  # the line's box in the image's pixels (block reads: `read_block`)
 
 
 def tessdata_dir() -> Path | None:
@@ -119,6 +125,28 @@ class Tesseract:
         conf = sum(w[5] for w in words) / len(words) if words else 0.0
         return TessLine(text, round(conf, 4), lang, words)
 
+    def read_block(self, image, lang: str) -> list[TessLine]:
+        """Every text line Tesseract finds in `image` (a block or a page: its own page segmentation), read with
+        `lang`'s model, its words in reading order (logical order for right-to-left lines, as its hOCR writes
+        them: its word iterator writes their letters visually); boxes in the image's pixels."""
+        from PIL import ImageOps
+        from tesserocr import PSM
+
+        if lang not in self.languages:
+            raise ValueError(f"Tesseract has no {lang!r} model here")
+        prepared = ImageOps.expand(image.convert("L"), border=BORDER, fill=255)
+        with self._lock:
+            api = self._api(lang, PSM.AUTO)
+            api.SetImage(prepared)
+            hocr = api.GetHOCRText(0)
+        out = []
+        for box, words in hocr_lines(hocr, -BORDER):
+            if words:
+                words = [[*w[:4], fold(w[4], lang), w[5]] for w in words]
+                conf = round(sum(w[5] for w in words) / len(words), 4)
+                out.append(TessLine(fold(joined(words, lang, box[3] - box[1]), lang), conf, lang, words, box))
+        return out
+
     def script_name(self, image) -> str | None:
         """Tesseract OSD's name for the script of `image` (a few lines), None when it cannot tell."""
         from tesserocr import PSM
@@ -137,6 +165,35 @@ class Tesseract:
             for api in self._apis.values():
                 api.End()
             self._apis.clear()
+
+
+_HOCR = re.compile(r"class='(?:ocr_line|ocr_header|ocr_caption|ocr_textfloat)'[^>]*?title=\"bbox (\d+) (\d+) (\d+) "
+                   r"(\d+)|class='ocrx_word'[^>]*?title='bbox (\d+) (\d+) (\d+) (\d+); x_wconf (\d+)'[^>]*>(.*?)</span>",
+                   re.S)
+
+
+def hocr_lines(hocr: str, shift: float = 0.0) -> list[tuple[tuple[float, ...], list[list[Any]]]]:
+    """Tesseract's hOCR as lines: (line box, words [x0, y0, x1, y1, text, conf 0..1]), boxes moved by `shift`."""
+    lines: list[tuple[tuple[float, ...], list[list[Any]]]] = []
+    for m in _HOCR.finditer(hocr):
+        if m.group(1) is not None:
+            lines.append((tuple(float(v) + shift for v in m.group(1, 2, 3, 4)), []))
+            continue
+        text = html.unescape(re.sub(r"<[^>]+>", "", m.group(10))).strip()
+        if lines and text:
+            lines[-1][1].append([*(float(v) + shift for v in m.group(5, 6, 7, 8)), text, int(m.group(9)) / 100.0])
+    return lines
+
+
+def joined(words: list[list[Any]], lang: str, height: float) -> str:
+    """A line's words as its text: one space between words, except for a script written without spaces (Thai),
+    whose hOCR "words" are letter clusters: a space there only where the page shows a gap (SPACE_GAP)."""
+    if lang not in UNSPACED:
+        return " ".join(w[4] for w in words)
+    text = words[0][4] if words else ""
+    for prev, w in zip(words, words[1:]):
+        text += (" " if w[0] - prev[2] >= SPACE_GAP * height else "") + w[4]
+    return text
 
 
 def spelled(words: list[list[Any]], text: str, lang: str) -> list[list[Any]]:
