@@ -10,7 +10,8 @@ layout's OCR, or the engine. Every decoded region records its source in `stats["
 visible glyphs only (no invisible OCR layer, no OCR tool's font: app.core.text.textlayer.original_layer), not garbled
 (no private-use or replacement characters), and agreeing with a quick OCR check of its longest line (the
 recogniser reads the line image, all of a page's regions in one batch; CER ≤ CHECK_MAX_CER, spaces ignored;
-lines in scripts it does not read, e.g. Cyrillic, are not checked). Otherwise the engine reads it (a
+lines in scripts it does not read, e.g. Arabic or Cyrillic, are read by Tesseract in their language where its model
+is installed: app.core.scripts.layer_check). Otherwise the engine reads it (a
 scrambled layer keeps OCR). `compare` reads every region with the engine and measures it against the layer;
 `ignore` neither uses nor measures the layer. Formulas go to the engine when it reads LaTeX (its spec's
 `reads_formulas`); otherwise (classic, the built-in engine) their LaTeX is rebuilt from where the layer's glyphs
@@ -309,7 +310,9 @@ class TextSource:
         pages = {region.page for region, _ in todo}
         shown = self.pipeline.page_dpi(pages.pop()) if len(pages) == 1 else 0.0
         dpi = shown if shown >= 0.9 * CHECK_DPI else CHECK_DPI
-        refs, images, ids = {}, [], []
+        from app.core.scripts.layer_check import layer_language, read_layer_lines
+
+        refs, images, ids, tess, tess_ids = {}, [], [], [], []
         for region, words in todo:
             lines: dict[tuple[int, int], list] = {}
             for w in words:
@@ -317,14 +320,18 @@ class TextSource:
             ws = max(lines.values(), key=lambda ws: sum(len(w.text) for w in ws))
             ws = sorted(ws, key=lambda w: w.word)[:CHECK_WORDS]
             ref = _squash(" ".join(w.text for w in ws))
-            refs[region.id] = ref if len(ref) >= 3 and _readable(ref) else ""
+            # a line in a script the recogniser cannot write is read by Tesseract in its language (scripts)
+            lang = None if _readable(ref) else layer_language(ref)
+            refs[region.id] = ref if len(ref) >= 3 and (lang or _readable(ref)) else ""
             if refs[region.id]:
                 x0, y0 = min(w.box_pt[0] for w in ws), min(w.box_pt[1] for w in ws)
                 x1, y1 = max(w.box_pt[2] for w in ws), max(w.box_pt[3] for w in ws)
                 pad = 0.15 * (y1 - y0)
-                images.append(doc.crop(region.page, (x0 - pad, y0 - pad, x1 + pad, y1 + pad), dpi))
-                ids.append(region.id)
+                crop = doc.crop(region.page, (x0 - pad, y0 - pad, x1 + pad, y1 + pad), dpi)
+                (tess if lang else images).append((crop, lang) if lang else crop)
+                (tess_ids if lang else ids).append(region.id)
         read = dict(zip(ids, (t for t, _ in recognise_lines(images))))
+        read.update(zip(tess_ids, read_layer_lines(tess)))
         return {rid: (ref, read.get(rid, "")) for rid, ref in refs.items()}
 
     def _finish(self, region: Region, t0: float, text: str, engine: str, source: str, **extra) -> None:
