@@ -93,7 +93,8 @@ def test_spec_collects_resources_and_every_model_manifest():
     assert manifests and manifests <= bundled
     for src, dest in datas:
         assert not src.endswith((".pt", ".pth", ".bin", ".ckpt", ".pkl")), f"pickled weights bundled: {src}"
-        assert dest == "resources" or dest.startswith("models") or dest.endswith((".dist-info", ".egg-info"))
+        assert dest in ("resources", "tessdata") or dest.startswith("models") or dest.endswith((".dist-info",
+                                                                                              ".egg-info"))
     assert ns["MAX_BUNDLED_MODEL_BYTES"] <= 200 * 2**20
     # the engines and commands are imported by name at run time
     assert {"app.cli", "transformers.models.glm_ocr", "transformers.models.unlimited_ocr"} <= set(ns["hiddenimports"])
