@@ -347,3 +347,63 @@ def test_a_server_killed_during_convert_dir_costs_only_its_regions_and_resume_re
         assert all(b["status"] in ("done", "truncated") for p in doc["pages"] for b in p["blocks"]
                    if b["task"] == "text")
     assert not (out / ".scriptorium-checkpoint").exists()
+
+
+_BUSY_PARENT = """
+import sys, time
+import httpx2
+from app.core.engines.llama_server import LlamaServer
+
+server = LlamaServer(sys.argv[1], sys.argv[2], sys.argv[3], threads=1).start(300)
+print(server.pid, server.url, flush=True)
+while True:  # one long completion after another: the server is busy, as in the middle of a run
+    try:
+        httpx2.post(f"{server.url}/completion", json={"prompt": "a b c", "n_predict": 100000, "ignore_eos": True},
+                    timeout=600)
+    except httpx2.HTTPError:
+        time.sleep(0.05)
+"""
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie (nobody may reap an orphan here: PID 1 need not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_busy_server_dies_with_its_parent_the_moment_the_parent_is_killed(gguf_dir, tmp_path):
+    """PR_SET_PDEATHSIG = SIGKILL. A REAL parent process starts a REAL server and keeps it answering; the parent
+    is SIGKILLed (a crash: no handler of ours runs) and the server must be gone within seconds. With SIGTERM as
+    the death signal a busy server finished its request first and was still alive a minute later."""
+    import httpx2
+
+    parent = subprocess.Popen([sys.executable, "-c", _BUSY_PARENT, str(BINARY), str(gguf_dir / "tiny-glmocr.gguf"),
+                               str(gguf_dir / "mmproj-tiny-glmocr.gguf")], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    server_pid = 0
+    try:
+        pid, url = parent.stdout.readline().split()
+        server_pid = int(pid)
+        assert _running(server_pid)
+
+        def busy() -> bool:
+            try:
+                return any(s.get("is_processing") for s in httpx2.get(f"{url}/slots", timeout=5).json())
+            except (httpx2.HTTPError, ValueError):
+                return False
+
+        _wait_for(busy, parent, timeout=120)
+        parent.kill()
+        parent.wait(30)
+        deadline = time.monotonic() + 5.0  # SIGKILL is immediate; 5 s only absorbs a loaded machine
+        while _running(server_pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _running(server_pid), "llama-server outlived its SIGKILLed parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        if server_pid and _running(server_pid):
+            os.kill(server_pid, signal.SIGKILL)

@@ -3,9 +3,12 @@ vision projector, waited on until `/health` answers, stopped when the engine clo
 
 No orphan servers:
 - the child runs in its own session (a terminal's Ctrl+C reaches the app, which stops the server itself after
-  dropping its requests), and on Linux gets PR_SET_PDEATHSIG = SIGTERM, so it ends even when the app is killed
-  (SIGKILL, a crash). The death signal follows the THREAD that started the child, so every server is started from
-  one long-lived daemon thread of this module, never from a worker thread that may end before the app does;
+  dropping its requests), and on Linux gets PR_SET_PDEATHSIG = SIGKILL, so it ends the moment the app is
+  killed (SIGKILL, a crash). SIGKILL, not SIGTERM: a server busy with a request takes SIGTERM as "finish,
+  then stop" and was seen alive a minute after its app was gone, holding its port, its memory and the CPU;
+  it has nothing of ours to save. The death signal follows the THREAD that started the child, so every
+  server is started from one long-lived daemon thread of this module, never from a worker thread that may
+  end before the app does. Elsewhere (macOS, Windows) there is no such signal: the handlers below stop it;
 - every live server is stopped by an atexit handler, and by a SIGTERM/SIGHUP handler installed when none was (the
   default action would end the app without atexit handlers).
 
@@ -213,7 +216,7 @@ def _die_with_parent():
     parent = os.getpid()
 
     def child() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the app died before the call: nobody would send the signal
             os._exit(1)
 
