@@ -358,8 +358,8 @@ server = LlamaServer(sys.argv[1], sys.argv[2], sys.argv[3], threads=1).start(300
 print(server.pid, server.url, flush=True)
 while True:  # one long completion after another: the server is busy, as in the middle of a run
     try:
-        httpx2.post(f"{server.url}/completion", json={"prompt": "a b c", "n_predict": 100000, "ignore_eos": True},
-                    timeout=600)
+        httpx2.post(f"{server.url}/completion", timeout=600,
+                    json={"prompt": "a b c", "n_predict": 100000, "ignore_eos": True})
     except httpx2.HTTPError:
         time.sleep(0.05)
 """
@@ -375,14 +375,14 @@ def _running(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
 def test_a_busy_server_dies_with_its_parent_the_moment_the_parent_is_killed(gguf_dir, tmp_path):
-    """PR_SET_PDEATHSIG = SIGKILL. A REAL parent process starts a REAL server and keeps it answering; the parent
-    is SIGKILLed (a crash: no handler of ours runs) and the server must be gone within seconds. With SIGTERM as
-    the death signal a busy server finished its request first and was still alive a minute later."""
+    """PR_SET_PDEATHSIG = SIGKILL. A REAL parent process starts a REAL server and keeps it answering; the
+    parent is SIGKILLed (a crash: no handler of ours runs) and the server must be gone within seconds. With
+    SIGTERM as the death signal a busy server finished its request first and was alive a minute later."""
     import httpx2
 
-    parent = subprocess.Popen([sys.executable, "-c", _BUSY_PARENT, str(BINARY), str(gguf_dir / "tiny-glmocr.gguf"),
-                               str(gguf_dir / "mmproj-tiny-glmocr.gguf")], cwd=ROOT, stdout=subprocess.PIPE,
-                              text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    files = [str(gguf_dir / "tiny-glmocr.gguf"), str(gguf_dir / "mmproj-tiny-glmocr.gguf")]
+    parent = subprocess.Popen([sys.executable, "-c", _BUSY_PARENT, str(BINARY), *files], cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     server_pid = 0
     try:
         pid, url = parent.stdout.readline().split()
