@@ -155,3 +155,36 @@ def mathml_symbols(latex: str) -> Counter:
     leaves = (n.text.strip() for n in tree.iter() if n.tag.rsplit("}", 1)[-1] in ("mi", "mn", "mo", "mtext")
               and n.text and n.text.strip())
     return Counter(ch for leaf in leaves for ch in leaf if not ch.isspace())
+
+
+_INLINE = re.compile(r"(?<![\\$])\$([^$\n]+?)\$(?!\$)")
+_SPACED = set("=+−-<>≤≥≈≠∼→←⇒∈⊂⊆×±,")
+
+
+def inline_as_text(markdown: str) -> str:
+    """Each inline formula (`$…$` with LaTeX markup in it) as the symbols it renders to, in their order, as a
+    text layer spells them (`$d_{S}$` → "dS", `$\\alpha \\leq \\beta$` → "α ≤ β"): the text scores compare
+    reading text, and the references spell inline math as the page's layer does (their formulas are scored as
+    LaTeX on their own). `$5 and $10`, with no markup, is left alone."""
+    def plain(m: re.Match) -> str:
+        import xml.etree.ElementTree as ET
+
+        from latex2mathml.converter import convert
+
+        from app.core.text.layer_math import mathml_source
+
+        body = m.group(1)
+        if not any(c in body for c in "\\^_{"):
+            return m.group(0)
+        try:
+            tree = ET.fromstring(convert(mathml_source(body)))
+        except Exception:  # noqa: BLE001 - a formula that does not render keeps its source
+            return body
+        out = ""
+        for node in tree.iter():
+            tag, text = node.tag.rsplit("}", 1)[-1], (node.text or "").strip()
+            if tag in ("mi", "mn", "mo", "mtext") and text:
+                out += f" {text} " if tag == "mo" and text in _SPACED else text
+        return " ".join(out.split()).replace(" ,", ",")
+
+    return _INLINE.sub(plain, markdown or "")

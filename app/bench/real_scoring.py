@@ -1,6 +1,7 @@
 """Scores of one converter's output against a page's reference text (`bench documents --corpus real`).
 
-- `edit`: the Levenshtein distance between reference and output, both as plain text (markup stripped, NFKC,
+- `edit`: the Levenshtein distance between reference and output, both as plain text (markup stripped, inline
+  formulas as the symbols they render to (app.bench.formula_score.inline_as_text), NFKC,
   whitespace collapsed, no spaces next to CJK, Hangul or Thai characters — scripts whose word spacing a reader
   does not see or that engines write differently), over the reference length, capped at 1. 0 = identical.
   Arabic-script text is folded where one letter has two encodings (Arabic yeh/alef maksura and Persian yeh;
@@ -33,7 +34,7 @@ from html.parser import HTMLParser
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
-from app.bench.formula_score import formula_scores
+from app.bench.formula_score import formula_scores, inline_as_text
 from app.bench.teds import page_teds
 
 PRESENT_AT = 85.0  # partial ratio (0-100) at which a reference unit counts as found
@@ -73,7 +74,7 @@ def strip_markup(text: str) -> str:
     t = t.replace("|", " ")
     t = _MARKS.sub("", t)
     t = _EMPH.sub("", t)
-    t = _MATH.sub(" ", t)
+    t = _MATH.sub(" ", inline_as_text(t))
     return unicodedata.normalize("NFKC", t).translate(_ARABIC_FOLD)
 
 
