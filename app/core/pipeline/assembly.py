@@ -147,14 +147,35 @@ def format_block(region: Region, tag: str | None = None, picture_path: str | Non
     text = region.text or ""
     if task == "table":
         return table_markdown(region)
-    if task == "formula":  # one whose LaTeX could not be rebuilt is plain text (text_source.formula_latex)
-        problem = (region.extra.get("stats") or {}).get("formula_problem")
-        return format_text(text) if problem else format_formula(text, tag)
+    if task == "formula":  # one whose LaTeX could not be rebuilt, or an OCR reading, is plain text
+        return format_text(text) if formula_problem(region) else format_formula(text, tag)
     if region.label == "doc_title":
         return format_heading(text, 1)
     if region.label == "paragraph_title":
         return format_heading(text, 2)
     return format_text(text)
+
+
+SCANNED_FORMULA = "formula from a scan: not read as LaTeX"
+
+
+def formula_problem(region: Region) -> str | None:
+    """Why a formula block has no LaTeX to trust (None: it has): the text layer's own reason
+    (`stats["formula_problem"]`: app.core.pipeline.text_source.formula_latex), or `SCANNED_FORMULA` when a
+    recogniser that writes no LaTeX (its spec's `reads_formulas` false: classic, the built-in engine) read it
+    from the image — OCR fragments of a formula, never to be written as if they were one. Worked out from what
+    the block's events carry (its stats, the engine that read it), so the window and `convert` agree."""
+    stats = region.extra.get("stats")
+    if region.task != "formula" or not stats:
+        return None
+    if stats.get("formula_problem"):
+        return str(stats["formula_problem"])
+    if stats.get("text_source", "ocr") != "ocr":
+        return None
+    from app.core.engines import ENGINES
+
+    spec = ENGINES.get(str(stats.get("engine") or region.extra.get("engine") or ""))
+    return SCANNED_FORMULA if spec is not None and not spec.reads_formulas else None
 
 
 def table_markdown(region: Region) -> str:

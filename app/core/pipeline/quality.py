@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from app.core.document.regions import DECODED_TASKS, Region
+from app.core.pipeline.assembly import formula_problem
 from app.core.text.textcheck import dominant_script, text_reasons
 
 LOW_MEAN_CONFIDENCE = 0.80  # a block whose tokens' mean probability is below this needs review
@@ -92,7 +93,7 @@ def review_reasons(r: Region) -> list[str]:
         reasons.append(f"low confidence ({conf['mean']:.0%} mean, {conf['min']:.0%} min)")
     if r.extra.get("layout_missed"):  # app.core.layout.lost_lines: ink no layout region held
         reasons.append("the layout missed this text (read as plain text)")
-    problem = (r.extra.get("stats") or {}).get("formula_problem")  # app.core.text.formula_page: no LaTeX
+    problem = formula_problem(r)  # no LaTeX to trust: the layer's reason, or read from a scan by OCR
     if problem:
         reasons.append(f"formula written as plain text: {problem}")
     inline = (r.extra.get("stats") or {}).get("inline_formula_problems")  # app.core.text.inline_math
