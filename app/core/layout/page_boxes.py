@@ -140,13 +140,17 @@ GRID_CLASSES = ("text", "list-item", "table", "picture")  # the boxes whose word
 
 def word_tables(page, boxes: list[dict]) -> None:
     """Each box of GRID_CLASSES whose text-layer words line up in a table (app.core.text.word_grid) gets its HTML
-    as `word_table` (in place); the OCR hook's inserted text is no text layer."""
+    as `word_table` (in place); a picture's words are those no other box holds; the OCR hook's inserted text is no
+    text layer."""
     from app.core.text.word_grid import page_words, word_table, words_in
 
     todo = [b for b in boxes if b.get("boxclass") in GRID_CLASSES]
     words = page_words(page, skip_fonts=(OCR_INSERT_FONT,)) if todo else []
+    held = {id(w) for b in boxes if b.get("boxclass") != "picture" for w in words_in(words, _box(b))} \
+        if any(b.get("boxclass") == "picture" for b in todo) else set()
     for b in todo if words else []:
-        html = word_table(words_in(words, _box(b)))
+        mine = words_in(words, _box(b))
+        html = word_table([w for w in mine if id(w) not in held] if b.get("boxclass") == "picture" else mine)
         if html:
             b["word_table"] = html
 

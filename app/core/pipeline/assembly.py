@@ -5,7 +5,8 @@ Assembly rules, one function each (unit-tested one by one):
 - `clean_content`: strip a leading/trailing literal `\\t` (but not `\\theta`, `\\times`), collapse runs of ≥ 3
   `.`, `·`, `_` or `\\_` to three, cut degenerate repetition loops (`cut_repetition`), tighten `$ x $` to `$x$`;
 - tables: `<table>…</table>` kept verbatim (spans need HTML), anything else cleaned; an engine's table takes the
-  header rows of the text layer's table where its first rows say the same (`table_markdown`);
+  header rows of the text layer's table where its first rows say the same (`table_markdown`); in the document, a
+  table continued at the top of the next page joins the one that ended the page before (`join_page_tables`);
 - formulas: `$$`, `\\[ \\]`, `\\( \\)` delimiters removed, re-wrapped as `$$\\n…\\n$$`; a formula_number block
   next to a formula (before or after) becomes ` \\tag{N}` inside it (brackets removed); an orphan number is
   dropped;
@@ -251,8 +252,39 @@ def assemble_document(
     pages: Iterable[tuple[int, Iterable[Region]]], picture_paths: dict[str, str] | None = None, *, anchors: bool = True,
     edits: dict[str, str] | None = None,
 ) -> str:
-    parts = []
+    laid = []
     for page, regions in pages:
-        body = assemble_page(regions, picture_paths, edits)
+        regions = list(regions)
+        laid.append((page, {r.id: r for r in regions}, assemble_blocks(regions, picture_paths, edits)))
+    join_page_tables(laid)
+    parts = []
+    for page, _, blocks in laid:
+        body = "\n\n".join(blocks.values())
         parts.append(f"{page_anchor(page)}\n\n{body}" if anchors else body)
     return "\n\n".join(p.rstrip() for p in parts if p.strip()).rstrip() + "\n"
+
+
+def join_page_tables(laid: list[tuple[int, dict[str, Region], dict[str, str]]]) -> None:
+    """A table that ends a page and one that starts the next (nothing of the body above it: headers and footers are
+    left out already) over the same columns are one table run over the page break: the continuation's rows join
+    the first block, its repeated header dropped, each row marked with its page (app.core.text.table_pages); in
+    place, on (page, regions by id, blocks) per page. The JSON keeps each page's own block."""
+    from app.core.text.table_pages import join_continued
+
+    for (page, regs, blocks), (nxt, nregs, nblocks) in zip(laid, laid[1:]):
+        if nxt != page + 1 or not blocks or not nblocks:
+            continue
+        last, first = list(blocks)[-1], next(iter(nblocks))
+        a, b = regs[last], nregs[first]
+        if a.task != "table" or b.task != "table" or not _same_columns(a.box_pt, b.box_pt):
+            continue
+        merged = join_continued(blocks[last], nblocks[first], nxt + 1)
+        if merged is not None:
+            blocks[last] = merged
+            del nblocks[first]
+
+
+def _same_columns(a, b) -> bool:
+    """Do two tables' boxes (points) stand over the same stretch of their pages, most of the narrower one's width?"""
+    overlap = min(a[2], b[2]) - max(a[0], b[0])
+    return overlap >= 0.8 * min(a[2] - a[0], b[2] - b[0])
