@@ -28,15 +28,16 @@ from app.commands.arguments import positive
 from app.core.pipeline.options import (
     ALTO_VERSIONS, AUTO_BATCH, DEFAULT_FORMATS, DEFAULT_LAYOUT_TIMEOUT_S, TEXT_LAYER_MODES, parse_formats,
 )
-from app.core.base.wording import count
 from app.core.engines import ENGINES  # names only: neither module imports torch
 from app.core.engines.flags import add_engine_arguments, engine_options, missing
 from app.commands.interrupts import Interrupts as _Interrupts
 from app.commands.interrupts import take_over_interrupts as _take_over_interrupts
 from app.commands.interrupts import warm_imports as _warm_imports
 from app.core.layout import LAYOUTS
+from app.commands.exit_codes import (  # noqa: F401 - the codes are convert's
+    EXIT_ENGINE, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS,
+)
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_ENGINE, EXIT_WARNINGS, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 LAYOUT_CHOICES = LAYOUTS
 MAX_DPI = 1200.0  # a page at 1200 DPI is already ~10k px a side
 
@@ -89,6 +90,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout-timeout", type=_seconds, default=DEFAULT_LAYOUT_TIMEOUT_S, metavar="SECONDS",
                    help="time budget of one page's layout; past it the whole page is read as one region "
                         f"(default {DEFAULT_LAYOUT_TIMEOUT_S:g}; 0: none)")
+    p.add_argument("--jobs", type=positive(int), default=1, metavar="N",
+                   help="read with N worker processes, each with its share of the cores: inputs, and the pages "
+                        "of a long input, side by side; the same outputs (default 1: in this process)")
     p.add_argument("--resume", action="store_true",
                    help="skip the pages and inputs an earlier run into the same OUTDIR finished (its checkpoint)")
     add_engine_arguments(p)
@@ -239,7 +243,11 @@ def _run(args: argparse.Namespace) -> int:
         return code
 
     lanes = options.engine_options.get("concurrency", 1) * len(options.engine_options.get("servers", ()))
-    if len(items) > 1 and lanes > 1:  # an engine of servers with more than one request in flight
+    if args.jobs > 1:  # worker processes (app.commands.convert_jobs)
+        from app.commands.convert_jobs import convert_in_workers
+
+        codes, interrupted = convert_in_workers(args, options, name, items, out_dir, progress, results)
+    elif len(items) > 1 and lanes > 1:  # an engine of servers with more than one request in flight
         codes, interrupted = _overlapped(items, one)  # the next input is laid out while the previous one's last
     else:  # regions are read
         codes, interrupted = [], False
@@ -303,7 +311,7 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
     (app.commands.convert_inputs.Overlap) it reads on the region queue the inputs share and writes in its turn."""
     import os
 
-    from app.commands.convert_inputs import Checkpoint, checkpoint_settings, count_regions
+    from app.commands.convert_inputs import Checkpoint, checkpoint_settings, report_converted
     from app.core.base.cancel import CancelToken
     from app.core.record.events import ErrorRaised, PageFinished, PhaseChanged
     from app.core.pipeline import Pipeline, PipelineError
@@ -392,24 +400,7 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
         _Interrupts.armed = False  # all written (or nothing): leaving at once loses nothing
         pipe.close()
     models["engine"], models["layout"] = pipe.engine, pipe.layout  # reuse the loaded models for the next input
-    s = out.stats
-    for w in warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    counts = count_regions(out)
-    result.outcome = "warnings" if warnings else "converted"
-    result.done, result.failed, result.truncated, result.warnings = (counts["done"], counts["failed"],
-                                                                    counts["truncated"], len(warnings))
-    cer = f", CER vs text layer {s['cer']:.1%}" if s.get("cer") is not None else ""
-    rate = f", {s['tokens_per_s']:.1f} tok/s" if s.get("tokens_per_s") else ""
-    if s.get("text_layer_blocks"):
-        cer += f", {count(s['text_layer_blocks'], 'block')} from the text layer"
-    flag = f", {count(len(warnings), 'warning')}" if warnings else ""
-    cut = f", {count(counts['truncated'], 'region')} truncated" if counts["truncated"] else ""
-    resumed = f", {count(len(restored), 'page')} from the checkpoint" if restored else ""
-    written = next(iter(p for k, p in files.items() if k != "images"))
-    print(f"{inp.name}: {count(s['pages'], 'page')}, {count(s['regions'], 'region')} ({s['decoded']} read, "
-          f"{count(s['pictures'], 'picture')}{cut}), engine {out.engine}, layout {out.layout}{rate}{cer}{resumed}, "
-          f"{time.perf_counter() - t0:.1f} s{flag} → {written}")
+    report_converted(inp, out, files, warnings, result, len(restored), time.perf_counter() - t0)
     return EXIT_WARNINGS if warnings else EXIT_OK
 
 

@@ -257,6 +257,32 @@ def count_regions(output) -> dict[str, int]:
             "truncated": statuses.count("truncated")}
 
 
+def report_converted(inp: Path, out, files: dict, warnings: list[str], result: FileResult, restored: int,
+                     seconds: float) -> None:
+    """An input's output set is written: its warnings on stderr, its row of the summary filled in, and its one
+    line (pages, regions, engine, layout, rate, CER, time, the file written)."""
+    from app.core.base.wording import count
+
+    s = out.stats
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    counts = count_regions(out)
+    result.outcome = "warnings" if warnings else "converted"
+    result.done, result.failed, result.truncated, result.warnings = (counts["done"], counts["failed"],
+                                                                    counts["truncated"], len(warnings))
+    cer = f", CER vs text layer {s['cer']:.1%}" if s.get("cer") is not None else ""
+    rate = f", {s['tokens_per_s']:.1f} tok/s" if s.get("tokens_per_s") else ""
+    if s.get("text_layer_blocks"):
+        cer += f", {count(s['text_layer_blocks'], 'block')} from the text layer"
+    flag = f", {count(len(warnings), 'warning')}" if warnings else ""
+    cut = f", {count(counts['truncated'], 'region')} truncated" if counts["truncated"] else ""
+    resumed = f", {count(restored, 'page')} from the checkpoint" if restored else ""
+    written = next(iter(p for k, p in files.items() if k != "images"))
+    print(f"{inp.name}: {count(s['pages'], 'page')}, {count(s['regions'], 'region')} ({s['decoded']} read, "
+          f"{count(s['pictures'], 'picture')}{cut}), engine {out.engine}, layout {out.layout}{rate}{cer}{resumed}, "
+          f"{seconds:.1f} s{flag} → {written}")
+
+
 def print_summary(results: list[FileResult]) -> None:
     """The closing table: per file its outcome and done / warnings / failed / truncated regions."""
     from rich.console import Console

@@ -44,6 +44,7 @@ from app.core.engines.builtin.routed import reader_stats, reading_rows, route_re
 from app.core.scripts.router import Routed, ScriptRouter
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.base.cancel import CancelToken
+from app.core.base.threads import cpu_threads
 from app.core.rapid.script_mask import ScriptMask
 from app.core.decoding.inspector import InspectOptions
 from app.core.decoding.round_events import round_verified, tokens_committed
@@ -89,8 +90,8 @@ class ReaderEngine:
         self.decoder = decoder  # which lines the decoder reads: always | unsure | never (sure_lines.py)
         self.inspect = InspectOptions.from_env()  # the reject inspector in RoundVerified while someone listens (None: never)
         self.script = ScriptMask()  # the page's script: Latin pages read no CJK class
-        self.recogniser = Recogniser(threads=threads or min(2, os.cpu_count() or 1), mask=self.script,
-                                     stretch=True)
+        threads = threads or cpu_threads() or min(2, os.cpu_count() or 1)  # cpu_threads: a --jobs share
+        self.recogniser = Recogniser(threads=threads, mask=self.script, stretch=True)
         self._det = None
         self.router = ScriptRouter()  # lines in scripts the recogniser cannot read: another recogniser's
         self._page: int | None = None

@@ -63,9 +63,11 @@ def detector():
 
     from rapidocr import RapidOCR
 
-    try:
+    from app.core.base.threads import rapidocr_params
+
+    try:  # threads: a `convert --jobs` worker's share of the cores (app.core.base.threads)
         ocr = RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False, "Det.limit_type": "max",
-                               "Det.limit_side_len": 1600})
+                               "Det.limit_side_len": 1600, **rapidocr_params()})
     except Exception:  # noqa: BLE001 - another params schema
         ocr = RapidOCR()
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
