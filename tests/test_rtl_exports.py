@@ -176,3 +176,27 @@ def test_the_preview_lays_an_arabic_block_out_from_the_right(qtbot):
     artifacts = Path(__file__).parent / "artifacts"
     artifacts.mkdir(exist_ok=True)
     preview.grab().save(str(artifacts / "preview_rtl.png"))
+
+
+def test_a_right_to_left_table_runs_from_the_right_in_docx_and_xlsx():
+    import io
+
+    from docx import Document
+    from docx.oxml.ns import qn
+    from openpyxl import load_workbook
+
+    from app.core.formats.word import render_docx
+    from app.core.formats.workbook import render_xlsx
+
+    words = ARABIC[0].text.split()
+    table = (f"<table><tr><th>{words[0]}</th><th>{words[1]}</th></tr>"
+             f"<tr><td>{words[2]}</td><td>2024</td></tr></table>")
+    doc = view([("table", "table", (20, 20, 280, 120), table)])
+    sheet = load_workbook(io.BytesIO(render_xlsx(doc))).worksheets[0]
+    assert sheet.sheet_view.rightToLeft
+    assert sheet["A1"].value == words[0] and sheet["A1"].alignment.readingOrder == 2
+    assert sheet["B2"].value == 2024 and sheet["B2"].alignment.readingOrder != 2  # a number has no direction
+    cells = Document(io.BytesIO(render_docx(doc))).tables[0]._cells
+    first = cells[0].paragraphs[0]
+    assert first.text == words[0] and first._p.pPr.find(qn("w:bidi")) is not None
+    assert cells[3].paragraphs[0]._p.pPr is None or cells[3].paragraphs[0]._p.pPr.find(qn("w:bidi")) is None

@@ -4,6 +4,8 @@ cells empty). A cell that clearly holds a number ("1,204", "-3.5", "12%") is wri
 number format (thousands separator, its decimals, percent); anything else ("007", "1.2.3", "Q1", dates) stays text.
 The header (the leading rows of `<th>` cells, else the first row) is bold and frozen. A document without tables
 gives one sheet saying so. Text is made XML-safe (control characters dropped). Bytes are deterministic (no dates).
+A right-to-left table (Arabic, Hebrew) gets a sheet that runs from the right, its right-to-left cells reading
+order 2 (right to left); their text stays in logical order.
 
 What must never live here: file writing, the pipeline, Qt.
 """
@@ -14,6 +16,7 @@ import io
 import re
 
 from app.core.formats.model import Cell, ExportDocument, cell_number, deterministic_zip, table_grid, xml_text
+from app.core.text.textcheck import right_to_left
 
 EPOCH = dt.datetime(2000, 1, 1)  # the workbook's fixed created/modified date (openpyxl insists on one)
 _PERCENT = re.compile(r"^\s*([+\-−]?\d+(?:\.\d+)?)\s*%\s*$")
@@ -74,14 +77,18 @@ def render_xlsx(doc: ExportDocument) -> bytes:
             if not cells:
                 continue
             ws = wb.create_sheet(sheet_name(page.index, block.id, taken))
+            ws.sheet_view.rightToLeft = block.rtl or None  # an Arabic or Hebrew table runs from the right
             head = header_rows(cells, n_rows)
             for c in cells:
                 value, fmt = cell_value(c.text)
                 cell = ws.cell(row=c.row + 1, column=c.col + 1, value=value)
                 if fmt:
                     cell.number_format = fmt
-                if "\n" in c.text:
-                    cell.alignment = Alignment(wrap_text=True, vertical="top")
+                align = dict(wrap_text=True, vertical="top") if "\n" in c.text else {}
+                if right_to_left(c.text):  # reading order 2: right to left (the text stays in logical order)
+                    align["readingOrder"] = 2
+                if align:
+                    cell.alignment = Alignment(**align)
                 if c.row < head:
                     cell.font = Font(bold=True)
                 if c.rowspan > 1 or c.colspan > 1:
