@@ -41,7 +41,8 @@ def need_fonts() -> None:
     if not (DEJAVU / "DejaVuSans.ttf").is_file():
         pytest.skip(f"{MISSING_PART} the DejaVu fonts (apt install fonts-dejavu-core)")
     if not features.check("raqm"):
-        pytest.skip(f"{MISSING_PART} Pillow's complex text layout (libraqm) to set Arabic")
+        # Pillow's wheel carries libraqm and loads FriBiDi from the system at run time
+        pytest.skip(f"{MISSING_PART} Pillow's complex text layout to set Arabic (apt install libfribidi0)")
 
 
 def render_page(texts, path: Path, *, width_in: float = 8.27, height_in: float = 5.0,
