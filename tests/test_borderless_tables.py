@@ -137,3 +137,36 @@ def test_a_borderless_table_the_layout_calls_text_is_written_as_a_table(tmp_path
                          [("Ben", False, 1), ("27", False, 1), ("Paris", False, 1)],
                          [("Carla", False, 1), ("45", False, 1), ("Rome", False, 1)]]
     assert md.count("auditors confirmed") == 2  # the paragraphs around it stay paragraphs
+
+
+def test_a_bold_header_over_two_lines_is_one_header_row_and_the_body_starts_below_it():
+    doc, page = _page()
+    for y, names in ((140, ("Office", "Staff", "Part time", "Budget")), (152, ("", "", "share", "(kEUR)"))):
+        for x, name in zip([72, 200, 300, 400], names):
+            if name:
+                page.insert_text((x, y), name, fontsize=10, fontname="hebo")
+    _table(page, [("Berlin", "12", "25%", "1,204"), ("Lyon", "7", "", "410"), ("Porto", "9", "11%", "733")],
+           [72, 200, 300, 400], y=170, gap=16, bold_head=False)
+    grid = _grid(word_table(page_words(page)))
+    assert grid[0] == [("Office", True, 1), ("Staff", True, 1), ("Part time share", True, 1),
+                       ("Budget (kEUR)", True, 1)]
+    assert grid[1] == [("Berlin", False, 1), ("12", False, 1), ("25%", False, 1), ("1,204", False, 1)]
+    assert grid[2][2] == ("", False, 1) and len(grid) == 4
+
+
+def test_a_header_whose_names_take_two_lines_is_one_row_in_the_finders_table():
+    """A real page (docling's test PDF, corpora/realdocs/d11): PyMuPDF's finder gives the unruled header "State
+    funded / legal aid" as two rows; it is one header cell."""
+    from pathlib import Path
+
+    import pymupdf4llm  # noqa: F401 - PyMuPDF's finder sees unruled tables with its layout loaded
+
+    from app.core.layout.page_boxes import find_tables
+
+    pdf = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "d11-wide-table.pdf"
+    with pymupdf.open(pdf) as doc:
+        found = [html for _, html in find_tables(doc[0]) if "State funded" in html]
+    (html,) = found
+    grid = _grid(html)
+    assert grid[0][2:] == [("State funded legal aid", True, 1), ("CSOs", True, 1)]
+    assert grid[1][:2] == [("yy", False, 1), ("Persons with disabilities", False, 1)]

@@ -83,6 +83,10 @@ def from_finder(table, words) -> str:
             rowspan = max(1, sum(1 for y in ys if b[1] - 1 <= y < b[3] - 1))
             cells.append(Cell(cell_text(words, b), rowspan, colspan))
         out.append(cells)
+    if _header_second_line(boxes, out, words):  # "State funded" over "legal aid": one header cell
+        for k, cell in enumerate(out[1]):
+            out[0][k].text = f"{out[0][k].text} {cell.text}".strip()
+        del out[1], boxes[1]
     # the first row is the header, with the rows its tall cells reach down over ("Item" over two header rows)
     header_rows = max((c.rowspan for c in out[0]), default=0) if len(out) > 1 else 0
     names = external_header(table)
@@ -90,6 +94,30 @@ def from_finder(table, words) -> str:
         out.insert(0, [Cell(name, 1, 1) for name in names])
         header_rows = 1
     return html_table(out, header_rows)
+
+
+def _header_second_line(boxes, out: list[list[Cell]], words) -> bool:
+    """Is the finder's second row the second line of its first row's cells (an unruled header whose names take two
+    lines)? The same cells, text only under first-row cells with text, an empty cell, and less than half a line
+    between the two rows' words."""
+    if len(out) < 3 or len(out[0]) != len(out[1]) or any(c.rowspan > 1 or c.colspan > 1 for c in out[0]):
+        return False
+    a, b = [x for x in boxes[0] if x is not None], [x for x in boxes[1] if x is not None]
+    if any(abs(p[0] - q[0]) > 1 or abs(p[2] - q[2]) > 1 for p, q in zip(a, b)):
+        return False
+    filled = [bool(c.text) for c in out[1]]
+    if all(filled) or not any(filled) or any(f and not out[0][k].text for k, f in enumerate(filled)):
+        return False
+
+    def lines(cells) -> list:
+        return [w for w in words if any(c[0] <= (w[0] + w[2]) / 2 <= c[2] and c[1] <= (w[1] + w[3]) / 2 <= c[3]
+                                        for c in cells)]
+
+    top, low = lines(a), lines(b)
+    if not top or not low:
+        return False
+    h = median(w[3] - w[1] for w in top + low)
+    return min(w[1] for w in low) - max(w[3] for w in top) < 0.5 * h
 
 
 def external_header(table) -> list[str]:
@@ -159,7 +187,8 @@ def _columns_of(box: Box, cols: list[tuple[float, float]]) -> list[int]:
 
 def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None) -> str:
     """Rows of recognised pieces (top to bottom, each left to right) → HTML with inferred columns; the first row is
-    the header unless `header_rows` says how many are."""
+    the header unless `header_rows` says how many of the given rows are (a body row never continues a header
+    cell)."""
     rows = [join_currency(r) for r in rows if r]
     if not rows:
         return ""
@@ -167,7 +196,8 @@ def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None)
     line_h = median([b[3] - b[1] for r in rows for b, _ in r]) or 1.0
     grid: list[dict[int, Cell]] = []
     bottoms: list[float] = []
-    for row in rows:
+    head = 0  # the grid rows made of the first `header_rows` rows
+    for n, row in enumerate(rows):
         placed: dict[int, Cell] = {}
         for box, text in row:
             ks = _columns_of(box, cols)
@@ -178,7 +208,7 @@ def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None)
                 placed[first] = Cell(text, colspan=len(ks))
         top = min(b[1] for b, _ in row)
         continues = (grid and 0 not in placed and top - bottoms[-1] < 0.5 * line_h
-                     and all(k in grid[-1] for k in placed))
+                     and all(k in grid[-1] for k in placed) and n != header_rows)
         if continues:
             for k, cell in placed.items():
                 grid[-1][k].text += " " + cell.text
@@ -186,6 +216,7 @@ def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None)
             continue
         grid.append(placed)
         bottoms.append(max(b[3] for b, _ in row))
+        head += 1 if header_rows is not None and n < header_rows else 0
     out: list[list[Cell]] = []
     for placed in grid:
         cells, k = [], 0
@@ -194,7 +225,7 @@ def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None)
             cells.append(cell)
             k += max(1, cell.colspan)
         out.append(cells)
-    return html_table(out, header_rows=(1 if len(out) > 1 else 0) if header_rows is None else header_rows)
+    return html_table(out, header_rows=(1 if len(out) > 1 else 0) if header_rows is None else head)
 
 
 # -- an engine's table given the text layer's header ------------------------------------------------------------
