@@ -37,6 +37,42 @@ def test_vertical_chinese_columns_are_found_and_flagged_for_review(tmp_path):
     assert sum(ch in got for ch in "".join(POEMS)) >= 0.8 * len("".join(POEMS))
 
 
+SHIPPED = Path(__file__).resolve().parents[1] / "models" / "builtin" / "model.safetensors"
+
+
+@pytest.mark.skipif(not SHIPPED.is_file(), reason="missing part: no shipped built-in model "
+                                                   "(models/builtin/model.safetensors)")
+def test_vertical_columns_the_builtin_engine_reads_across_are_flagged_too(tmp_path, one_torch_thread):
+    """The built-in engine's detector joins two neighbouring columns' glyphs row by row ("夜春", "來眠", …):
+    rows of two CJK glyphs stacked one under another are vertical text read across, and flagged."""
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    page = vertical_cjk_page(POEMS, tmp_path / "vertical.png")
+    pipe = Pipeline(PipelineOptions(engine="builtin", formats=("json",), layout_timeout=0), lambda e: None)
+    try:
+        pipe.run(str(page))
+        files = pipe.write(tmp_path / "out")
+    finally:
+        pipe.close()
+    blocks = _blocks(files)
+    cjk = [b for b in blocks if sum("\u4e00" <= ch <= "\u9fff" for ch in b["text"]) >= 3]
+    assert cjk and all(any(r.startswith("vertical text") for r in b["needs_review"]) for b in cjk), \
+        [(b["text"], b["needs_review"]) for b in blocks]
+
+
+@pytest.mark.parametrize("rows, expected", [
+    ([((0, 10 * k, 40, 10 * k + 9), "夜春") for k in range(10)], 10),  # two columns read across, row by row
+    ([((0, 10 * k, 40, 10 * k + 9), "夜春") for k in range(3)], 0),  # too few rows to tell
+    ([((0, 10 * k, 300, 10 * k + 9), "春眠不覺曉處處聞啼鳥") for k in range(6)], 0),  # horizontal Chinese
+    ([((0, 10 * k, 40, 10 * k + 9), "Ab") for k in range(6)], 0),  # short Latin rows
+    ([((100 * (k % 2), 10 * k, 100 * (k % 2) + 40, 10 * k + 9), "春") for k in range(6)], 0),  # not stacked
+])
+def test_rows_cut_across_vertical_columns_are_told_from_horizontal_text(rows, expected):
+    from app.core.scripts.direction import stacked_rows
+
+    assert stacked_rows(rows) == expected
+
+
 @pytest.fixture
 def only_english(tmp_path, monkeypatch):
     """Tesseract with English only (and, when asked, its script detector): the process's shared instance is

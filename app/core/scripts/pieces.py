@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from app.core.scripts.catalogue import SCRIPTS
+from app.core.scripts.direction import stacked_rows
 from app.core.scripts.router import LOST, Routed, ScriptRouter, route_stats
 from app.core.text.textcheck import dominant_script
 
@@ -55,12 +56,14 @@ def layout_line_readers(lines: Sequence[Sequence[Any]]) -> dict[str, Any]:
     """The reader stats of lines the layout's OCR read ([x0, y0, x1, y1, text, {"reader", "vertical"}];
     app.core.layout.ocr_scripts), each line's `reader` in `line_stats`. A line the hook's record does not name
     (its text came back changed from the layout) is, by its letters, Tesseract's ("tesseract", its model
-    unknown) when in a script the router reads, else RapidOCR's; vertical lines (CJK columns) are counted."""
+    unknown) when in a script the router reads, else RapidOCR's; vertical lines (CJK columns, or rows cut
+    across them: direction.stacked_rows) are counted."""
     known = [line[5] if len(line) > 5 and isinstance(line[5], dict) else {} for line in lines]
     readers = [str(k.get("reader") or ("tesseract" if dominant_script([str(line[4])]) in SCRIPTS else READER))
                for line, k in zip(lines, known)]
     st = route_stats(readers, [], [line[:4] for line in lines])
-    upright = sum(int(k.get("vertical") or 0) for k in known)
+    upright = max(sum(int(k.get("vertical") or 0) for k in known),
+                  stacked_rows([(line[:4], str(line[4])) for line in lines]))
     if upright:  # their boxes came back from the layout as lines across the page
         st["vertical_lines"] = max(upright, int(st.get("vertical_lines") or 0))
     if lines:

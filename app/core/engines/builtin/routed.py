@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from app.core.scripts.direction import right_first
+from app.core.scripts.direction import right_first, stacked_rows
 from app.core.scripts.pieces import INSIDE, absorbed, inside
 from app.core.scripts.router import SUSPECT_COVERAGE, Routed, route_stats, suspect
 from app.core.record.events import TokensCommitted
@@ -91,11 +91,15 @@ def routed_line(engine, line: Routed, recognised: str, *, region_id: str, emit, 
 
 
 def reader_stats(per_line: list[dict[str, Any]], routed, boxes) -> dict[str, Any]:
-    """The region's `reader`, `readers`, `unreadable_scripts` and `vertical_lines` (router.route_stats), each
-    line's `reader` set."""
+    """The region's `reader`, `readers`, `unreadable_scripts` and `vertical_lines` (router.route_stats; and
+    rows that are vertical columns read across: direction.stacked_rows), each line's `reader` set."""
     for s in per_line:
         s.setdefault("reader", RECOGNISER if s.get("fallback") == "recogniser" else DECODER)
-    return route_stats([s["reader"] for s in per_line], routed, boxes)
+    st = route_stats([s["reader"] for s in per_line], routed, boxes)
+    across = stacked_rows([(s.get("box") or (0, 0, 0, 0), str(s.get("text") or "")) for s in per_line])
+    if across:  # vertical columns the detector joined row by row: counted as vertical text (flagged)
+        st["vertical_lines"] = max(across, int(st.get("vertical_lines") or 0))
+    return st
 
 
 def reading_rows(texts: list[list[str]], per_line: list[dict[str, Any]]) -> list[list[str]]:
