@@ -61,6 +61,51 @@ def _isolated_user_data(request, tmp_path_factory, monkeypatch):
         monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hub))
 
 
+@pytest.fixture(autouse=True)
+def _qt_widgets_deleted_with_their_test(request):
+    """pytest-qt closes a test's widgets and asks Qt to delete them later; Qt does that in the next event
+    loop that runs, which was the NEXT test's first wait: a window was torn down in the middle of another test
+    (the crash seen inside `test_gui_region_editing`'s window fixture). Deleted here instead, at the end of
+    the test that made them (an explicit DeferredDelete flush: processEvents alone does not delete)."""
+    yield
+    if "qtbot" not in request.fixturenames:
+        return
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    if QCoreApplication.instance() is not None:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+@pytest.fixture
+def open_window(qtbot):
+    """`open_window(pdf, engine="classic", read=None)`: the real MainWindow at 1280×800, shown, active,
+    `pdf` open with its pages measured; `read` (a list of page indexes, or "all") is read and waited for.
+    Registered with qtbot: closed (every thread it started ended: MainWindow.closeEvent) and deleted when
+    the test ends."""
+
+    def make(pdf=None, engine: str = "classic", read=None, timeout_ms: int = 90_000):
+        from app.gui.main_window import MainWindow
+        from window_kit import wait_window_run
+
+        w = MainWindow()
+        qtbot.addWidget(w)
+        w.resize(1280, 800)
+        if engine:
+            w.engine_bar.set_engine(engine)
+        w.show()
+        qtbot.waitExposed(w)
+        w.activateWindow()
+        if pdf is not None:
+            w.open_files([str(pdf)], run=False)
+            qtbot.waitUntil(lambda: bool(w.work.page_sizes), timeout=20_000)
+        if read is not None:
+            w.run_document(None if read == "all" else list(read))
+            wait_window_run(qtbot, w, timeout_ms)
+        return w
+
+    return make
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread():
     """Decoder tests on one thread: steadier on the shared 2-core machines, and the same numbers every run."""

@@ -33,18 +33,8 @@ def pdf(tmp_path):
 
 
 @pytest.fixture
-def window(qtbot, pdf):
-    from app.gui.main_window import MainWindow
-
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.engine_bar.set_engine("classic")
-    w.show()
-    qtbot.waitExposed(w)
-    w.open_files([str(pdf)], run=False)
-    qtbot.waitUntil(lambda: bool(w.work.page_sizes), timeout=20_000)
-    return w
+def window(open_window, pdf):
+    return open_window(pdf)
 
 
 def checks(w) -> list[bool]:

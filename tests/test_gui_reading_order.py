@@ -10,6 +10,7 @@ import pymupdf
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from window_kit import wait_window_run
 
 LEFT, NOMOD = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
 WORDS = {"L": ["Apple", "Banana", "Cherry"], "R": ["Delta", "Echo", "Foxtrot"]}
@@ -33,28 +34,12 @@ def two_column_pdf(path):
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    from app.gui.main_window import MainWindow
-
-    pdf = two_column_pdf(tmp_path / "columns.pdf")
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.engine_bar.set_engine("classic")
-    w.show()
-    qtbot.waitExposed(w)
-    w.activateWindow()
-    w.open_files([str(pdf)], run=False)
-    qtbot.waitUntil(lambda: bool(w.work.page_sizes), timeout=20_000)
-    w.run_document([0])
-    wait_run(qtbot, w)
-    return w
+def window(open_window, tmp_path):
+    return open_window(two_column_pdf(tmp_path / "columns.pdf"), read=[0])
 
 
 def wait_run(qtbot, w, timeout=90_000):
-    qtbot.waitUntil(lambda: not w.decoder.running, timeout=timeout)
-    qtbot.wait(50)
-    w.redraw()
+    wait_window_run(qtbot, w, timeout)
 
 
 def key(w, k, mod=NOMOD) -> None:

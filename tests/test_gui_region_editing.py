@@ -14,45 +14,25 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox
 
 from app.core.record import events as ev
+from window_kit import wait_window_run
 
 LEFT, NOMOD = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
+def window(open_window, tmp_path):
     from app.core.base.paths import sample_document
-    from app.gui.main_window import MainWindow
 
     pdf = tmp_path / "report.pdf"
     shutil.copyfile(sample_document(), pdf)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.engine_bar.set_engine("classic")
-    w.show()
-    qtbot.waitExposed(w)
-    w.activateWindow()
-    w.open_files([str(pdf)], run=False)
-    qtbot.waitUntil(lambda: bool(w.work.page_sizes), timeout=20_000)
-    w.run_document([0])
-    wait_run(qtbot, w)
-    return w
-
+    return open_window(pdf, read=[0])
 
 
 @pytest.fixture
-def reviewed_window(qtbot, page_events):
+def reviewed_window(open_window, page_events):
     """The window after that run, its events applied through the window's one entry point (as a live run's are)."""
-    from app.gui.main_window import MainWindow
-
     pdf, events = page_events
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    w.open_files([str(pdf)], run=False)
-    qtbot.waitUntil(lambda: bool(w.work.page_sizes), timeout=20_000)
+    w = open_window(pdf, engine="")
     for e in events:
         w.handle_event(e)
     w.run_presenter.finished(0, "")  # what the lane says after a run's last event
@@ -61,9 +41,7 @@ def reviewed_window(qtbot, page_events):
 
 
 def wait_run(qtbot, w, timeout=90_000):
-    qtbot.waitUntil(lambda: not w.decoder.running, timeout=timeout)
-    qtbot.wait(50)
-    w.redraw()
+    wait_window_run(qtbot, w, timeout)
 
 
 def drag(w, start, end) -> None:

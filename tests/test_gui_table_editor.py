@@ -32,22 +32,8 @@ def two_page_table(path):
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    from app.gui.main_window import MainWindow
-
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.engine_bar.set_engine("classic")
-    w.show()
-    qtbot.waitExposed(w)
-    w.open_files([str(two_page_table(tmp_path / "stock.pdf"))], run=False)
-    qtbot.waitUntil(lambda: bool(w.work.page_sizes), timeout=20_000)
-    w.run_document()
-    qtbot.waitUntil(lambda: not w.decoder.running, timeout=180_000)
-    qtbot.wait(50)
-    w.redraw()
-    return w
+def window(open_window, tmp_path):
+    return open_window(two_page_table(tmp_path / "stock.pdf"), read="all", timeout_ms=180_000)
 
 
 def table_block(w, page):

@@ -83,13 +83,16 @@ class Journal:
         self.saves = 0
         self.set_aside: Path | None = None  # where an unusable journal was moved, for the window to say
         self.problem = ""  # why it was unusable, for a person
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scriptorium-journal")
+        self._executor: ThreadPoolExecutor | None = None  # started by the first save, ended by `close`
 
     def save(self, state: dict[str, Any], *, clean: bool = False, wait: bool = True) -> Path:
         """`state` must be a snapshot (plain data nobody mutates afterwards), e.g. `Session.to_dict()`."""
         payload = {"version": VERSION, "saved_at": time.time(), "clean": clean, "pid": os.getpid(), "state": state}
         self.saves += 1
-        future = self._executor.submit(lambda: atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, indent=1)))
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scriptorium-journal")
+        future = self._executor.submit(
+            lambda: atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, indent=1)))
         if wait:
             future.result()
         return self.path
@@ -128,6 +131,13 @@ class Journal:
 
     def mark_clean(self, state: dict[str, Any]) -> None:
         self.save(state, clean=True)
+
+    def close(self) -> None:
+        """Finish the saves asked for and end the save thread (the window closes). A later save starts a new
+        one: closing is never what loses work."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
 
     def discard(self) -> None:
         try:

@@ -147,7 +147,8 @@ class MainWindow(WindowDocuments, WindowPages, WindowLinking, WindowRuns, QMainW
             self._docks_sized = True
             from app.gui.dock_policy import size_decoding_dock
 
-            QTimer.singleShot(0, lambda: size_decoding_dock(self, self.views_dock, self.views.scroller))
+            # `self` as the timer's context: a window deleted before the next turn of the loop is not sized
+            QTimer.singleShot(0, self, lambda: size_decoding_dock(self, self.views_dock, self.views.scroller))
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802
         if event.mimeData().hasUrls():
@@ -160,10 +161,15 @@ class MainWindow(WindowDocuments, WindowPages, WindowLinking, WindowRuns, QMainW
             event.acceptProposedAction()
 
     def closeEvent(self, event) -> None:  # noqa: N802
+        """Every thread the window started has ended when this returns (the decoding lane, the page
+        renderer, an export, the journal's saves): deleting the window later frees nothing a thread uses."""
         save_geometry(self)
+        self.autosave.stop()
+        self._frame.stop()
         self.decoder.shutdown()
-        self.renderer.wait(2000)
+        self.renderer.close()
         self.exporter.finish()
         self.editor.flush_edits()
         self.journal.mark_clean(self.session.to_dict())
+        self.journal.close()
         super().closeEvent(event)

@@ -366,15 +366,19 @@ class MarkdownEditor(QPlainTextEdit):
                 neighbour = neighbour.next()
         rid = self.line_id(neighbour) if neighbour.isValid() else ""
         if rid:
-            QTimer.singleShot(0, lambda b=block, r=rid: self._tag(b, r))
+            # Tagged on the next turn of the loop (not inside the document's own change signal). What waits
+            # is a cursor, which the document keeps up to date as text moves and nulls when it dies; a
+            # QTextBlock is a bare pointer into the document that dangles once it is replaced or deleted.
+            # The editor is the timer's context: a deleted editor tags nothing.
+            QTimer.singleShot(0, self, lambda c=QTextCursor(block), r=rid: self._tag(c, r))
         return rid
 
-    def _tag(self, block, rid: str) -> None:
-        if not block.isValid():
+    def _tag(self, cursor: QTextCursor, rid: str) -> None:
+        if cursor.isNull() or self.line_id(cursor.block()):  # the document died, or the line has its id
             return
         self._updating += 1
         try:
-            QTextCursor(block).setBlockFormat(self._format(rid))
+            cursor.setBlockFormat(self._format(rid))
         finally:
             self._updating -= 1
 

@@ -49,6 +49,11 @@ class PageRenderer(QObject):
         self._documents: dict[str, object] = {}  # touched by the render thread only
         self._passwords: dict[str, str] = {}
         self._wanted: dict[tuple[str, str], tuple[int, float]] = {}
+        self._closed = False  # set by `close`: no new work is taken
+
+    def _start(self, work) -> None:
+        if not self._closed:
+            self._pool.start(_Task(work))
 
     def set_password(self, path: str, password: str) -> None:
         self._passwords[path] = password
@@ -72,7 +77,7 @@ class PageRenderer(QObject):
                 return
             self.info_ready.emit(path, doc.page_count, sizes)
 
-        self._pool.start(_Task(work))
+        self._start(work)
 
     def request(self, path: str, page: int, dpi: float, purpose: str = "page") -> None:
         key = (path, purpose)
@@ -89,7 +94,7 @@ class PageRenderer(QObject):
                 return
             self.page_ready.emit(path, page, float(dpi), pil_to_qimage(image), purpose)
 
-        self._pool.start(_Task(work))
+        self._start(work)
 
     def set_orientation(self, path: str, page: int, turn: int, skew: float) -> None:
         """Render `page` of `path` turned and straightened as it was read (app.core.pipeline.orient)."""
@@ -99,7 +104,7 @@ class PageRenderer(QObject):
             except Exception:  # noqa: BLE001 - a document not at hand (a replay) is shown without its image
                 pass
 
-        self._pool.start(_Task(work))
+        self._start(work)
 
     def forget(self, path: str) -> None:
         self._passwords.pop(path, None)
@@ -110,10 +115,17 @@ class PageRenderer(QObject):
             if close:
                 close()
 
-        self._pool.start(_Task(work))
+        self._start(work)
 
     def wait(self, ms: int = 5000) -> bool:
         return self._pool.waitForDone(ms)
+
+    def close(self) -> None:
+        """The window closes: no new work is taken, and the work taken is finished (however loaded the
+        machine) before this returns. A page asked for after close (the window's last queued events ask for
+        thumbnails) would render while the renderer is being deleted, and signal from a dead object."""
+        self._closed = True
+        self._pool.waitForDone(-1)
 
 
 def _needs_password(exc: Exception) -> bool:

@@ -185,6 +185,6 @@ def make_side_panel(documents: DocumentList, thumbnails: ThumbnailStrip) -> QSpl
         if abs(split.sizes()[0] - top_h) > 1:
             split.setSizes([top_h, total - top_h])
 
-    documents.rows_changed.connect(lambda: QTimer.singleShot(0, fit))
+    documents.rows_changed.connect(lambda: QTimer.singleShot(0, split, fit))  # not after `split` is deleted
     split.fit_documents = fit
     return split

@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from app.core.review.runner import RunRequest
 
 
+_PARKED: list[tuple[QThread, QObject]] = []  # lanes whose thread would not end at shutdown: never destroyed
+
+
 class _Worker(QObject):
     """Lives in the worker thread. `run(request)` executes there (queued call)."""
 
@@ -78,6 +81,7 @@ class DecodeClient(QObject):
         self.dropped = 0
         self.device = ""  # the device of the loaded model, for the About box
         self.recorder = None  # a TraceWriter: every event of a run is also written there (thread-safe)
+        self._stopped = False
         self._thread = QThread()
         self._thread.setObjectName("scriptorium-decoder")
         self._worker = _Worker(self)
@@ -152,8 +156,17 @@ class DecodeClient(QObject):
         self._cancel = None
         self.run_finished.emit(run_id, error)
 
-    def shutdown(self, timeout_ms: int = 5000) -> None:
-        self.cancel()
+    def shutdown(self, timeout_ms: int = 30_000) -> None:
+        """End the lane (the window closes, the app quits; a second call does nothing): the run is cancelled
+        and its late events dropped, the model is let go on its own thread, and the thread is waited for until
+        it has ended. A QThread destroyed while it runs takes the process down, and a worker freed under its
+        running thread is a use-after-free, so the lane is never abandoned: one still busy after `timeout_ms`
+        (a forward that does not return) is parked, thread and worker, for the rest of the process."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self.cancel(discard=True)
         self._shutdown.emit()
         self._thread.quit()
-        self._thread.wait(timeout_ms)
+        if not self._thread.wait(timeout_ms):
+            _PARKED.append((self._thread, self._worker))

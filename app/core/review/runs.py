@@ -197,8 +197,14 @@ class RunController:
     def _record(self, work: DocumentWork, folder: Path) -> None:
         from app.core.record.trace import TraceWriter
 
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.trace_path = folder / f"{Path(work.path).stem}-{stamp}.jsonl"
+        # Named to the second, and never over an earlier trace: two runs started within one second (a quick
+        # run, then "read again") wrote the second run's events over the first's.
+        stem = f"{Path(work.path).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+        path, n = folder / f"{stem}.jsonl", 1
+        while path.exists():
+            n += 1
+            path = folder / f"{stem}-{n}.jsonl"
+        self.trace_path = path
         self.lane.recorder = TraceWriter(self.trace_path, meta={"document": work.path})
 
     def _stop_recording(self) -> Path | None:
