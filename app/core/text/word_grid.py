@@ -51,14 +51,21 @@ class Word:
 
 def page_words(page, skip_fonts: tuple[str, ...] = ()) -> list[Word]:
     """A PyMuPDF page's words (get_text("words")), each with the font of the span it lies in (bold flag, name,
-    size); words in a span of `skip_fonts` (an OCR hook's inserted text) are left out."""
-    spans = [s for b in page.get_text("dict").get("blocks", []) for ln in b.get("lines", [])
-             for s in ln.get("spans", []) if s.get("text", "").strip()]
+    size); words in a span of `skip_fonts` (an OCR hook's inserted text) are left out. One text page serves both
+    readings, so a word's block and line numbers are those of its line's spans."""
+    import pymupdf
+
+    textpage = page.get_textpage(flags=pymupdf.TEXTFLAGS_WORDS)  # no images: a scan's page stays cheap
+    blocks = page.get_text("dict", textpage=textpage).get("blocks", [])
     out = []
-    for x0, y0, x1, y1, text, *_ in page.get_text("words"):
+    for x0, y0, x1, y1, text, block, line, _ in page.get_text("words", textpage=textpage):
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        try:
+            spans = blocks[block]["lines"][line]["spans"]
+        except (IndexError, KeyError):
+            spans = []
         span = next((s for s in spans if s["bbox"][0] - 0.5 <= cx <= s["bbox"][2] + 0.5
-                     and s["bbox"][1] - 0.5 <= cy <= s["bbox"][3] + 0.5), None)
+                     and s["bbox"][1] - 0.5 <= cy <= s["bbox"][3] + 0.5), spans[0] if spans else None)
         font = str(span.get("font", "")) if span else ""
         if any(font.startswith(f) for f in skip_fonts):
             continue
