@@ -31,6 +31,8 @@ def test_closing_the_window_mid_run_ends_every_thread_it_started_before_close_re
     assert w.renderer._pool.activeThreadCount() == 0, "a page is still being rendered after close"
     assert _journal_threads() == before, "the journal's save thread outlived the window"
     assert w.journal.load()["clean"], "closed normally: the journal says so"
+    qtbot.wait(200)  # the lane's last word, queued before it ended, arrives now: no run "ends" after close
+    assert w.journal.load()["clean"] and _journal_threads() == before
     w.close()  # a second close (the app quitting after the window closed) does no harm
     assert w.journal.save(w.session.to_dict(), clean=True)  # and a save after close still writes
     w.journal.close()

@@ -150,6 +150,9 @@ class DecodeClient(QObject):
 
     def _finished(self, run_id: int, error: str) -> None:
         self._drain()
+        if self._stopped:  # the lane was shut down (the window closed): nobody is told a run ended any more
+            self.running = False
+            return
         if run_id != self._run_id:
             return
         self.running = False
