@@ -170,3 +170,35 @@ def test_a_header_whose_names_take_two_lines_is_one_row_in_the_finders_table():
     grid = _grid(html)
     assert grid[0][2:] == [("State funded legal aid", True, 1), ("CSOs", True, 1)]
     assert grid[1][:2] == [("yy", False, 1), ("Persons with disabilities", False, 1)]
+
+
+def test_labels_and_their_figures_in_two_columns_are_a_table_but_a_list_of_numbers_is_not():
+    doc, page = _page()
+    rows = [("Clinical sign", "Rate"), ("Abnormal bleeding", "90.1%"), ("Abdominal pain", "19.4%"),
+            ("Nausea", "15.2%"), ("Fatigue", "2.0%")]
+    _table(page, rows, [72, 300], bold_head=False)
+    grid = _grid(word_table(page_words(page)))
+    assert grid[0] == [("Clinical sign", True, 1), ("Rate", True, 1)] and grid[4][1] == ("2.0%", False, 1)
+    doc, page = _page()
+    _table(page, [(f"{n}.", f"step {n}") for n in range(1, 6)], [72, 300], bold_head=False)
+    assert word_table(page_words(page)) is None  # markers and words, no figures
+
+
+@pytest.mark.slow
+def test_a_scanned_borderless_table_the_layout_calls_text_is_read_as_a_table(tmp_path):
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    doc, page = _page()
+    assert page.insert_textbox(pymupdf.Rect(72, 72, 523, 142), PROSE, fontsize=11, fontname="helv") > 0
+    _table(page, [("Name", "Age", "City"), ("Anna", "34", "Berlin"), ("Ben", "27", "Paris"), ("Carla", "45", "Rome")],
+           [72, 200, 300], y=170, bold_head=False, size=11, gap=18)
+    page.get_pixmap(dpi=150).save(tmp_path / "scan.png")  # a scan: no text layer, the layout's OCR reads it
+    pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"))
+    try:
+        out = pipe.run(tmp_path / "scan.png")
+    finally:
+        pipe.close()
+    (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
+    grid = _grid(out.to_markdown(anchors=False))
+    assert [c[0] for c in grid[0]] == ["Name", "Age", "City"]
+    assert [c[0] for c in grid[3]] == ["Carla", "45", "Rome"]

@@ -6,7 +6,7 @@
   cells (HTML with header and spans, app.core.text.tables) go with it for the text-layer source to take;
 - a `text`, `list-item` or `picture` box whose text-layer words line up in rows and columns is a borderless table
   (`word_tables`, in the layout's child process; app.core.text.word_grid), and a `table` box the finder has no
-  table for takes the words' columns;
+  table for takes the words' columns; on a scan, such a box whose OCR lines line up so is a table the engine reads;
 - a `caption`/`text` box of one short line that reads as math becomes a `formula`; a `formula` box whose text reads
   as prose becomes `text`;
 - boxes side by side in two columns that the layout ordered across the columns are ordered down each column
@@ -29,6 +29,7 @@ from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMar
 from app.core.text.layer_math import set_as_math
 from app.core.layout.base import STRIP_ASPECT  # a picture this much wider than tall is a strip: a line, not a photo
 from app.core.text.textlayer import inside_fraction
+from app.core.text.word_grid import Word, grid
 
 OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
 STRIP_LETTERS = 3  # ... and a few letters read in it are its text (a one-line image of a word or two)
@@ -287,6 +288,10 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
                 and _prose_words(text) >= 4 + len(_RELATION.findall(text)) \
                 and 2 * sum(ln.math for ln in inside) < len(inside):  # prose ("nodes = 3, splits = 4" is not)
             b["boxclass"] = cls = "text"
+        read = [ln for ln in inside if id(ln) not in held] if cls == "picture" else inside
+        if cls in GRID_CLASSES and cls != "table" and not b.get("word_table") and read and all(ln.ocr for ln in read) \
+                and grid([Word(ln.box, ln.text) for ln in read]) is not None:
+            b["boxclass"] = cls = "table"  # a scan's lines in rows and columns: the engine reads it as a table
         if cls in GRID_CLASSES and cls != "table" and b.get("word_table"):
             b["boxclass"] = cls = "table"  # words in rows and columns: a borderless table the layout took for text
             b["layer_table"] = b["word_table"]

@@ -13,7 +13,8 @@ table, and why the tests above do not take it:
 - a paragraph: its lines are one piece each (no gap of a column's width between words);
 - a list: its markers (1., a), •) are no column of cells, so a marker, its text and a note beside it are two;
 - two (or three) columns of prose: the pieces are long lines of words; a table needs at least two columns of short
-  cells (SHORT_WORDS words or fewer in most of their rows).
+  cells (SHORT_WORDS words or fewer in most of their rows). Two columns are a table only as labels and figures
+  (`_labels_and_figures`: a number on the right of every row but the column names, a wide gutter).
 
 The header: the first row when it is set apart (bold, or another font or size than the rows below), or when it is
 all words over columns that hold numbers below; otherwise every row is a body row.
@@ -33,6 +34,8 @@ COLUMN_GAP = 0.8  # a gap of this share of the line height or more between two w
 MIN_COLUMNS = 3
 MIN_ROWS = 3
 FULL_SHARE = 0.6  # ... and the rows that fill MIN_COLUMNS columns are this share of the block's rows at least
+FIGURE_ROWS = 4  # two columns, labels and their figures, are a table over this many rows ...
+FIGURE_GUTTER = 1.5  # ... with a gutter this many line heights wide between them
 SHORT_WORDS = 4  # a cell of a table's short column has at most this many words ...
 SHORT_COLUMNS = 2  # ... in 80 % of its rows, and a table has this many such columns at least
 BOLD = 16  # PyMuPDF's span flag for a bold font
@@ -127,19 +130,17 @@ def _gutters(rows: list[list[list[Word]]]) -> list[tuple[float, float]]:
 def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
     """The block's rows of pieces and its column count when its words line up in a table (the tests of the
     module's docstring); None when they do not."""
-    if len(words) < MIN_COLUMNS * MIN_ROWS:
+    if len(words) < 2 * FIGURE_ROWS:
         return None
     line_h = median(w.box[3] - w.box[1] for w in words)
     rows = [_pieces(r, COLUMN_GAP * line_h) for r in _rows(words)]
     if len(rows) < MIN_ROWS:
         return None
     wide = [r for r in rows if len(r) >= MIN_COLUMNS]  # the gutters come from these (a spanning cell elsewhere
-    if len(wide) < MIN_ROWS:                             # cannot close one)
-        return None
-    cuts = [(a + b) / 2 for a, b in _gutters(wide)]
+    cuts = [(a + b) / 2 for a, b in _gutters(wide)]    # cannot close one)
     columns = len(cuts) + 1
-    if columns < MIN_COLUMNS:
-        return None
+    if len(wide) < MIN_ROWS or columns < MIN_COLUMNS:
+        return (rows, 2) if _labels_and_figures(rows, line_h) else None
 
     def column(piece) -> int:
         return sum(1 for c in cuts if c < _extent(piece)[0])
@@ -165,6 +166,21 @@ def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
 
 def _looks_numeric(text: str) -> bool:
     return bool(_NUMBER.match(text.strip()))
+
+
+def _labels_and_figures(rows: list[list[list[Word]]], line_h: float) -> bool:
+    """Two columns are a table too when they are labels and figures: FIGURE_ROWS rows or more (most of the block)
+    of two pieces a wide gutter apart (FIGURE_GUTTER line heights, the same for all of them), the right one a
+    number in all but the first (the column names)."""
+    pairs = [r for r in rows if len(r) == 2]
+    if len(pairs) < FIGURE_ROWS or len(pairs) < FULL_SHARE * len(rows):
+        return False
+    gutters = _gutters(pairs)
+    if len(gutters) != 1 or gutters[0][1] - gutters[0][0] < FIGURE_GUTTER * line_h:
+        return False
+    figures = [_looks_numeric(" ".join(w.text for w in r[1])) for r in pairs]
+    labels = [" ".join(w.text for w in r[0]) for r in pairs]
+    return all(figures[1:]) and not all(_MARKER.match(t) or _looks_numeric(t) for t in labels)
 
 
 def _set_apart(head: list[Word], body: list[Word]) -> bool:
