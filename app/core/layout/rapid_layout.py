@@ -142,14 +142,17 @@ class RapidLayout:
             return []
         with stage("layout"):
             found = self.detect(image)
-        natives = {(d.label, d.box): n for d, n in found}
+        natives = {d.box: n for d, n in found}
         w, h = float(image.width), float(image.height)
-        dets = postprocess(tables_over_figures([d for d, _ in found]), w, h)
+        dets = tables_over_figures([d for d, _ in found])
+        if document is not None and document.kind == "pdf" and not document.turned(index):
+            dets = pictures_of_text(dets, document.text_layer(index), 72.0 / dpi)
+        dets = postprocess(dets, w, h)
         dets = reading_order(dets)
         if not dets:  # nothing found (a page unlike any it was trained on): the whole page is read, as text
             dets = [Detection("text", 0.0, (0.0, 0.0, w, h))]
         return make_regions(dets, index, dpi, self.name, keep_headers=keep_headers,
-                            native_labels=[natives.get((d.label, d.box), d.label) for d in dets],
+                            native_labels=[natives.get(d.box, d.label) for d in dets],
                             page_size=(w, h))
 
 
@@ -164,6 +167,24 @@ def tables_over_figures(dets: list[Detection]) -> list[Detection]:
     tables = [d for d in dets if d.label == "table"]
     return [d for d in dets if d.label != "image" or not any(iou(d.box, t.box) >= TABLE_OVER_FIGURE
                                                              for t in tables)]
+
+
+TEXT_IN_PICTURE = 40  # text-layer words: a "figure" holding this many is a page of text the model mistook
+
+
+def pictures_of_text(dets: list[Detection], words, scale: float) -> list[Detection]:
+    """On a born-digital page, a figure box over many of the text layer's words (`scale`: points per pixel) is
+    text: CDLA's model boxes a whole Arabic page or a wide table page as one figure, and a figure is not
+    read."""
+    from dataclasses import replace
+
+    def held(d: Detection) -> int:
+        x0, y0, x1, y1 = (v * scale for v in d.box)
+        return sum(1 for w in words if x0 <= (w.box_pt[0] + w.box_pt[2]) / 2 <= x1
+                   and y0 <= (w.box_pt[1] + w.box_pt[3]) / 2 <= y1)
+
+    return [replace(d, label="text") if d.label == "image" and held(d) >= TEXT_IN_PICTURE else d
+            for d in dets]
 
 
 def reading_order(dets: list[Detection]) -> list[Detection]:
