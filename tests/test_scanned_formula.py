@@ -1,6 +1,7 @@
-"""A formula with no usable text layer (a page image) read by a recogniser that writes no LaTeX: the block says
-so — plain text, not `$$`, and the review reason "formula from a scan: not read as LaTeX" — in `convert`'s output
-and in the window's blocks rebuilt from the run's events alike (app.core.pipeline.assembly.formula_problem)."""
+"""A formula with no usable text layer (a page image) read by a recogniser that writes no LaTeX: the block
+says so — plain text, not `$$`, and the review reason "formula from a scan: not read as LaTeX" — in
+`convert`'s output and in the window's blocks rebuilt from the run's events alike
+(app.core.pipeline.assembly.formula_problem)."""
 from __future__ import annotations
 
 import pymupdf
