@@ -157,17 +157,19 @@ def test_a_garbled_arabic_text_layer_fails_the_check_and_a_good_one_passes():
     from PIL import Image, ImageDraw
 
     from app.core.pipeline.text_source import _fails, _squash
-    from app.core.scripts.layer_check import layer_language, read_layer_lines
+    from app.core.scripts.layer_check import checked_pairs, layer_language
 
     _tesseract("ara", "fas")
-    good = ARABIC[1]
+    good = ARABIC[1] + " SARS 2024"  # a Latin name and digits: not the check's business
     # a font with a broken ToUnicode table: the glyphs are right, the layer's letters are not (a real page's)
-    garbled = "الوووو،ها، والبلوووخ الوووديها المعلوودل"
+    garbled = "الوووو،ها، والبلوووخ الوووديها المعلوودل SARS 2024"
     face = _font("noto/NotoSansArabic-Regular.ttf", 34)
     line = Image.new("RGB", (int(face.getlength(good)) + 40, 70), "white")
     ImageDraw.Draw(line).text((20, 10), good, font=face, fill="black", direction="rtl")
     assert layer_language(good) == "ara" and layer_language("پژوهش در بازار کالا") == "fas"
     assert layer_language("Hello world") is None
-    read = read_layer_lines([(line, "ara")])[0]
-    assert not _fails(_squash(good), read)
-    assert _fails(_squash(garbled), read)
+    (ref, read), (bad_ref, bad_read) = checked_pairs([(line, "ara", _squash(good)), (line, "ara", _squash(garbled))])
+    assert "SARS" not in ref and not _fails(ref, read)
+    assert _fails(bad_ref, bad_read)
+    blank = Image.new("RGB", line.size, "white")  # nothing read: no judgement
+    assert not _fails(*checked_pairs([(blank, "ara", _squash(garbled))])[0])

@@ -310,7 +310,7 @@ class TextSource:
         pages = {region.page for region, _ in todo}
         shown = self.pipeline.page_dpi(pages.pop()) if len(pages) == 1 else 0.0
         dpi = shown if shown >= 0.9 * CHECK_DPI else CHECK_DPI
-        from app.core.scripts.layer_check import layer_language, read_layer_lines
+        from app.core.scripts.layer_check import checked_pairs, layer_language
 
         refs, images, ids, tess, tess_ids = {}, [], [], [], []
         for region, words in todo:
@@ -328,11 +328,12 @@ class TextSource:
                 x1, y1 = max(w.box_pt[2] for w in ws), max(w.box_pt[3] for w in ws)
                 pad = 0.15 * (y1 - y0)
                 crop = doc.crop(region.page, (x0 - pad, y0 - pad, x1 + pad, y1 + pad), dpi)
-                (tess if lang else images).append((crop, lang) if lang else crop)
+                (tess if lang else images).append((crop, lang, ref) if lang else crop)
                 (tess_ids if lang else ids).append(region.id)
         read = dict(zip(ids, (t for t, _ in recognise_lines(images))))
-        read.update(zip(tess_ids, read_layer_lines(tess)))
-        return {rid: (ref, read.get(rid, "")) for rid, ref in refs.items()}
+        out = {rid: (ref, read.get(rid, "")) for rid, ref in refs.items()}
+        out.update(zip(tess_ids, checked_pairs(tess)))  # (the layer's letters of that script, Tesseract's)
+        return out
 
     def _finish(self, region: Region, t0: float, text: str, engine: str, source: str, **extra) -> None:
         emit = self.pipeline.emit

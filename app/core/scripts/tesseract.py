@@ -97,33 +97,42 @@ class Tesseract:
         return self._apis[key]
 
     def read(self, image, lang: str) -> TessLine:
-        """One text line (a PIL image) read with `lang`'s model."""
-        from tesserocr import PSM, RIL, iterate_level
+        """One text line (a PIL image) read with `lang`'s model; read again as a raw line (no layout analysis)
+        when the single-line mode finds nothing (it gives up on a crop where a neighbour's letters touch the
+        line's)."""
+        from tesserocr import PSM
 
         if lang not in self.languages:
             raise ValueError(f"Tesseract has no {lang!r} model here")
         prepared, scale = prepare(image)
         with self._lock:
-            api = self._api(lang, PSM.SINGLE_LINE)
-            api.SetImage(prepared)
-            api.Recognize()
-            words: list[list[Any]] = []
-            it = api.GetIterator()
-            for w in iterate_level(it, RIL.WORD) if it is not None else ():
-                try:
-                    text, box = w.GetUTF8Text(RIL.WORD), w.BoundingBox(RIL.WORD)
-                except RuntimeError:  # a word with no text (tesserocr raises rather than return "")
-                    continue
-                if not text or not text.strip() or box is None:
-                    continue
-                x0, y0, x1, y1 = ((v - BORDER) / scale for v in box)
-                words.append([round(x0, 1), round(y0, 1), round(x1, 1), round(y1, 1),
-                              fold(text.strip(), lang), round(w.Confidence(RIL.WORD) / 100.0, 4)])
-            # the line's own text: words of a script written without spaces (Thai) are not joined by one
-            text = fold(" ".join(api.GetUTF8Text().split()), lang)
+            text, words = self._recognise(self._api(lang, PSM.SINGLE_LINE), prepared, scale, lang)
+            if not words:
+                text, words = self._recognise(self._api(lang, PSM.RAW_LINE), prepared, scale, lang)
         words = spelled(words, text, lang)
         conf = sum(w[5] for w in words) / len(words) if words else 0.0
         return TessLine(text, round(conf, 4), lang, words)
+
+    @staticmethod
+    def _recognise(api, prepared, scale: float, lang: str) -> tuple[str, list[list[Any]]]:
+        from tesserocr import RIL, iterate_level
+
+        api.SetImage(prepared)
+        api.Recognize()
+        words: list[list[Any]] = []
+        it = api.GetIterator()
+        for w in iterate_level(it, RIL.WORD) if it is not None else ():
+            try:
+                text, box = w.GetUTF8Text(RIL.WORD), w.BoundingBox(RIL.WORD)
+            except RuntimeError:  # a word with no text (tesserocr raises rather than return "")
+                continue
+            if not text or not text.strip() or box is None:
+                continue
+            x0, y0, x1, y1 = ((v - BORDER) / scale for v in box)
+            words.append([round(x0, 1), round(y0, 1), round(x1, 1), round(y1, 1),
+                          fold(text.strip(), lang), round(w.Confidence(RIL.WORD) / 100.0, 4)])
+        # the line's own text: words of a script written without spaces (Thai) are not joined by one
+        return fold(" ".join(api.GetUTF8Text().split()), lang), words
 
     def read_block(self, image, lang: str) -> list[TessLine]:
         """Every text line Tesseract finds in `image` (a block or a page: its own page segmentation), read with
@@ -159,6 +168,20 @@ class Tesseract:
             api.SetImage(prepared)
             found = api.DetectOrientationScript()
         return (found or {}).get("script_name") or None
+
+    def orientation(self, image) -> dict | None:
+        """Tesseract OSD's reading of a page: {"orient_deg", "orient_conf", "script_name", "script_conf"};
+        None when OSD is not installed or cannot tell."""
+        from tesserocr import PSM
+
+        if not self.osd:
+            return None
+        prepared, _ = prepare(image)
+        with self._lock:
+            api = self._api("osd", PSM.OSD_ONLY)
+            api.SetImage(prepared)
+            found = api.DetectOrientationScript()
+        return found or None
 
     def close(self) -> None:
         with self._lock:
