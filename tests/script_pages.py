@@ -33,6 +33,9 @@ RUSSIAN = (Text("Отчёт общества за прошедший год по
 ARABIC = (Text("تقرير السنة المالية 2024 يضم 15 فرعا جديدا", "DejaVuSans.ttf", 14, rtl=True),
           Text("وبلغ عدد الموظفين 340 موظفا في نهاية العام", "DejaVuSans.ttf", 14, rtl=True),
           Text("وارتفعت الإيرادات بنسبة 12 بالمئة عن العام الماضي", "DejaVuSans.ttf", 14, rtl=True))
+HEBREW = (Text("הדוח השנתי של האגודה מראה גידול במספר החברים", "DejaVuSans.ttf", 14, rtl=True),
+          Text("ופרסומים חדשים בשלוש ערים במהלך השנה האחרונה", "DejaVuSans.ttf", 14, rtl=True),
+          Text("האספה אישרה את תוכנית העבודה לשנה הבאה", "DejaVuSans.ttf", 14, rtl=True))
 
 
 def need_fonts() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from export_kit import convert
-from script_pages import ARABIC, need_tesseract, render_page, vertical_cjk_page
+from script_pages import ARABIC, HEBREW, edit_ratio, need_tesseract, render_page, vertical_cjk_page
 
 POEMS = ["春眠不覺曉處處聞啼鳥", "夜來風雨聲花落知多少", "床前明月光疑是地上霜"]
 
@@ -123,3 +123,21 @@ def test_without_a_script_detector_the_flag_names_what_would_read_every_script(t
     assert any("no installed recogniser reads" in r and install_all_hint() in r for r in reasons), reasons
     everything = install_all_hint(platform="linux")
     assert everything.startswith("apt install tesseract-ocr-osd ") and "tesseract-ocr-ara" in everything
+
+
+def test_an_upright_hebrew_page_is_not_turned_upside_down_and_is_read_in_hebrew(tmp_path):
+    """Upside down, Hebrew reads to the bundled recogniser as confident Latin look-alikes ("UXOGU XIALU"),
+    which turned the page over; Tesseract's script detector finds it upright, in Hebrew: it stays as is."""
+    from PIL import Image
+
+    from app.core.layout.orientation import detect
+
+    need_tesseract("heb", "osd")
+    page = render_page(list(HEBREW), tmp_path / "hebrew.png")
+    assert detect(Image.open(page)).turn == 0
+    out, files = convert(page, tmp_path / "out", layout="page", formats=("json",))
+    assert out.pages[0].rotation == 0
+    blocks = _blocks(files)
+    assert [b["reader"] for b in blocks] == ["tesseract:heb"]
+    want = " ".join(t.text for t in HEBREW)
+    assert edit_ratio(blocks[0]["text"], want) <= 0.05 and blocks[0]["text"].split()[0] == want.split()[0]

@@ -5,7 +5,9 @@ clockwise to be read, `skew` (degrees, counter-clockwise positive, within ±`MAX
 turn. Whether the lines run across the page or up and down it is read from the ink's row profile (sharpest, within a few
 degrees of skew, when the lines lie flat: that angle is the skew); which way up they are is the recogniser's call:
 the inkiest lines are read by RapidOCR's line recogniser (app.core.rapid.recogniser, the classic engine's own model,
-shipped in its wheel) both ways up, and the way they read with the higher mean character confidence wins.
+shipped in its wheel) both ways up, and the way they read with the higher mean character confidence wins;
+unless Tesseract's script detector (OSD) finds the page upright in a script that recogniser has no letters for
+(Hebrew upside down reads as confident Latin look-alikes): then it stays as it is.
 
 The pipeline hands the result to the document (app.core.document.Document.set_orientation), which turns and
 straightens every rendering and crop of the page from then on, so the layout, the crops and the boxes all live in the
@@ -34,6 +36,7 @@ PROFILE_SIDE = 600  # the row profiles are compared at this long side (px)
 MIN_CONFIDENCE_GAIN = 0.05  # another turn must read this much better than the page as it is to be chosen
 MIN_TURNED_CONFIDENCE = 0.6  # ... and read with at least this confidence: a page the recogniser reads poorly either
 # way (one short line, a script it half knows: upside-down Chinese reads as other Chinese characters) stays as it is
+OSD_UPRIGHT = 3.0  # Tesseract OSD's orientation confidence that keeps a page in another script as it is
 
 _RECOGNISER = None
 _LOCK = threading.Lock()
@@ -167,6 +170,20 @@ def lie(image, *, skew: bool = True) -> tuple[int, float] | None:
     return across, (flat[across][0] if skew and abs(flat[across][0]) >= MIN_SKEW else 0.0)
 
 
+def upright_in_another_script(image) -> bool:
+    """Does Tesseract's script and orientation detector (OSD, where installed) find the page upright, and in a
+    script the recogniser has no letters for? Then the recogniser's confident reading of the page turned is a
+    misreading (upside-down Hebrew reads as Latin look-alikes: "UXOGU XIALU"); the page stays as it is."""
+    from app.core.scripts.catalogue import BUNDLED_OSD
+    from app.core.scripts.tesseract import binding_missing, shared
+
+    if binding_missing():
+        return False
+    found = shared().orientation(image)
+    return bool(found) and found.get("script_name") not in (*BUNDLED_OSD, None) \
+        and found.get("orient_deg") == 0 and float(found.get("orient_conf") or 0.0) >= OSD_UPRIGHT
+
+
 def detect(image, *, skew: bool = True) -> Orientation:
     """How far `image` (a page rendering) must be turned clockwise to be read, and its small skew after that.
     Lines across the page or up and down it: the turn (0 or 90) under which the rows of ink are sharpest; then
@@ -189,6 +206,8 @@ def detect(image, *, skew: bool = True) -> Orientation:
     scores = {t: turn_score(g, mask, t) for t in dict.fromkeys((across, across + 180, 0))}
     best = max(scores, key=lambda t: (scores[t], t == 0))
     if best != 0 and (scores[best] < scores[0] + MIN_CONFIDENCE_GAIN or scores[best] < MIN_TURNED_CONFIDENCE):
+        best = 0
+    if best != 0 and upright_in_another_script(image):
         best = 0
     if best % 180 != across:  # kept upright though the ink looked sideways: the skew is the upright one's
         across = best % 180
