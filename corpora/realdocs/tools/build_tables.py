@@ -18,7 +18,7 @@ import pymupdf
 OUT = Path(sys.argv[1])
 GIT = "/work/.mirror/docling-project+docling/repo"
 PTN_GIT = "/work/.mirror/ibm-aur-nlp+PubTabNet/repo"
-PTN = 10  # PubTabNet's example tables taken (of the 20 in examples/), in the order of its .jsonl
+PTN = 20  # PubTabNet's example tables taken (all 20 in examples/), in the order of its .jsonl
 PTN_HOW = ("PubTabNet's own annotation (examples/PubTabNet_Examples.jsonl: structure tokens and cell tokens) written "
            "as HTML, its <thead> cells as <th>, bold/italic marks dropped")
 PTN_LICENCE = ("annotations CDLA-Permissive-1.0 (IBM); the table images are from the PMC Open Access Subset, "
