@@ -80,6 +80,7 @@ def only_english(tmp_path, monkeypatch):
     import app.core.scripts.tesseract as tesseract
 
     real = need_tesseract("eng", "osd").folder
+    made = []
 
     def make(*langs: str) -> Path:
         folder = tmp_path / "tessdata"
@@ -88,10 +89,13 @@ def only_english(tmp_path, monkeypatch):
             shutil.copy(real / f"{lang}.traineddata", folder)
         monkeypatch.setenv("TESSDATA_PREFIX", str(folder))
         monkeypatch.setattr(tesseract, "_SHARED", None)
-        assert tesseract.shared().languages == frozenset(langs)
+        made.append(tesseract.shared())
+        assert made[-1].languages == frozenset(langs)
         return folder
 
-    return make
+    yield make
+    for tess in made:  # its models closed before the process's own Tesseract is put back
+        tess.close()
 
 
 def _read_arabic(tmp_path) -> list[dict]:
