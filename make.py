@@ -64,6 +64,8 @@ APT_PACKAGES: tuple[str, ...] = (
     "tesseract-ocr-tha", "tesseract-ocr-kor", "tesseract-ocr-ara", "tesseract-ocr-fas", "tesseract-ocr-heb",
     # pdflatex, for born-digital pages with real formulas built at test time
     "texlive-latex-base", "texlive-fonts-recommended",
+    # the bidi layout Pillow's wheel loads at run time, for the Arabic/Hebrew lines rendered in tests
+    "libfribidi0",
 )
 
 
