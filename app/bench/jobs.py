@@ -29,12 +29,13 @@ from pathlib import Path
 SAMPLE_S = 0.25
 
 
-def scan_images(folder: Path | None = None) -> list[Path]:
-    """The Latin scans of the development set (its `s` pages that are images), in manifest order."""
+def scan_images(only: tuple[str, ...] = ("s",), folder: Path | None = None) -> list[Path]:
+    """The Latin scans of the development set (its `s` pages that are images; those whose id starts with one
+    of `only`), in manifest order."""
     from app.bench.real_corpus import CORPUS, load
 
-    return [pg.path for pg in load(folder or CORPUS) if pg.id.startswith("s") and pg.kind == "scan"
-            and pg.script == "latin"
+    return [pg.path for pg in load(folder or CORPUS) if pg.id.startswith("s") and pg.id.startswith(only)
+            and pg.kind == "scan" and pg.script == "latin"
             and pg.path.suffix.lower() in (".png", ".jpg", ".jpeg", ".tif", ".tiff")]
 
 
@@ -119,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pages", type=int, default=50, help="pages of the generated scanned PDF (default 50)")
     p.add_argument("--jobs", default="1,2", metavar="A,B", help="--jobs settings to compare (default 1,2)")
     p.add_argument("--reps", type=int, default=2, help="runs of each setting, taking turns (default 2)")
+    p.add_argument("--only", default="s", metavar="IDS",
+                   help="the scans the PDF is built from: page id prefixes, e.g. s06,s07 (default: all)")
     p.add_argument("--keep", default="", metavar="DIR", help="keep the PDF and every run's output here")
     p.add_argument("convert_args", nargs=argparse.REMAINDER, help="after --: more convert options")
     args = p.parse_args(argv)
@@ -127,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     print(machine_state(), flush=True)
     with tempfile.TemporaryDirectory(prefix="scriptorium-bench-jobs-") as tmp:
         root = Path(args.keep) if args.keep else Path(tmp)
-        images = scan_images()
+        images = scan_images(tuple(i.strip() for i in args.only.split(",") if i.strip()))
         pdf = scanned_pdf(root / f"scans-{args.pages}.pdf", args.pages, images)
-        print(f"{pdf.name}: {args.pages} pages from {len(images)} real scans (corpora/realdocs)", flush=True)
+        names = ", ".join(i.stem.split("-")[0] for i in images)
+        print(f"{pdf.name}: {args.pages} pages from {len(images)} real scans ({names}; corpora/realdocs)",
+              flush=True)
         runs: list[dict] = []
         for rep in range(args.reps):
             for jobs in settings:
