@@ -33,6 +33,7 @@ from typing import Any, Sequence
 from app.core.document import Document, DocumentError, open_document
 from app.core.engines import Emit, no_emit, resolve_engine_name
 from app.core.base.cancel import CancelToken, Cancelled
+from app.core.base.heap import release_free_memory
 from app.core.record.events import (
     DocumentOpened,
     ErrorRaised,
@@ -363,6 +364,7 @@ class Pipeline:
         page.ms += (time.perf_counter() - t0) * 1000
         page.stages = page_stages() or page.stages
         self.emit(PageFinished(page.index, len(page.regions), round(page.ms, 1), stages=page.stages))
+        release_free_memory()  # the page's freed heap back to the system: a long run stays flat (app.core.base.heap)
         return page
 
     def decode_regions(self, region_ids: Sequence[str]) -> list[Region]:

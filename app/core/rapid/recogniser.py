@@ -197,6 +197,9 @@ class Recogniser:
         opts.intra_op_num_threads = int(threads or min(2, os.cpu_count() or 1))
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
+        # no ORT arena: it grows to the widest batch of lines ever read and never shrinks (about 400 MB after a
+        # few pages); freed tensors go back to malloc, which the pipeline trims once a page (app.core.base.heap)
+        opts.enable_cpu_mem_arena = False
         self.path = Path(path) if path else model_path()
         self.session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
         table = self.session.get_modelmeta().custom_metadata_map["character"].splitlines()

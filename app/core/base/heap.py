@@ -1,0 +1,47 @@
+"""Handing freed memory back to the system between pages.
+
+A page's read frees most of what it allocated (crops, tensors, line images, the recogniser's batches), but glibc's
+malloc keeps the freed pages in its arenas (one per thread that allocated), so a long run's resident memory climbs
+by a few hundred MB of free heap that nothing uses. `release_free_memory()` asks glibc to give it back
+(`malloc_trim(0)`: a few milliseconds); the pipeline calls it once a page. Elsewhere (no glibc: macOS, Windows,
+musl) it does nothing and says so.
+
+What must never live here: caches, limits on what a run keeps (their owners bound them), platform checks of
+anything but the C library.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+
+_lock = threading.Lock()
+_trim = None  # glibc's malloc_trim, once looked up; False: not there
+releases = 0  # times the heap was trimmed (tests read it)
+
+
+def _malloc_trim():
+    global _trim
+    if _trim is None:
+        _trim = False
+        if sys.platform.startswith("linux"):
+            try:
+                fn = ctypes.CDLL("libc.so.6").malloc_trim
+            except (OSError, AttributeError):  # musl, or a libc without it
+                fn = None
+            if fn is not None:
+                fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
+                _trim = fn
+    return _trim
+
+
+def release_free_memory() -> bool:
+    """Give the heap's free pages back to the system; False where the C library cannot (nothing done)."""
+    global releases
+    fn = _malloc_trim()
+    if not fn:
+        return False
+    with _lock:  # two threads finishing pages at once trim once each, never together
+        fn(0)
+        releases += 1
+    return True
