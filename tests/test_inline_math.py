@@ -17,7 +17,7 @@ from app.core.text.inline_math import inline_paragraph
 from app.core.text.layer_math import parse_problem
 
 CM = Path("/usr/share/texlive/texmf-dist/fonts/type1/public/amsfonts/cm")  # TeX's own fonts, as Type 1
-CM_FONTS = ("cmr10", "cmti10", "cmmi10", "cmsy10", "cmr7", "cmmi7")
+CM_FONTS = ("cmr10", "cmti10", "cmmi10", "cmsy10", "cmr7", "cmmi7", "cmsy7")
 
 INLINE = [r"S = N_0^s(T, 2T)", r"x^2 + y_i", r"\alpha \leq \beta", r"\sin x", r"f(x)"]
 PROSE = (r"Let ${0}$ hold for every case we know, and note that ${1}$ is small. We ask whether ${2}$ "
@@ -141,3 +141,13 @@ def test_the_default_pipeline_writes_inline_formulas_in_the_paragraphs_markdown(
     stats = [r.extra["stats"] for p in output.pages for r in p.regions if r.task == "text"]
     assert sum(s.get("inline_formulas", 0) for s in stats) == len(INLINE)
     assert "Another paragraph of ordinary words." in md
+
+
+def test_a_footnote_mark_after_a_word_is_no_formula():
+    """LaTeX sets `\\thanks`' dagger in CMSY7, raised after the author's name: a mark, not math."""
+    doc, page, fonts = _cm_page()
+    _set(page, fonts, [("Ada Smith", "cmr10", 0), ("†", "cmsy7", 3.6), (" and ", "cmr10", 0), ("x", "cmmi10", 0),
+                       (".", "cmr10", 0)], 72, 100)
+    reading = inline_paragraph(page, (60, 80, 540, 110))
+    doc.close()
+    assert reading.text == "Ada Smith† and $x$.", reading.text

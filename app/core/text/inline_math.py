@@ -39,6 +39,7 @@ GAP = 0.15  # of the size: a gap this wide between glyphs (with no space glyph) 
 _GLUE = set("0123456789()[]{}=+-−*/<>|,.;:!'′ ") | set("×·±∓÷≤≥≠≈")
 _NOT_MATH = set("•∙◦▪‣⋄\u2022")  # list bullets, set in CMSY by LaTeX's itemize
 _TRAILING = set(".,;:")
+_MARKS = set("†‡∗*§¶♯♭♮")  # a footnote's or a note's mark (CMSY's dagger after "Smith"): no formula on its own
 # "N ( T , 2 T )" → "N(T, 2 T)": the same formula, written as a person would
 _TIGHT = re.compile(r"(?<=\() | (?=[),])|(?<=[\w}]) (?=\()")
 
@@ -167,7 +168,7 @@ def _runs(row: list[Glyph]) -> list[tuple[int, int]]:
         start, end = _grow(row, start, end)
         if out and all(row[k].kind in ("glue", "name", "space") for k in range(out[-1][1], start)):
             out[-1] = (out[-1][0], end)  # grown until they meet ("ρ′ = Tr_E[…]")
-        elif any(row[k].kind == "math" for k in range(start, end)):
+        elif any(row[k].kind == "math" and row[k].c not in _MARKS for k in range(start, end)):
             out.append((start, end))
     return out
 
@@ -197,7 +198,8 @@ def _grow(row: list[Glyph], start: int, end: int) -> tuple[int, int]:
             if word < start - 1 and row[start - 1].c not in "([|":
                 break  # a hyphen (or digit) stuck to a prose word
             start = word if row[start - 1].c in "([|" else start - 1
-        elif start > 0 and row[start].shifted and _word_before(row, start) < start:
+        elif start > 0 and row[start].shifted and row[start].c not in _MARKS \
+                and _word_before(row, start) < start:
             start = _word_before(row, start)
         elif start > 1 and row[start - 1].kind == "space" and row[start - 2].kind in ("glue", "name") \
                 and (row[start - 2].kind == "name" or _binary(row[start]) or _binary(row[start - 2])):
