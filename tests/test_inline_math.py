@@ -146,8 +146,9 @@ def test_the_default_pipeline_writes_inline_formulas_in_the_paragraphs_markdown(
 def test_a_footnote_mark_after_a_word_is_no_formula():
     """LaTeX sets `\\thanks`' dagger in CMSY7, raised after the author's name: a mark, not math."""
     doc, page, fonts = _cm_page()
-    _set(page, fonts, [("Ada Smith", "cmr10", 0), ("†", "cmsy7", 3.6), (" and ", "cmr10", 0), ("x", "cmmi10", 0),
-                       (".", "cmr10", 0)], 72, 100)
+    line = [("Ada Smith", "cmr10", 0), ("†", "cmsy7", 3.6), (" and ", "cmr10", 0), ("x", "cmmi10", 0),
+            (".", "cmr10", 0)]
+    _set(page, fonts, line, 72, 100)
     reading = inline_paragraph(page, (60, 80, 540, 110))
     doc.close()
     assert reading.text == "Ada Smith† and $x$.", reading.text

@@ -39,7 +39,7 @@ GAP = 0.15  # of the size: a gap this wide between glyphs (with no space glyph) 
 _GLUE = set("0123456789()[]{}=+-−*/<>|,.;:!'′ ") | set("×·±∓÷≤≥≠≈")
 _NOT_MATH = set("•∙◦▪‣⋄\u2022")  # list bullets, set in CMSY by LaTeX's itemize
 _TRAILING = set(".,;:")
-_MARKS = set("†‡∗*§¶♯♭♮")  # a footnote's or a note's mark (CMSY's dagger after "Smith"): no formula on its own
+_MARKS = set("†‡∗*§¶♯♭♮")  # a footnote's mark (CMSY's dagger after "Smith"): no formula on its own
 # "N ( T , 2 T )" → "N(T, 2 T)": the same formula, written as a person would
 _TIGHT = re.compile(r"(?<=\() | (?=[),])|(?<=[\w}]) (?=\()")
 
