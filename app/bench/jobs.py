@@ -11,8 +11,8 @@ per page, the spread over the repetitions, the median peak memory, and the speed
 then whether the outputs of every run are the same (Markdown byte for byte, JSON with its timings taken out:
 `differences`).
 
-The machine state is printed first (cores, load average, memory free): these figures mean little on a busy
-machine, and say so. What must never live here: asserts (this prints figures), conversion code.
+The machine state is printed first and last (cores, load average, memory free): these figures mean little on a
+busy machine, and say so. What must never live here: asserts (this prints figures), conversion code.
 """
 from __future__ import annotations
 
@@ -107,12 +107,10 @@ def machine_state() -> str:
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     mem = psutil.virtual_memory()
-    busy = [p for p in psutil.process_iter(["cpu_percent"]) if (p.info.get("cpu_percent") or 0) > 0]
+    busy = load[0] > 0.5 * (os.cpu_count() or 1)
     return (f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} "
-            f"(1/5/15 min), {mem.available / 1e9:.1f} of {mem.total / 1e9:.1f} GB free, "
-            f"{len(busy)} other processes busy at the start" + (
-                " — a busy machine: the figures are slower than on an idle one, and noisier" if load[0] > 0.5
-                else ""))
+            f"(1/5/15 min), {mem.available / 1e9:.1f} of {mem.total / 1e9:.1f} GB free"
+            + (" — a busy machine: the figures are slower than on an idle one, and noisier" if busy else ""))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(table(runs, settings, args.pages))
         print(same_outputs(runs, pdf.stem))
+        print("at the end, " + machine_state())
     return 0
 
 

@@ -95,8 +95,9 @@ def convert_in_workers(args, options, engine_name: str, items: list, out_dir: Pa
     jobs = max(1, min(args.jobs, len(units)))
     run = _Run(states, units, out_dir, options, progress, results, jobs)
     Interrupts.cancel, Interrupts.overlap = CancelToken(), True  # Ctrl+C: a KeyboardInterrupt here
-    pool = _Pool(jobs, max(1, machine_cores() // jobs), options, args.verbose) if units else None
+    pool = None
     try:
+        pool = _Pool(jobs, max(1, machine_cores() // jobs), options, args.verbose) if units else None
         run.loop(pool)
         return run.codes, False
     except KeyboardInterrupt:
