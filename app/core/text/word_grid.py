@@ -7,7 +7,7 @@ A row is the words whose vertical centres agree; a row falls into pieces where t
 a column gap (COLUMN_GAP of the line height; the space between words of a line is a third of it or less). The
 block is a table when x-ranges that no piece of any row crosses (the gutters between columns) cut it into at least
 MIN_COLUMNS columns, and at least MIN_ROWS rows have a piece in MIN_COLUMNS of them or more, and those rows are
-most of the block. So the gutters are the same over the rows, not merely wide gaps in some line. What is not a
+most of the block (a row of one short piece, a group's label such as "(a)", aside). So the gutters are the same over the rows, not merely wide gaps in some line. What is not a
 table, and why the tests above do not take it:
 
 - a paragraph: its lines are one piece each (no gap of a column's width between words);
@@ -152,7 +152,8 @@ def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
             return None
     filled = [len({column(p) for p in r}) for r in rows]
     full = sum(1 for f in filled if f >= MIN_COLUMNS)
-    if full < MIN_ROWS or full < FULL_SHARE * len(rows):
+    labels = sum(1 for r in rows if len(r) == 1 and len(r[0]) <= SHORT_WORDS)  # "(a)": a group's label row
+    if full < MIN_ROWS or full < FULL_SHARE * (len(rows) - labels):
         return None
     cells: dict[int, list[int]] = {}
     for r in rows:
