@@ -202,3 +202,13 @@ def test_a_scanned_borderless_table_the_layout_calls_text_is_read_as_a_table(tmp
     grid = _grid(out.to_markdown(anchors=False))
     assert [c[0] for c in grid[0]] == ["Name", "Age", "City"]
     assert [c[0] for c in grid[3]] == ["Carla", "45", "Rome"]
+
+
+def test_rows_that_label_a_group_of_rows_keep_a_table_a_table():
+    doc, page = _page()
+    rows = [("Strain", "", "Rate"), ("(a)", "", ""), ("SIV", "0.12", "0.20"), ("HIV-1", "0.39", "0.38"),
+            ("(b)", "", ""), ("SIV", "0.087", "0.064"), ("HIV-1", "0.20", "0.17")]  # 4 full rows of 7
+    _table(page, rows, [72, 200, 300])
+    grid = _grid(word_table(page_words(page)))
+    assert len(grid) == 7 and grid[4] == [("(b)", False, 1), ("", False, 1), ("", False, 1)]
+    assert [c[0] for c in grid[5]] == ["SIV", "0.087", "0.064"]
