@@ -81,6 +81,7 @@ class DecodeClient(QObject):
         self.dropped = 0
         self.device = ""  # the device of the loaded model, for the About box
         self.recorder = None  # a TraceWriter: every event of a run is also written there (thread-safe)
+        self._recorders: dict[int, object] = {}  # run id → the recorder set when that run was submitted
         self._stopped = False
         self._thread = QThread()
         self._thread.setObjectName("scriptorium-decoder")
@@ -99,12 +100,13 @@ class DecodeClient(QObject):
         the events of a run cancelled with discard, or replaced), one wake-up per pending drain."""
 
         def emit(event: ev.Event) -> None:
-            recorder = self.recorder
+            # the recorder of THIS run: a cancelled run's late events once went into the next run's trace
+            recorder = self._recorders.get(run_id)
             if recorder is not None:
                 try:
                     recorder(event)
                 except Exception:  # noqa: BLE001 - a full disk must not stop decoding
-                    self.recorder = None
+                    self._recorders[run_id] = None
             with self._lock:
                 self._queue.append((run_id, event))
                 if self._wake_pending:
@@ -122,6 +124,7 @@ class DecodeClient(QObject):
         self.cancel()
         self._run_id += 1
         request.run_id = self._run_id
+        self._recorders[request.run_id] = self.recorder
         self._cancel = CancelToken()
         self.running = True
         self._start.emit(request, self._cancel)
@@ -150,6 +153,7 @@ class DecodeClient(QObject):
 
     def _finished(self, run_id: int, error: str) -> None:
         self._drain()
+        self._recorders.pop(run_id, None)
         if self._stopped:  # the lane was shut down (the window closed): nobody is told a run ended any more
             self.running = False
             return
