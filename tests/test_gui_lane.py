@@ -6,9 +6,9 @@ from app.core.record import events as ev
 
 
 def test_a_cancelled_runs_late_events_go_to_its_own_trace_never_to_the_next_runs(qtbot, tmp_path):
-    """The race: a trace recorder is set on the lane just before a run is submitted, and the run it replaces is
-    only cancelled (it stops between two forwards), so its last events were written into the NEW run's trace,
-    which a replay then applied as if the new run had read them."""
+    """The race: a trace recorder is set on the lane just before a run is submitted, and the run it replaces
+    is only cancelled (it stops between two forwards), so its last events were written into the NEW run's
+    trace, which a replay then applied as if the new run had read them."""
     from app.core.pipeline.options import PipelineOptions
     from app.core.review.runner import RunRequest
     from app.gui.worker import DecodeClient
