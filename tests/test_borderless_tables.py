@@ -212,3 +212,15 @@ def test_rows_that_label_a_group_of_rows_keep_a_table_a_table():
     grid = _grid(word_table(page_words(page)))
     assert len(grid) == 7 and grid[4] == [("(b)", False, 1), ("", False, 1), ("", False, 1)]
     assert [c[0] for c in grid[5]] == ["SIV", "0.087", "0.064"]
+
+
+def test_a_read_header_centred_over_two_columns_spans_them_and_a_cell_off_its_column_does_not():
+    from app.core.text.tables import from_rows
+
+    rows = [[((245, 0, 275, 10), "Sales")],
+            [((0, 15, 40, 25), "Region"), ((200, 15, 222, 25), "2023"), ((300, 15, 322, 25), "2024")],
+            [((0, 30, 40, 40), "North"), ((205, 30, 222, 40), "10"), ((295, 30, 322, 40), "12")],  # 12 juts out
+            [((0, 45, 40, 55), "South"), ((205, 45, 222, 55), "8"), ((305, 45, 322, 55), "9")]]
+    grid = _grid(from_rows(rows, header_rows=2))
+    assert grid[0] == [("", True, 1), ("Sales", True, 2)]
+    assert grid[2] == [("North", False, 1), ("10", False, 1), ("12", False, 1)]

@@ -4,7 +4,8 @@
   covered by a neighbour whose box reaches over it) and its header (the first row, and the rows its cells span);
 - recognised pieces of a read table (`from_rows`: rows of (box, text) pieces, as OCR gives them): the column
   boundaries are inferred from the pieces' x-extents across all rows (an interval union over the rows that fill
-  the most columns), so a value lands under its header even when a row has empty cells; a lone currency sign is
+  the most columns), so a value lands under its header even when a row has empty cells, and a piece centred over
+  a run of columns (a spanning header) spans them; a lone currency sign is
   joined to the value to its right ("$" + "12.50"), and a row that starts past the first column right under the
   previous one (less than half a line apart) continues that row's cells (a two-line cell);
 - an engine's reading of a born-digital table given the header the text layer's table shows (`adopt_header`): an
@@ -185,6 +186,24 @@ def _columns_of(box: Box, cols: list[tuple[float, float]]) -> list[int]:
     return [min(range(len(cols)), key=lambda k: min(abs(cx - cols[k][0]), abs(cx - cols[k][1])))]
 
 
+def _over(extent: tuple[float, float], cols: list[tuple[float, float]]) -> tuple[float, float]:
+    """The x-range a piece stands for: a piece centred over a run of columns, not mostly inside one of them (a
+    spanning header between two columns' cells), stands over all of them; otherwise its own extent."""
+    a, b = extent
+    mid = (a + b) / 2
+    if any(min(b, c1) - max(a, c0) > 0.5 * (b - a) for c0, c1 in cols):
+        return extent  # mostly inside one column: a cell of that column
+    for n in range(2, len(cols) + 1):
+        for k in range(len(cols) - n + 1):
+            x0, x1 = cols[k][0], cols[k + n - 1][1]
+            inner = cols[k][1], cols[k + n - 1][0]  # the run's first column ends and its last begins inside it
+            if a >= x0 - 1 and b <= x1 + 1 and a < inner[0] + 1 and b > inner[1] - 1 or (
+                    x0 - 1 <= a and b <= x1 + 1 and abs(mid - (x0 + x1) / 2) <= 0.15 * (x1 - x0)
+                    and not any(c[0] <= a and b <= c[1] for c in cols[k:k + n])):
+                return (x0 + 0.5, x1 - 0.5)
+    return extent
+
+
 def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None) -> str:
     """Rows of recognised pieces (top to bottom, each left to right) → HTML with inferred columns; the first row is
     the header unless `header_rows` says how many of the given rows are (a body row never continues a header
@@ -200,7 +219,8 @@ def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None)
     for n, row in enumerate(rows):
         placed: dict[int, Cell] = {}
         for box, text in row:
-            ks = _columns_of(box, cols)
+            a, b = _over((box[0], box[2]), cols)
+            ks = _columns_of((a, box[1], b, box[3]), cols)
             first = ks[0]
             if first in placed:
                 placed[first].text += " " + text

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from statistics import median
 
-from app.core.text.tables import Box, from_rows, infer_columns
+from app.core.text.tables import Box, from_rows
 
 COLUMN_GAP = 0.8  # a gap of this share of the line height or more between two words parts two cells
 MIN_COLUMNS = 3
@@ -211,32 +211,13 @@ def header_rows(rows: list[list[list[Word]]]) -> int:
     return 0
 
 
-def _over(extent: tuple[float, float], cols: list[tuple[float, float]]) -> tuple[float, float]:
-    """The x-range a piece stands for: a piece centred over a run of columns (a spanning header between two
-    columns' cells) stands over all of them; otherwise its own extent."""
-    a, b = extent
-    mid = (a + b) / 2
-    for n in range(2, len(cols) + 1):
-        for k in range(len(cols) - n + 1):
-            x0, x1 = cols[k][0], cols[k + n - 1][1]
-            inner = cols[k][1], cols[k + n - 1][0]  # the run's first column ends and its last begins inside it
-            if a >= x0 - 1 and b <= x1 + 1 and a < inner[0] + 1 and b > inner[1] - 1 or (
-                    x0 - 1 <= a and b <= x1 + 1 and abs(mid - (x0 + x1) / 2) <= 0.15 * (x1 - x0)
-                    and not any(c[0] <= a and b <= c[1] for c in cols[k:k + n])):
-                return (x0 + 0.5, x1 - 0.5)
-    return extent
-
-
 def word_table(words: list[Word]) -> str | None:
     """HTML of the table the words form (columns from their alignment: app.core.text.tables.from_rows, so an empty
-    cell stays in place and a cell over two columns spans them); None when they form none."""
+    cell stays in place and a cell centred over two columns spans them); None when they form none."""
     found = grid(words)
     if found is None:
         return None
     rows, _ = found
     pieces = [[((*_extent(p)[:1], min(w.box[1] for w in p), _extent(p)[1], max(w.box[3] for w in p)),
                 " ".join(w.text for w in p)) for p in r] for r in rows]
-    cols = infer_columns(pieces)
-    pieces = [[((*_over((b[0], b[2]), cols)[:1], b[1], _over((b[0], b[2]), cols)[1], b[3]), t) for b, t in r]
-              for r in pieces]
     return from_rows(pieces, header_rows=header_rows(rows))
