@@ -224,3 +224,17 @@ def test_a_read_header_centred_over_two_columns_spans_them_and_a_cell_off_its_co
     grid = _grid(from_rows(rows, header_rows=2))
     assert grid[0] == [("", True, 1), ("Sales", True, 2)]
     assert grid[2] == [("North", False, 1), ("10", False, 1), ("12", False, 1)]
+
+
+def test_a_row_whose_cell_runs_over_a_gutter_does_not_close_the_columns_of_the_rows_around_it():
+    doc, page = _page()
+    rows = [("Complaint", "N", "Pulse", "BP")] + [(f"Sign {n}", f"{100 + n}", f"{n}.5", f"{n}.1") for n in range(8)]
+    _table(page, rows, [72, 200, 300, 400])
+    for x, t in zip([72, 200, 400], ("Other", "not counted at the two sites", "0.4")):  # over N and Pulse
+        page.insert_text((x, 100 + 15 * len(rows)), t, fontsize=10)
+    for x, t in zip([72, 200, 300, 400], ("Total", "999", "9.9", "9.8")):
+        page.insert_text((x, 100 + 15 * (len(rows) + 1)), t, fontsize=10)
+    grid = _grid(word_table(page_words(page)))
+    assert len(grid) == 11 and grid[10] == [("Total", False, 1), ("999", False, 1), ("9.9", False, 1),
+                                            ("9.8", False, 1)]
+    assert grid[9] == [("Other", False, 1), ("not counted at the two sites", False, 2), ("0.4", False, 1)]

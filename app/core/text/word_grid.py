@@ -33,6 +33,7 @@ from app.core.text.tables import Box, from_rows
 COLUMN_GAP = 0.8  # a gap of this share of the line height or more between two words parts two cells
 MIN_COLUMNS = 3
 MIN_ROWS = 3
+CROSSING_ROWS = 8  # one row in this many may run a cell over a gutter between columns (a spanning cell)
 FULL_SHARE = 0.6  # ... and the rows that fill MIN_COLUMNS columns are this share of the block's rows at least
 FIGURE_ROWS = 4  # two columns, labels and their figures, are a table over this many rows ...
 FIGURE_GUTTER = 1.5  # ... with a gutter this many line heights wide between them
@@ -115,16 +116,22 @@ def _extent(piece: list[Word]) -> tuple[float, float]:
     return min(w.box[0] for w in piece), max(w.box[2] for w in piece)
 
 
-def _gutters(rows: list[list[list[Word]]]) -> list[tuple[float, float]]:
-    """The x-ranges between the pieces that no piece of these rows crosses, left to right."""
-    spans = sorted(_extent(p) for r in rows for p in r)
-    merged: list[list[float]] = []
-    for a, b in spans:
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    return [(merged[k][1], merged[k + 1][0]) for k in range(len(merged) - 1)]
+def _gutters(rows: list[list[list[Word]]], crossing: int = 0) -> list[tuple[float, float]]:
+    """The x-ranges between the pieces that at most `crossing` of these rows reach into (a cell that spans
+    columns in a row or two closes no gutter), left to right."""
+    extents = [_extent(p) for r in rows for p in r]
+    events = sorted([(a, 1) for a, _ in extents] + [(b, -1) for _, b in extents])
+    out: list[tuple[float, float]] = []
+    depth, opened = 0, None
+    for x, step in events:
+        depth += step
+        if depth <= crossing and step < 0 and opened is None:
+            opened = x
+        elif depth > crossing and opened is not None:
+            if x > opened:
+                out.append((opened, x))
+            opened = None
+    return out
 
 
 def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
@@ -137,7 +144,7 @@ def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
     if len(rows) < MIN_ROWS:
         return None
     wide = [r for r in rows if len(r) >= MIN_COLUMNS]  # the gutters come from these (a spanning cell elsewhere
-    cuts = [(a + b) / 2 for a, b in _gutters(wide)]    # cannot close one)
+    cuts = [(a + b) / 2 for a, b in _gutters(wide, len(wide) // CROSSING_ROWS)]  # cannot close one)
     columns = len(cuts) + 1
     if len(wide) < MIN_ROWS or columns < MIN_COLUMNS:
         return (rows, 2) if _labels_and_figures(rows, line_h) else None
