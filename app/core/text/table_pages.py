@@ -1,11 +1,12 @@
-"""A table that runs over a page break, joined into one: the continuation's rows appended to the table before it.
+"""A table that runs over a page break, joined into one: the continuation's rows appended to the table before
+it.
 
     merged = join_continued(first_html, next_html, page=2)   # one <table>, or None when next is another table
 
-The continuation is the same table when it has as many columns (spans counted) and either no header of its own or
-the first one's header again (a repeated header row is dropped). Its rows keep their page as `data-page` (1-based)
-on each `<tr>`, so the page a row was printed on is not lost. Which blocks are looked at (the last one of a page and
-the first one of the next) is the assembler's (app.core.pipeline.assembly).
+The continuation is the same table when it has as many columns (spans counted) and either no header of its own
+or the first one's header again (a repeated header row is dropped). Its rows keep their page as `data-page`
+(1-based) on each `<tr>`, so the page a row was printed on is not lost. Which blocks are looked at (the last
+one of a page and the first one of the next) is the assembler's (app.core.pipeline.assembly).
 
 What must never live here: pages, regions or their boxes; reading tables (app.core.text.tables).
 """
@@ -25,12 +26,13 @@ def _cells(row: str) -> list[tuple[str, int, str]]:
     out = []
     for tag, attrs, body in _CELL.findall(row):
         m = _SPAN.search(attrs)
-        out.append((tag.lower(), int(m.group(1)) if m else 1, " ".join(unescape(_TAG.sub(" ", body)).split()).lower()))
+        text = " ".join(unescape(_TAG.sub(" ", body)).split()).lower()
+        out.append((tag.lower(), int(m.group(1)) if m else 1, text))
     return out
 
 
 def width(html: str) -> int:
-    """The table's column count: its widest row, spans counted (rows a rowspan reaches into may be shorter)."""
+    """The table's column count: its widest row, spans counted (a row a rowspan reaches into is shorter)."""
     return max((sum(c[1] for c in _cells(r)) for r in _ROW.findall(html or "")), default=0)
 
 
@@ -50,9 +52,9 @@ def _says(rows: list[str]) -> list[list[str]]:
 
 
 def join_continued(first: str, following: str, page: int) -> str | None:
-    """`first` with `following`'s rows appended (each `<tr data-page="page">`), its repeated header rows dropped;
-    None when `following` is not `first` continued (another column count, or a header of its own that is not
-    `first`'s)."""
+    """`first` with `following`'s rows appended (each `<tr data-page="page">`), its repeated header rows
+    dropped; None when `following` is not `first` continued (another column count, or a header of its own that
+    is not `first`'s)."""
     if not (first.startswith("<table") and first.endswith("</table>") and following.startswith("<table")
             and following.endswith("</table>")):
         return None

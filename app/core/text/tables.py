@@ -4,8 +4,8 @@
   covered by a neighbour whose box reaches over it) and its header (the first row, and the rows its cells span);
 - recognised pieces of a read table (`from_rows`: rows of (box, text) pieces, as OCR gives them): the column
   boundaries are inferred from the pieces' x-extents across all rows (an interval union over the rows that fill
-  the most columns), so a value lands under its header even when a row has empty cells, and a piece centred over
-  a run of columns (a spanning header) spans them; a lone currency sign is
+  the most columns), so a value lands under its header even when a row has empty cells, and a piece centred
+  over a run of columns (a spanning header) spans them; a lone currency sign is
   joined to the value to its right ("$" + "12.50"), and a row that starts past the first column right under the
   previous one (less than half a line apart) continues that row's cells (a two-line cell);
 - an engine's reading of a born-digital table given the header the text layer's table shows (`adopt_header`): an
@@ -196,7 +196,7 @@ def _over(extent: tuple[float, float], cols: list[tuple[float, float]]) -> tuple
     for n in range(2, len(cols) + 1):
         for k in range(len(cols) - n + 1):
             x0, x1 = cols[k][0], cols[k + n - 1][1]
-            inner = cols[k][1], cols[k + n - 1][0]  # the run's first column ends and its last begins inside it
+            inner = cols[k][1], cols[k + n - 1][0]  # the run's first column ends, its last begins, inside it
             if a >= x0 - 1 and b <= x1 + 1 and a < inner[0] + 1 and b > inner[1] - 1 or (
                     x0 - 1 <= a and b <= x1 + 1 and abs(mid - (x0 + x1) / 2) <= 0.15 * (x1 - x0)
                     and not any(c[0] <= a and b <= c[1] for c in cols[k:k + n])):

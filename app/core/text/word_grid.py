@@ -1,27 +1,30 @@
-"""Borderless tables from word alignment: a block of text-layer words whose rows line up in columns becomes a table.
+"""Borderless tables from word alignment: a block of text-layer words whose rows line up in columns becomes a
+table.
 
     words = page_words(page)                 # (box, text, bold, font, size) of a born-digital page's words
     html = word_table(words_in(words, box))  # `<table>` when they line up in a grid, else None
 
-A row is the words whose vertical centres agree; a row falls into pieces where two words stand further apart than
-a column gap (COLUMN_GAP of the line height; the space between words of a line is a third of it or less). The
-block is a table when x-ranges that no piece of any row crosses (the gutters between columns) cut it into at least
-MIN_COLUMNS columns, and at least MIN_ROWS rows have a piece in MIN_COLUMNS of them or more, and those rows are
-most of the block (a row of one short piece, a group's label such as "(a)", aside). So the gutters are the same over the rows, not merely wide gaps in some line. What is not a
-table, and why the tests above do not take it:
+A row is the words whose vertical centres agree; a row falls into pieces where two words stand further apart
+than a column gap (COLUMN_GAP of the line height; the space between words of a line is a third of it or less).
+The block is a table when x-ranges that no piece of the rows of MIN_COLUMNS pieces crosses (the gutters
+between columns; one such row in CROSSING_ROWS may run a spanning cell over one) cut it into at least
+MIN_COLUMNS columns, and at least MIN_ROWS rows have a piece in MIN_COLUMNS of them or more, and
+those rows are most of the block (a row of one short piece, a group's label such as "(a)", aside). So the
+gutters are the same over the rows, not merely wide gaps in some line. What is not a table, and why the tests
+above do not take it:
 
 - a paragraph: its lines are one piece each (no gap of a column's width between words);
 - a list: its markers (1., a), •) are no column of cells, so a marker, its text and a note beside it are two;
-- two (or three) columns of prose: the pieces are long lines of words; a table needs at least two columns of short
-  cells (SHORT_WORDS words or fewer in most of their rows). Two columns are a table only as labels and figures
-  (`_labels_and_figures`: a number on the right of every row but the column names, a wide gutter).
+- two (or three) columns of prose: the pieces are long lines of words; a table needs at least two columns of
+  short cells (SHORT_WORDS words or fewer in most of their rows). Two columns are a table only as labels and
+  figures (`_labels_and_figures`: a number on the right of every row but the column names, a wide gutter).
 
-The header: the first row when it is set apart (bold, or another font or size than the rows below), or when it is
-all words over columns that hold numbers below; otherwise every row is a body row.
+The header: the leading rows set apart by their type (bold, or another font or size than the rows below), or
+a first row of words over columns that hold numbers below; otherwise every row is a body row. A cell centred
+over two columns spans them (app.core.text.tables.from_rows).
 
 What must never live here: the layout's boxes (app.core.layout.page_boxes decides which blocks are looked at),
-PyMuPDF's table finder (app.core.text.tables.from_finder), OCR.
-"""
+PyMuPDF's table finder (app.core.text.tables.from_finder), OCR."""
 from __future__ import annotations
 
 import re
@@ -54,9 +57,9 @@ class Word:
 
 
 def page_words(page, skip_fonts: tuple[str, ...] = ()) -> list[Word]:
-    """A PyMuPDF page's words (get_text("words")), each with the font of the span it lies in (bold flag, name,
-    size); words in a span of `skip_fonts` (an OCR hook's inserted text) are left out. One text page serves both
-    readings, so a word's block and line numbers are those of its line's spans."""
+    """A PyMuPDF page's words (get_text("words")), each with the font of the span it lies in (bold flag,
+    name, size); words in a span of `skip_fonts` (an OCR hook's inserted text) are left out. One text page
+    serves both readings, so a word's block and line numbers are those of its line's spans."""
     import pymupdf
 
     textpage = page.get_textpage(flags=pymupdf.TEXTFLAGS_WORDS)  # no images: a scan's page stays cheap
@@ -74,7 +77,8 @@ def page_words(page, skip_fonts: tuple[str, ...] = ()) -> list[Word]:
         if any(font.startswith(f) for f in skip_fonts):
             continue
         bold = bool(span and (int(span.get("flags", 0)) & BOLD or "bold" in font.lower()))
-        out.append(Word((x0, y0, x1, y1), text, bold, font.split("+")[-1], float(span.get("size", 0)) if span else 0))
+        size = float(span.get("size", 0)) if span else 0.0
+        out.append(Word((x0, y0, x1, y1), text, bold, font.split("+")[-1], size))
     return out
 
 
@@ -143,8 +147,8 @@ def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
     rows = [_pieces(r, COLUMN_GAP * line_h) for r in _rows(words)]
     if len(rows) < MIN_ROWS:
         return None
-    wide = [r for r in rows if len(r) >= MIN_COLUMNS]  # the gutters come from these (a spanning cell elsewhere
-    cuts = [(a + b) / 2 for a, b in _gutters(wide, len(wide) // CROSSING_ROWS)]  # cannot close one)
+    wide = [r for r in rows if len(r) >= MIN_COLUMNS]  # the gutters come from these (a cell over two columns
+    cuts = [(a + b) / 2 for a, b in _gutters(wide, len(wide) // CROSSING_ROWS)]  # elsewhere closes none)
     columns = len(cuts) + 1
     if len(wide) < MIN_ROWS or columns < MIN_COLUMNS:
         return (rows, 2) if _labels_and_figures(rows, line_h) else None
@@ -177,9 +181,9 @@ def _looks_numeric(text: str) -> bool:
 
 
 def _labels_and_figures(rows: list[list[list[Word]]], line_h: float) -> bool:
-    """Two columns are a table too when they are labels and figures: FIGURE_ROWS rows or more (most of the block)
-    of two pieces a wide gutter apart (FIGURE_GUTTER line heights, the same for all of them), the right one a
-    number in all but the first (the column names)."""
+    """Two columns are a table too when they are labels and figures: FIGURE_ROWS rows or more (most of the
+    block) of two pieces a wide gutter apart (FIGURE_GUTTER line heights, the same for all of them), the right
+    one a number in all but the first (the column names)."""
     pairs = [r for r in rows if len(r) == 2]
     if len(pairs) < FIGURE_ROWS or len(pairs) < FULL_SHARE * len(rows):
         return False
@@ -203,9 +207,9 @@ def _set_apart(head: list[Word], body: list[Word]) -> bool:
 
 
 def header_rows(rows: list[list[list[Word]]]) -> int:
-    """How many leading rows are the table's header: those set apart by their type from the rest (bold, another
-    font or size; at most half the rows), else 1 when the first row is all words over columns that hold numbers
-    in the rows below, else 0."""
+    """How many leading rows are the table's header: those set apart by their type from the rest (bold,
+    another font or size; at most half the rows), else 1 when the first row is all words over columns that
+    hold numbers in the rows below, else 0."""
     words = [[w for p in r for w in p] for r in rows]
     for n in range(min(len(rows) // 2, 3), 0, -1):
         head = [w for r in words[:n] for w in r]
@@ -219,8 +223,8 @@ def header_rows(rows: list[list[list[Word]]]) -> int:
 
 
 def word_table(words: list[Word]) -> str | None:
-    """HTML of the table the words form (columns from their alignment: app.core.text.tables.from_rows, so an empty
-    cell stays in place and a cell centred over two columns spans them); None when they form none."""
+    """HTML of the table the words form (columns from their alignment: app.core.text.tables.from_rows, so an
+    empty cell stays in place and a cell centred over two columns spans them); None when they form none."""
     found = grid(words)
     if found is None:
         return None
