@@ -1,14 +1,15 @@
-"""Borderless tables from word alignment (app.core.text.word_grid) on pages written with PyMuPDF's text insertion:
-a grid of words is a table with its header where the type sets it apart, and a paragraph, a list and columns of
-prose are not tables."""
+"""Borderless tables from word alignment (app.core.text.word_grid) on pages written with PyMuPDF's text
+insertion: a grid of words is a table with its header where the type sets it apart, and a paragraph, a list
+and columns of prose are not tables."""
 import pymupdf
 import pytest
 
 from app.bench.teds import tables_in
 from app.core.text.word_grid import page_words, word_table
 
-PROSE = ("The figures below were taken from the annual report of the company. They show the revenue, the cost and "
-         "the margin of each region over the last year, as the auditors confirmed them in their letter to the board "
+PROSE = ("The figures below were taken from the annual report of the company. They show the revenue, the "
+         "cost and the margin of each region over the last year, as the auditors confirmed them in their "
+         "letter to the board "
          "in the spring, after a long and careful review of every account that the offices had kept.")
 
 
@@ -46,7 +47,8 @@ def test_a_first_row_in_the_body_font_is_no_header_unless_it_names_columns_of_nu
            [72, 200, 320], bold_head=False)
     assert all(not c[1] for row in _grid(word_table(page_words(page))) for c in row)
     doc, page = _page()
-    _table(page, [("Name", "Age", "Height"), ("Anna", "34", "1.70"), ("Ben", "27", "1.82"), ("Carla", "45", "1.64")],
+    _table(page, [("Name", "Age", "Height"), ("Anna", "34", "1.70"), ("Ben", "27", "1.82"),
+                  ("Carla", "45", "1.64")],
            [72, 200, 320], bold_head=False)
     assert [c[1] for c in _grid(word_table(page_words(page)))[0]] == [True, True, True]
 
@@ -54,7 +56,8 @@ def test_a_first_row_in_the_body_font_is_no_header_unless_it_names_columns_of_nu
 def test_a_header_in_another_font_is_the_header_and_a_cell_over_two_columns_spans_them():
     doc, page = _page()
     page.insert_text((250, 100), "Sales", fontsize=10, fontname="tibo")  # centred over the last two columns
-    _table(page, [("Region", "2023", "2024"), ("North", "10", "12"), ("South", "8", "9"), ("East", "7", "11")],
+    _table(page, [("Region", "2023", "2024"), ("North", "10", "12"), ("South", "8", "9"),
+                  ("East", "7", "11")],
            [72, 200, 300], y=115, head_font="tibo")
     grid = _grid(word_table(page_words(page)))
     assert grid[0] == [("", True, 1), ("Sales", True, 2)]  # two header rows, "Sales" over 2023 and 2024
@@ -64,13 +67,15 @@ def test_a_header_in_another_font_is_the_header_and_a_cell_over_two_columns_span
 
 def test_a_justified_paragraph_is_not_a_table():
     doc, page = _page()
-    page.insert_textbox(pymupdf.Rect(72, 72, 320, 400), PROSE + " " + PROSE, fontsize=10, fontname="helv", align=3)
+    page.insert_textbox(pymupdf.Rect(72, 72, 320, 400), PROSE + " " + PROSE, fontsize=10, fontname="helv",
+                        align=3)
     assert word_table(page_words(page)) is None
 
 
 def test_a_list_with_markers_is_not_a_table():
     doc, page = _page()
-    items = ["Open the valve slowly", "Wait for the gauge to settle", "Close the lid", "Write down the reading"]
+    items = ["Open the valve slowly", "Wait for the gauge to settle", "Close the lid",
+             "Write down the reading"]
     for n, item in enumerate(items):
         page.insert_text((72, 100 + 16 * n), f"{n + 1}.", fontsize=10)
         page.insert_text((100, 100 + 16 * n), item, fontsize=10)
@@ -95,15 +100,16 @@ def test_two_rows_are_not_enough_for_a_table():
 
 
 def test_column_names_that_repeat_the_tables_first_row_are_not_an_external_header(tmp_path):
-    """PyMuPDF's finder can take the paragraph line above an unruled table, with the first row, for a header above
-    the table: the header row is then written once, without the paragraph's words."""
+    """PyMuPDF's finder can take the paragraph line above an unruled table, with the first row, for a header
+    above the table: the header row is then written once, without the paragraph's words."""
     from app.core.layout.page_boxes import find_tables
 
     doc, page = _page()
     assert page.insert_textbox(pymupdf.Rect(72, 72, 523, 132), PROSE[:PROSE.index(" to the board")] + ".",
                                fontsize=11, fontname="helv") > 0
     rows = [("Region", "Revenue", "Cost", "Margin"), ("North", "1,204", "980", "18.6%"),
-            ("South", "2,310", "1,875", "18.8%"), ("East", "", "640", "21.0%"), ("Total", "7,344", "5,906", "19.6%")]
+            ("South", "2,310", "1,875", "18.8%"), ("East", "", "640", "21.0%"),
+            ("Total", "7,344", "5,906", "19.6%")]
     _table(page, rows, [72, 220, 320, 420], y=142, size=11, gap=18)
     doc.save(tmp_path / "t.pdf")
     with pymupdf.open(tmp_path / "t.pdf") as pdf:
@@ -120,7 +126,8 @@ def test_a_borderless_table_the_layout_calls_text_is_written_as_a_table(tmp_path
 
     doc, page = _page()
     assert page.insert_textbox(pymupdf.Rect(72, 72, 523, 142), PROSE, fontsize=11, fontname="helv") > 0
-    _table(page, [("Name", "Age", "City"), ("Anna", "34", "Berlin"), ("Ben", "27", "Paris"), ("Carla", "45", "Rome")],
+    _table(page, [("Name", "Age", "City"), ("Anna", "34", "Berlin"), ("Ben", "27", "Paris"),
+                  ("Carla", "45", "Rome")],
            [72, 200, 300], y=170, bold_head=False)
     assert page.insert_textbox(pymupdf.Rect(72, 250, 523, 320), PROSE, fontsize=11, fontname="helv") > 0
     doc.save(tmp_path / "t.pdf")
@@ -155,8 +162,8 @@ def test_a_bold_header_over_two_lines_is_one_header_row_and_the_body_starts_belo
 
 
 def test_a_header_whose_names_take_two_lines_is_one_row_in_the_finders_table():
-    """A real page (docling's test PDF, corpora/realdocs/d11): PyMuPDF's finder gives the unruled header "State
-    funded / legal aid" as two rows; it is one header cell."""
+    """A real page (docling's test PDF, corpora/realdocs/d11): PyMuPDF's finder gives the unruled header
+    "State funded / legal aid" as two rows; it is one header cell."""
     from pathlib import Path
 
     import pymupdf4llm  # noqa: F401 - PyMuPDF's finder sees unruled tables with its layout loaded
@@ -190,7 +197,8 @@ def test_a_scanned_borderless_table_the_layout_calls_text_is_read_as_a_table(tmp
 
     doc, page = _page()
     assert page.insert_textbox(pymupdf.Rect(72, 72, 523, 142), PROSE, fontsize=11, fontname="helv") > 0
-    _table(page, [("Name", "Age", "City"), ("Anna", "34", "Berlin"), ("Ben", "27", "Paris"), ("Carla", "45", "Rome")],
+    _table(page, [("Name", "Age", "City"), ("Anna", "34", "Berlin"), ("Ben", "27", "Paris"),
+                  ("Carla", "45", "Rome")],
            [72, 200, 300], y=170, bold_head=False, size=11, gap=18)
     page.get_pixmap(dpi=150).save(tmp_path / "scan.png")  # a scan: no text layer, the layout's OCR reads it
     pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"))
@@ -219,7 +227,7 @@ def test_a_read_header_centred_over_two_columns_spans_them_and_a_cell_off_its_co
 
     rows = [[((245, 0, 275, 10), "Sales")],
             [((0, 15, 40, 25), "Region"), ((200, 15, 222, 25), "2023"), ((300, 15, 322, 25), "2024")],
-            [((0, 30, 40, 40), "North"), ((205, 30, 222, 40), "10"), ((295, 30, 322, 40), "12")],  # 12 juts out
+            [((0, 30, 40, 40), "North"), ((205, 30, 222, 40), "10"), ((295, 30, 322, 40), "12")],  # juts out
             [((0, 45, 40, 55), "South"), ((205, 45, 222, 55), "8"), ((305, 45, 322, 55), "9")]]
     grid = _grid(from_rows(rows, header_rows=2))
     assert grid[0] == [("", True, 1), ("Sales", True, 2)]
@@ -228,7 +236,8 @@ def test_a_read_header_centred_over_two_columns_spans_them_and_a_cell_off_its_co
 
 def test_a_row_whose_cell_runs_over_a_gutter_does_not_close_the_columns_of_the_rows_around_it():
     doc, page = _page()
-    rows = [("Complaint", "N", "Pulse", "BP")] + [(f"Sign {n}", f"{100 + n}", f"{n}.5", f"{n}.1") for n in range(8)]
+    rows = [("Complaint", "N", "Pulse", "BP")]
+    rows += [(f"Sign {n}", f"{100 + n}", f"{n}.5", f"{n}.1") for n in range(8)]
     _table(page, rows, [72, 200, 300, 400])
     for x, t in zip([72, 200, 400], ("Other", "not counted at the two sites", "0.4")):  # over N and Pulse
         page.insert_text((x, 100 + 15 * len(rows)), t, fontsize=10)
