@@ -136,12 +136,18 @@ class ScriptRouter:
                 if line_coverage(tuple(lines[i][0][:4]), lines[i][1]) < MIN_LINE_COVERAGE:
                     out[i] = Unread("", hint)
             return out
-        crops = {i: crop_line(image, lines[i][0]) for i in todo}
+        crops = {i: crop_line(image, lines[i][0], isolate=False) for i in todo}
         reads: dict[tuple[int, str], TessLine] = {}
 
         def read(i: int, lang: str) -> TessLine:
+            """Line `i` in `lang`; read again with its neighbours' halves whitened when it reads unsure, that
+            reading taken only when SURE (whitened, a chart's bars read as a Korean letter 0.67 sure)."""
             if (i, lang) not in reads:
-                reads[i, lang] = self.tess.read(crops[i], lang)
+                got = self.tess.read(crops[i], lang)
+                if got.conf < ACCEPT:
+                    alone = self.tess.read(crop_line(image, lines[i][0]), lang)
+                    got = alone if alone.conf >= SURE else got
+                reads[i, lang] = got
             return reads[i, lang]
 
         def mean_conf(ids: list[int], lang: str) -> float:
@@ -177,7 +183,7 @@ class ScriptRouter:
         todo_set = set(todo)
         alike = [i for i, (box, text, _) in enumerate(lines)
                  if i not in todo_set and not vertical(box) and dominant_script([text]) in ("latin", "")]
-        crops.update({i: crop_line(image, lines[i][0]) for i in alike})
+        crops.update({i: crop_line(image, lines[i][0], isolate=False) for i in alike})
         rtl = bool(script and script.rtl)
         # many lines: Tesseract reads their area whole, its words given to the lines (app.core.scripts.block)
         block = (block_readings(self.tess, image, lang, [line[0] for line in lines], todo + alike, rtl=rtl)
