@@ -106,3 +106,13 @@ def test_ctrl_c_stops_every_worker_and_keeps_the_outputs_already_written(scans, 
     assert not gone, f"still running after Ctrl+C: {[p.pid for p in gone]}"
     # a run started again with --resume finds what was done
     assert (out / ".scriptorium-checkpoint" / "photo.json").exists()
+
+
+def test_a_workers_share_of_the_cores_reaches_the_sessions_it_opens():
+    code = ("from app.core.base.threads import limit_threads, cpu_threads; limit_threads(1); "
+            "from app.core.engines.builtin.page_lines import detector; import os; "
+            "print(cpu_threads(), detector().cfg.EngineConfig.onnxruntime.intra_op_num_threads, "
+            "os.environ['OMP_NUM_THREADS'])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=_env(),
+                       timeout=300)
+    assert r.stdout.split() == ["1", "1", "1"], r.stderr

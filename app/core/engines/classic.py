@@ -43,6 +43,8 @@ def _rapidocr():
 
             try:
                 from rapidocr import RapidOCR
+
+                from app.core.base.threads import rapidocr_params
             except Exception as exc:  # noqa: BLE001
                 raise EngineUnavailable(f"the classic engine needs RapidOCR (`pip install rapidocr onnxruntime`): {exc}") from exc
             try:
@@ -52,6 +54,7 @@ def _rapidocr():
                     # detection on a crop: cap the long side instead of blowing the short side up to 736 px
                     "Det.limit_type": "max",
                     "Det.limit_side_len": 1600,
+                    **rapidocr_params(),  # a `convert --jobs` worker's share of the cores
                 })
             except Exception:  # noqa: BLE001 - older/newer params schema
                 _ENGINE = RapidOCR()
