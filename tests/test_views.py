@@ -336,6 +336,20 @@ def test_player_steps_pauses_scrubs_and_slows_down(qtbot, views):
     assert bar.slider.value() == bar.slider.maximum() == len(events)
 
 
+def test_a_replay_started_right_after_a_scrub_is_not_paused_by_the_scrub(qtbot, views):
+    """The race: releasing the slider applies the scrub at once, but the scrub's own 60 ms timer stayed
+    pending and, firing later, paused the replay the person had started in between."""
+    player = views.load_trace(synthetic_rounds_trace(160, block_size=4, seed=5), None, play=False)
+    bar = views.playback_bar
+    player.set_speed(20.0)  # slowed right down: still playing well after the scrub's timer would have fired
+    bar._scrub(5)  # the slider dragged ...
+    bar._apply_scrub()  # ... and released
+    assert player.position == 5
+    player.play()
+    qtbot.wait(200)
+    assert player.playing and player.position > 5
+
+
 def test_unknown_and_unrelated_events_are_ignored(views):
     for ev in (PageRendered(page=0, width=10, height=10, dpi=72), LayoutDone(page=0, regions=[]),
                ErrorRaised(message="x"), RegionFinished(region_id="zzz", text="t"), "not an event", None):

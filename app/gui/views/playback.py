@@ -280,6 +280,9 @@ class PlaybackBar(QWidget):
             self._scrub(self.slider.sliderPosition())
 
     def _apply_scrub(self) -> None:
+        # applied now (the slider released): the scrub still pending would apply it again, pausing a replay
+        # started in the meantime (60 ms later; on a loaded machine, in the middle of the replay)
+        self._scrub_timer.stop()
         target = self._scrub_target if self._scrub_target is not None else self.slider.value()
         self._scrub_target = None
         self.player.pause()
