@@ -128,10 +128,15 @@ def _run_with_formula_number(tmp_path: Path):
     regions = list(out.regions())
     number = next(r for r in regions if r.label == "formula_number")
     assert number.text
+    # and the formula the LaTeX a text layer gives (OCR's reading of a formula is plain text, with no number)
+    formula = next(r for r in regions if r.task == "formula")
     for e in events:
         if isinstance(e, ev.RegionFinished) and e.region_id == number.id:
             e.text = "(3)"
+        if isinstance(e, ev.RegionFinished) and e.region_id == formula.id:
+            e.stats = {**e.stats, "text_source": "text-layer"}
     number.text = "(3)"
+    formula.extra["stats"] = {**formula.extra["stats"], "text_source": "text-layer"}
     return out, events
 
 
