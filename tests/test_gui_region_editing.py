@@ -56,6 +56,18 @@ def key(w, k, mod=NOMOD) -> None:
     QTest.keyClick(w.page_view, k, mod)
 
 
+def review_what_waits(w) -> None:
+    """The person reviews what the run itself left to review — the sample's formula, which the classic
+    recogniser read from the image with no LaTeX — with N and Enter, as in the window."""
+    waiting = w.flow.needs_review()
+    assert [w.work.blocks[rid].region.task for rid in waiting] == ["formula"]
+    for rid in waiting:
+        key(w, Qt.Key.Key_N)
+        assert w.page_view.selected_id == rid and "not read as LaTeX" in w.statusBar().currentMessage()
+        key(w, Qt.Key.Key_Return)
+    assert w.flow.needs_review() == []
+
+
 def view_point(w, x_pt: float, y_pt: float) -> QPoint:
     from PySide6.QtCore import QPointF
 
@@ -156,6 +168,7 @@ def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_r
     key(w, Qt.Key.Key_J)
     key(w, Qt.Key.Key_K)
     assert w.page_view.selected_id == order[1] and w.page_view.hasFocus()  # the keys stay on the page
+    review_what_waits(w)
 
     # the model was unsure of one block (an engine that reports token log-probabilities)
     unsure = [b for b in w.work.layout_blocks() if b.region.task == "text"][-1]
@@ -182,7 +195,7 @@ def test_keys_move_through_blocks_to_the_one_needing_review_and_enter_marks_it_r
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     blocks = {b["id"]: b for p in data["pages"] for b in p["blocks"]}
     assert blocks[unsure.id]["reviewed"] is True and blocks[unsure.id]["confidence"]["min"] == 0.15
-    assert data["review"]["reviewed"] == 1 and data["review"]["needs_review"] == 0
+    assert data["review"]["reviewed"] == 2 and data["review"]["needs_review"] == 0
 
 
 def test_ctrl_f_highlights_every_hit_in_the_editor_and_on_the_page(qtbot, reviewed_window):
@@ -212,6 +225,7 @@ def test_n_stops_at_a_block_whose_decoder_overruled_the_recogniser(qtbot, review
     order = [b.id for b in w.work.layout_blocks()]
     block = [b for b in w.work.layout_blocks() if b.region.task == "text" and b.id != order[0]][-1]
     QTest.mouseClick(w.page_view.viewport(), LEFT, NOMOD, w.page_view.region_center(order[0]))
+    review_what_waits(w)
     lines = [{"text": "the dog", "recogniser": "tbe dog", "disagrees": True, "decoder_taken": 1, "box": [0, 0, 9, 4]}]
     w.handle_event(ev.RegionFinished(block.id, block.region.text, {"stopped": "stop", "line_stats": lines,
                                                                    "disagreements": 1},

@@ -1,5 +1,5 @@
 """A formula with no usable text layer (a page image) read by a recogniser that writes no LaTeX: the block
-says so — plain text, not `$$`, and the review reason "formula from a scan: not read as LaTeX" — in
+says so — plain text, not `$$`, and the review reason "formula read from the image: not read as LaTeX" — in
 `convert`'s output and in the window's blocks rebuilt from the run's events alike
 (app.core.pipeline.assembly.formula_problem)."""
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_a_scanned_formula_read_by_ocr_is_plain_text_and_says_why(tmp_path):
     (region,) = out.pages[0].regions
     assert "12" in region.text  # the recogniser read it ...
     assert formula_problem(region) == SCANNED_FORMULA  # ... but wrote no LaTeX, and the block says so
-    assert "formula written as plain text: formula from a scan: not read as LaTeX" in review_reasons(region)
+    assert "formula written as plain text: formula read from the image: not read as LaTeX" in review_reasons(region)
     md = out.to_markdown(anchors=False)
     assert "$$" not in md and "12" in md
 

@@ -157,7 +157,7 @@ def format_block(region: Region, tag: str | None = None, picture_path: str | Non
     return format_text(text)
 
 
-SCANNED_FORMULA = "formula from a scan: not read as LaTeX"
+SCANNED_FORMULA = "formula read from the image: not read as LaTeX"
 
 
 def formula_problem(region: Region) -> str | None:
