@@ -208,7 +208,7 @@ class ClassicEngine:
         self.last_words = words  # per piece: its words [x0, y0, x1, y1, text, score] in crop pixels
         return out
 
-    def start_page(self, page: int) -> None:
+    def start_page(self, page: int | None) -> None:
         if page != self._page:
             self._page = page
             SCRIPT_MASK.reset()

@@ -1,7 +1,6 @@
 """The run (docs/architecture.md, The page pipeline): document → pages → layout → regions → crops → decode,
-and re-runs of pages or regions.
-
-Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly this code.
+and re-runs of pages or regions. Qt-free; the GUI's worker thread and `scriptorium convert` drive exactly
+this code.
 
     pipe = Pipeline(PipelineOptions(engine="auto", pages="1-5"), emit=print, cancel=CancelToken())
     out = pipe.run("report.pdf")             # DocumentOutput; raises PipelineError on a fatal error
@@ -18,9 +17,7 @@ time, their events interleaved; app.core.pipeline.batching), TextLayerCompared (
 PageFinished; finally PhaseChanged(assembling) and RunFinished or RunCancelled (both with the document's
 stats), or a fatal ErrorRaised when the run failed. This class is the only sender of the run's lifecycle
 events (RunStarted, DocumentOpened, LayoutDone, PageFinished, RunFinished, RunCancelled); engines send their
-region events (app.core.engines.base: the event contract).
-
-Whole-document engines (kind "document", e.g. unlimited) replace layout: app.core.pipeline.document_engine.
+region events (app.core.engines.base: the event contract). Whole-document engines (kind "document", e.g. unlimited) replace layout: app.core.pipeline.document_engine.
 
 Coordinates: every region's `box` is in pixels of the page rendered at `options.dpi` (images: their native
 DPI), `box_pt` in PDF points. OCR crops are rendered at the engine's `input_dpi` (images: native)."""
@@ -148,6 +145,7 @@ class Pipeline:
         def body() -> None:
             # the document and the unchanged layout again, so that a trace of this run replays on its own
             doc = self.document
+            self._new_reading()
             self.emit(DocumentOpened(self.output.path, doc.page_count, doc.title,
                                      warnings=list(doc.warnings)))
             chosen = list(pages if pages is not None else [p.index for p in self.output.pages])
@@ -201,6 +199,7 @@ class Pipeline:
         except ValueError as exc:
             raise PipelineError(f"{doc.name}: {exc}", "options") from exc
         self.load_engine()
+        self._new_reading()
         layout_name = self.engine_name if self.is_document_engine else self.load_layout().name
         self.output = DocumentOutput(str(path), self.engine_name, layout_name, doc.page_count,
                                      warnings=list(doc.warnings))
@@ -217,6 +216,11 @@ class Pipeline:
             with timing_page():  # the page's stage milliseconds (app.core.pipeline.page_stages)
                 self.output.pages.append(self.layout_page(i, current=n + 1, total=len(indices)))
                 self.decode_page(i)
+
+    def _new_reading(self) -> None:
+        """Engines keeping a page's script estimate start afresh (another document's page 0 is a new page)."""
+        if hasattr(self.engine, "start_page"):
+            self.engine.start_page(None)
 
     def document_stats(self, seconds: float) -> dict[str, Any]:
         """The run's counts over the output as it stands now (e.g. after pages restored from a checkpoint)."""

@@ -146,7 +146,7 @@ class ReaderEngine:
 
     read_page = read_page_lines  # a scanned page's lines, detected and read once (page_lines.py)
 
-    def start_page(self, page: int) -> None:
+    def start_page(self, page: int | None) -> None:
         """A new page starts a new script estimate (as the classic engine's)."""
         if page != self._page:
             self._page = page
