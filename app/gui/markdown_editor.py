@@ -96,6 +96,7 @@ class MarkdownEditor(QPlainTextEdit):
         """Replace everything with `blocks` = [(region id, markdown)] in reading order."""
         self.flush_edits()
         self._updating += 1
+        self.document().setUndoRedoEnabled(False)  # the run's text is no typing step: Ctrl+Z never undoes it
         try:
             self.document().clear()
             cursor = QTextCursor(self.document())
@@ -110,6 +111,7 @@ class MarkdownEditor(QPlainTextEdit):
             cursor.endEditBlock()
         finally:
             self._updating -= 1
+            self.document().setUndoRedoEnabled(True)
         self._current_id = ""
         self._refresh_selections()
 
@@ -122,6 +124,7 @@ class MarkdownEditor(QPlainTextEdit):
         if self.block_text(rid) == markdown:
             return True
         self._updating += 1
+        self.document().setUndoRedoEnabled(False)  # the run's text is no typing step: Ctrl+Z never undoes it
         try:
             cursor = QTextCursor(self.document())
             cursor.setPosition(first.position())
@@ -133,11 +136,13 @@ class MarkdownEditor(QPlainTextEdit):
             cursor.endEditBlock()
         finally:
             self._updating -= 1
+            self.document().setUndoRedoEnabled(True)
         self._refresh_selections()
         return True
 
     def append_block(self, rid: str, markdown: str) -> None:
         self._updating += 1
+        self.document().setUndoRedoEnabled(False)  # the run's text is no typing step: Ctrl+Z never undoes it
         try:
             cursor = QTextCursor(self.document())
             cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -149,6 +154,7 @@ class MarkdownEditor(QPlainTextEdit):
             self._insert_lines(cursor, rid, markdown)
         finally:
             self._updating -= 1
+            self.document().setUndoRedoEnabled(True)
 
     def _insert_lines(self, cursor: QTextCursor, rid: str, markdown: str) -> None:
         for j, line in enumerate(markdown.split("\n")):
