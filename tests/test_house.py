@@ -135,6 +135,19 @@ def test_no_module_over_450_lines():
     assert not long, long
 
 
+# the run and the window, split by job: each piece reads without scrolling sideways
+SPLIT_BY_JOB = ("core/pipeline/run.py", "core/pipeline/loading.py", "core/pipeline/run_outcome.py",
+                "core/pipeline/text_compare.py", "gui/main_window.py", "gui/window_*.py")
+
+
+def test_the_modules_split_by_job_keep_their_lines_within_110_characters():
+    files = sorted({p for pattern in SPLIT_BY_JOB for p in ROOT.glob(pattern)})
+    assert len(files) >= 10
+    wide = [f"{p.relative_to(ROOT.parent)}:{n}" for p in files
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if len(line) > 110]
+    assert not wide, wide
+
+
 def test_facts_that_were_copied_are_defined_once():
     text = {p: p.read_text(encoding="utf-8") for p in ROOT.rglob("*.py")}
     for definition in ("DECODED_TASKS = ", "IMAGE_SUFFIXES = ", "DOCUMENT_SUFFIXES = ", "def region_id(",

@@ -59,7 +59,8 @@ class MainWindow(WindowDocuments, WindowPages, WindowLinking, WindowRuns, QMainW
         self.follow_live = True
         self._dirty_blocks: set[str] = set()
         self._dirty_layout = self._dirty_live = False
-        self._window_span: tuple[str, str, int, int] | None = None  # the last R-SWA window shown (document, …)
+        # the last R-SWA window shown (document, …)
+        self._window_span: tuple[str, str, int, int] | None = None
         self.events_handled = 0
         self.autosave = Autosave(lambda: self.settings.get("autosave_seconds"),
                                  lambda: self.save_journal(wait=False), self)

@@ -1,7 +1,7 @@
-"""The window's interactive dialogs (file choosers, preferences, about, the keyboard shortcuts and the user guide,
-the formats Export writes). Only people reach the file choosers: tests and scripts call the window methods they end
-in (`open_files`, `open_trace`, `export_current`), which are what the dialogs are given, with their parent, the
-settings, the banner and the prompter (which tests script): never the window."""
+"""The window's interactive dialogs (file choosers, preferences, about, the keyboard shortcuts and the user
+guide, the formats Export writes). Only people reach the file choosers: tests and scripts call the window
+methods they end in (`open_files`, `open_trace`, `export_current`), which are what the dialogs are given, with
+their parent, the settings, the banner and the prompter (which tests script): never the window."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,12 +22,12 @@ DOCUMENT_FILTER = "Documents (" + " ".join(f"*{s}" for s in sorted(DOCUMENT_SUFF
 class WindowDialogs:
     def __init__(self, parent: QWidget, settings: Settings, banner: Banner, *,
                  current: Callable[[], DocumentWork | None], open_files: Callable[[list[str]], object],
-                 open_trace: Callable[[str], object], export: Callable[..., object], device: Callable[[], str],
-                 prompter=None) -> None:
+                 open_trace: Callable[[str], object], export: Callable[..., object],
+                 device: Callable[[], str], prompter=None) -> None:
         self.parent, self.settings, self.banner, self.prompter = parent, settings, banner, prompter
         self.open_dialogs: dict[str, QWidget] = {}  # the Help dialogs, kept open beside the window
-        self.current, self.open_files, self.open_trace, self.export, self.device = (current, open_files, open_trace,
-                                                                                    export, device)
+        self.current, self.open_files, self.open_trace = current, open_files, open_trace
+        self.export, self.device = export, device
 
     def ask_open(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self.parent, "Open documents", "", DOCUMENT_FILTER)
@@ -35,7 +35,8 @@ class WindowDialogs:
             self.open_files(paths)
 
     def ask_open_trace(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.parent, "Open trace", "", "Traces (*.jsonl *.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self.parent, "Open trace", "",
+                                              "Traces (*.jsonl *.json);;All files (*)")
         if path:
             try:
                 self.open_trace(path)

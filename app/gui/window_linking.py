@@ -1,7 +1,7 @@
 """Page <-> text linking in the window: both directions go by the block id, within one document. A click on a
-region puts the editor on its block; a block chosen in the editor, a round or an R-SWA window chosen in the decoding
-views lights up its region on the page. The decoding views name the document with the region (region ids repeat
-across documents): a round of another document shows that document first. A mixin of `MainWindow`.
+region puts the editor on its block; a block chosen in the editor, a round or an R-SWA window chosen in the
+decoding views lights up its region on the page. The decoding views name the document with the region (region
+ids repeat across documents): a round of another document shows that document first. A mixin of `MainWindow`.
 
 What must never live here: the editor's own highlighting (app.gui.review_pane), the window model's streams."""
 from __future__ import annotations
@@ -47,22 +47,23 @@ class WindowLinking:
         return next((d for d in self.session.documents if document_key(d.path) == key), None)
 
     def show_text_span(self, document: str, region_id: str, start: int, end: int) -> None:
-        """The decoding views chose a round of `document`'s region: show that document, light up its region and
-        the characters the round wrote, in the document's own text."""
+        """The decoding views chose a round of `document`'s region: show that document, light up its region
+        and the characters the round wrote, in the document's own text."""
         work = self.work_of(document)
         if work is None:
             return
         if work is not self.work:
             self.show_document(self.session.documents.index(work))
         if self.reveal(region_id) is not None:
-            start, end = self.views.document_span(region_id, start, end)  # the decoder's span in the block's text
+            # the decoder's span in the block's text
+            start, end = self.views.document_span(region_id, start, end)
             self.review.highlight_span(region_id, start, end)
 
     def show_window_span(self, document: str, region_id: str, start: int, end: int) -> None:
-        """The R-SWA window of `document` moved: `region_id` names a generation (e.g. "doc", the whole document)
-        and the span is in its raw output, tags included. Highlight the text of the block(s) inside the window;
-        kept and redone when blocks arrive, so the highlight follows the layout as it grows. Only the document
-        shown is highlighted (the editor shows no other)."""
+        """The R-SWA window of `document` moved: `region_id` names a generation (e.g. "doc", the whole
+        document) and the span is in its raw output, tags included. Highlight the text of the block(s) inside
+        the window; kept and redone when blocks arrive, so the highlight follows the layout as it grows. Only
+        the document shown is highlighted (the editor shows no other)."""
         if self.work_of(document) is not self.work or self.work is None:
             return
         block = self.session.find_block(region_id)

@@ -1,6 +1,7 @@
-"""The window's widgets and where they sit (Qt Designer's `setupUi` pattern, in code): documents and thumbnails on
-the left, the page in the middle, the block bar, Markdown editor and preview on the right, the decoding views
-docked below, the actions, toolbar and status bar; and the window geometry kept in the settings.
+"""The window's widgets and where they sit (Qt Designer's `setupUi` pattern, in code): documents and
+thumbnails on the left, the page in the middle, the block bar, Markdown editor and preview on the right, the
+decoding views docked below, the actions, toolbar and status bar; and the window geometry kept in the
+settings.
 
 What must never live here: behaviour (the window's methods), state of a run (app.core.review).
 """
@@ -29,8 +30,8 @@ from app.gui.window_dialogs import WindowDialogs
 
 def setup_ui(window) -> None:
     """Create the window's parts as its attributes (documents, thumbnails, page_view, review, editor, banner,
-    engine_bar, actions, progress, run_label, views, views_dock, traces, dialogs), and the helpers that work on
-    them (flow, find_bar, run_presenter, …), each given the parts it needs."""
+    engine_bar, actions, progress, run_label, views, views_dock, traces, dialogs), and the helpers that work
+    on them (flow, find_bar, run_presenter, …), each given the parts it needs."""
     window.documents = DocumentList()
     window.thumbnails = ThumbnailStrip()
     window.page_view = PageView()
@@ -67,8 +68,9 @@ def setup_ui(window) -> None:
 
     window.views = DecodingViews()
     window.traces = TraceControl(TraceHost(
-        session=window.session, runs=window.runs, views=window.views, progress=window.progress, review=window.review,
-        settings=window.settings, handle_event=window.handle_event, cancel_run=window.cancel_run,
+        session=window.session, runs=window.runs, views=window.views, progress=window.progress,
+        review=window.review, settings=window.settings, handle_event=window.handle_event,
+        cancel_run=window.cancel_run,
         show_document=window.show_document, refresh_documents=window.refresh_documents,
         show_regions=window.show_regions, status=status))
     window.dialogs = WindowDialogs(window, window.settings, window.banner, current=lambda: window.work,
@@ -84,8 +86,9 @@ def setup_ui(window) -> None:
 
     window.flow = ReviewFlow(ReviewHost(
         session=window.session, page_view=window.page_view, review=window.review, documents=window.documents,
-        runs=window.runs, reveal=window.reveal, show_regions=window.show_regions, select_region=window.select_region,
-        rerun_region=window.rerun_region, touch=window.autosave.touch, status=status), window)
+        runs=window.runs, reveal=window.reveal, show_regions=window.show_regions,
+        select_region=window.select_region, rerun_region=window.rerun_region, touch=window.autosave.touch,
+        status=status), window)
     window.find_bar = FindBar(window.editor, window.page_view, window.reveal, window)
     window.review.layout().insertWidget(1, window.find_bar)  # between the block bar and the editor
     from app.gui.order_mode import OrderMode, scope_order_keys
@@ -117,12 +120,14 @@ def setup_ui(window) -> None:
     from app.gui.run_presenter import RunPresenter, RunView
 
     window.run_presenter = RunPresenter(window.runs, window.decoder, RunView(
-        banner=window.banner, progress=window.progress, documents=window.documents, run_label=window.run_label,
-        status_bar=window.statusBar(), engine_bar=window.engine_bar, settings=window.settings,
+        banner=window.banner, progress=window.progress, documents=window.documents,
+        run_label=window.run_label, status_bar=window.statusBar(), engine_bar=window.engine_bar,
+        settings=window.settings,
         flush_edits=window.editor.flush_edits, row_of=window.index_of, current=lambda: window.work,
         dialog_parent=window), window)
     window.views.round_selected.connect(window.show_text_span)
-    window.views.playback_regions = window.settings.get("playback_regions")  # memory stays flat on long documents
+    # the regions kept for playback per document (a setting): what bounds the views' memory on long documents
+    window.views.playback_regions = window.settings.get("playback_regions")
     window.settings.changed.connect(lambda key, value: setattr(window.views, "playback_regions", int(value))
                                     if key == "playback_regions" else None)
     window.views.window_span_changed.connect(window.show_window_span)

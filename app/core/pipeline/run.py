@@ -17,7 +17,8 @@ time, their events interleaved; app.core.pipeline.batching), TextLayerCompared (
 PageFinished; finally PhaseChanged(assembling) and RunFinished or RunCancelled (both with the document's
 stats), or a fatal ErrorRaised when the run failed. This class is the only sender of the run's lifecycle
 events (RunStarted, DocumentOpened, LayoutDone, PageFinished, RunFinished, RunCancelled); engines send their
-region events (app.core.engines.base: the event contract). Whole-document engines (kind "document", e.g. unlimited) replace layout: app.core.pipeline.document_engine.
+region events (app.core.engines.base: the event contract). Whole-document engines (kind "document", e.g.
+unlimited) replace layout: app.core.pipeline.document_engine.
 
 Coordinates: every region's `box` is in pixels of the page rendered at `options.dpi` (images: their native
 DPI), `box_pt` in PDF points. OCR crops are rendered at the engine's `input_dpi` (images: native)."""
@@ -368,7 +369,7 @@ class Pipeline:
         page.ms += (time.perf_counter() - t0) * 1000
         page.stages = page_stages() or page.stages
         self.emit(PageFinished(page.index, len(page.regions), round(page.ms, 1), stages=page.stages))
-        release_free_memory()  # the page's freed heap back to the system: a long run stays flat (app.core.base.heap)
+        release_free_memory()  # the page's freed heap back to the system (app.core.base.heap)
         return page
 
     def decode_regions(self, region_ids: Sequence[str]) -> list[Region]:
