@@ -4,6 +4,8 @@ Every line is first read by the bundled recogniser (PP-OCRv6: Latin, Chinese, Ja
 read is a *suspect* (`suspect`): most of its box left unread, a share of letters in a script it only half
 knows (Greek), or a low confidence. A region without suspects costs nothing more. For a region with suspects:
 
+0. **Evidence.** Suspects whose letters say no other script (`foreign`) are shown to Tesseract's script
+   detector (OSD) first: when it names a script the bundled recogniser reads, the bundled readings stand.
 1. **The script.** Its widest suspect lines are read with the first Tesseract language of every installed
    script (and English); the best mean confidence wins when it reaches ACCEPT and its letters are in that
    language's script. The page's language so far is tried first and kept without the comparison when it reads
@@ -12,6 +14,8 @@ knows (Greek), or a low confidence. A region without suspects costs nothing more
 2. **The lines.** Every suspect line is read with that language and keeps Tesseract's reading when its
    confidence reaches ACCEPT and its letters are in the script; otherwise the bundled reading stands (and
    stays flagged by the engines' coverage check). A region whose script is Latin keeps the bundled readings.
+   Lines read as Latin are tried in the script found only when OSD over the whole image (once a page) does not
+   name a script the bundled recogniser reads.
    With MIN_LINES lines or more to read, Tesseract reads their area whole and gives each line the words that
    fall in its box (app.core.scripts.block); a line that gets no sure reading so is read on its own crop.
 3. **No recogniser.** When nothing installed reads the lines, Tesseract's script detector (OSD) names their
@@ -74,12 +78,20 @@ def suspect(box: Sequence[float], text: str, score: float = 1.0) -> bool:
     x0, y0, x1, y1 = (float(v) for v in box[:4])
     if vertical(box):
         return False
-    if line_coverage((x0, y0, x1, y1), text) < SUSPECT_COVERAGE or not text.strip() or LOST in text:
+    if line_coverage((x0, y0, x1, y1), text) < SUSPECT_COVERAGE or not text.strip():
+        return True
+    return foreign(text) or score < LOW_SCORE
+
+
+def foreign(text: str) -> bool:
+    """Do the bundled reading's letters say another script: a lost glyph, or FOREIGN_SHARE of its letters (two
+    at least) in a script other than Latin/CJK?"""
+    if LOST in text:
         return True
     counts = script_counts(text)
     letters = sum(counts.values())
-    foreign = sum(n for s, n in counts.items() if s not in ("latin", "cjk"))
-    return (letters > 0 and foreign >= 2 and foreign >= FOREIGN_SHARE * letters) or score < LOW_SCORE
+    other = sum(n for s, n in counts.items() if s not in ("latin", "cjk"))
+    return letters > 0 and other >= 2 and other >= FOREIGN_SHARE * letters
 
 
 def in_script(text: str, lang: str) -> bool:
@@ -102,6 +114,8 @@ class ScriptRouter:
     def __init__(self, tesseract: Tesseract | None = None) -> None:
         self._tess = tesseract
         self.page_lang: str | None = None  # the language the page's lines were last found in
+        # OSD's name for each image routed on this page (`page_script`), asked once
+        self._page_osd: dict[tuple[int, tuple[int, int]], str | None] = {}
 
     @property
     def tess(self) -> Tesseract:
@@ -112,6 +126,15 @@ class ScriptRouter:
     def reset(self) -> None:
         """A new page: its script is found anew."""
         self.page_lang = None
+        self._page_osd.clear()
+
+    def page_script(self, image) -> str | None:
+        """Tesseract OSD's name for the script of the whole image (the page, or the region routed), asked
+        once a page; None when it cannot tell."""
+        key = (id(image), tuple(image.size))
+        if key not in self._page_osd:
+            self._page_osd[key] = self.tess.script_name(image)
+        return self._page_osd[key]
 
     def candidates(self) -> list[str]:
         have = self.tess.languages
@@ -162,6 +185,10 @@ class ScriptRouter:
                 osd.append(self.tess.script_name(stack([crops[i] for i in samples])))
             return osd[0]
 
+        # no suspect's letters say another script: then Tesseract's script detector must, or the bundled
+        # readings stand (the lines are merely unsure; a speck read as nothing on a Latin scan was Hebrew)
+        if not any(foreign(lines[i][1]) for i in todo) and osd_name() in catalogue.BUNDLED_OSD:
+            return out
         lang = self._identify(samples, mean_conf, read)
         if lang is not None and not self._confirmed(lang, mean_conf(samples, lang), osd_name):
             lang = self._by_osd(samples, mean_conf, read, osd_name)  # OSD's script, when its model reads it
@@ -179,10 +206,13 @@ class ScriptRouter:
             return out
         script = catalogue.script_of_language(lang)
         # a line the bundled recogniser read as Latin look-alikes ("RIOT UIT" for Marathi) or digits on a page
-        # found in another script: that script's model takes it when it reads it SURE
+        # found in another script: that script's model takes it when it reads it SURE, unless the whole page
+        # reads as a script the bundled recogniser reads (a speck on a Latin scan sent 120 lines to Hebrew)
         todo_set = set(todo)
         alike = [i for i, (box, text, _) in enumerate(lines)
                  if i not in todo_set and not vertical(box) and dominant_script([text]) in ("latin", "")]
+        if alike and self.page_script(image) in catalogue.BUNDLED_OSD:
+            alike = []
         crops.update({i: crop_line(image, lines[i][0], isolate=False) for i in alike})
         rtl = bool(script and script.rtl)
         # many lines: Tesseract reads their area whole, its words given to the lines (app.core.scripts.block)

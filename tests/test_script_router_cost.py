@@ -1,0 +1,88 @@
+"""What the script router (app.core.scripts.router) costs on pages in scripts the bundled recogniser reads: a
+line goes to Tesseract only on evidence of another script (its letters, or Tesseract's script detector), and
+lines read as Latin are tried in another script only when the page itself is not Latin (issue #38: a speck
+on a Latin scan had sent every Latin line on it to Tesseract's Hebrew model, 146 s of a 433 s page).
+
+Real Tesseract throughout; the calls are counted by a Tesseract whose reads note the crop and language."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from script_pages import need_tesseract
+
+SERIF = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")
+LATIN = ["The committee met on Tuesday to review the budget",
+         "for the coming year and the plans of each department.",
+         "Several members asked for a clearer account of costs",
+         "before any new projects could be approved by the board.",
+         "The chair promised a full report at the next meeting."]
+RUSSIAN = "Собрание утвердило план работы на будущий год."
+
+
+def counting_tesseract():
+    """A real Tesseract (the process's models) noting each line and block read (crop origin y, language)."""
+    from app.core.scripts.tesseract import Tesseract
+
+    base = need_tesseract("rus", "osd")
+
+    class Counted(Tesseract):
+        def __init__(self) -> None:
+            super().__init__(base.folder)
+            self.reads: list[tuple[float, str]] = []
+            self.blocks: list[str] = []
+
+        def read(self, image, lang):
+            self.reads.append((float(image.info.get("origin", (0.0, 0.0))[1]), lang))
+            return super().read(image, lang)
+
+        def read_block(self, image, lang):
+            self.blocks.append(lang)
+            return super().read_block(image, lang)
+
+    return Counted()
+
+
+def page(lines: list[str], px: int = 30):
+    """(page image, each line's ink box) of `lines` set one under another in DejaVu Serif."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    if not SERIF.is_file():
+        pytest.skip("missing part: the DejaVu fonts (apt install fonts-dejavu-core)")
+    face = ImageFont.truetype(str(SERIF), px)
+    margin, step = 2 * px, round(1.6 * px)
+    width = max(int(face.getlength(t)) for t in lines) + 2 * margin
+    image = Image.new("RGB", (width, 2 * margin + step * len(lines)), "white")
+    draw = ImageDraw.Draw(image)
+    boxes = []
+    for k, text in enumerate(lines):
+        draw.text((margin, margin + k * step), text, font=face, fill="black")
+        boxes.append(tuple(float(v) for v in draw.textbbox((margin, margin + k * step), text, font=face)))
+    return image, boxes
+
+
+def test_unsure_latin_lines_on_a_latin_page_never_reach_tesseract():
+    from app.core.scripts.router import ScriptRouter, suspect
+
+    tess = counting_tesseract()
+    image, boxes = page(LATIN)
+    lines = [(box, text, 0.5) for box, text in zip(boxes, LATIN)]  # read right, but unsure: suspects
+    assert all(suspect(*line) for line in lines)
+    results = ScriptRouter(tess).route(image, lines)
+    assert results == [None] * len(LATIN)
+    assert tess.reads == [] and tess.blocks == []  # only the script detector was asked
+
+
+def test_one_russian_line_on_a_latin_page_is_read_in_russian_and_the_latin_lines_are_left_alone():
+    from app.core.scripts.router import ScriptRouter
+
+    tess = counting_tesseract()
+    image, boxes = page(LATIN + [RUSSIAN])
+    lines = [(box, text, 0.95) for box, text in zip(boxes, LATIN)] + [(boxes[-1], "", 0.0)]  # Russian unread
+    results = ScriptRouter(tess).route(image, lines)
+    assert results[:-1] == [None] * len(LATIN)
+    assert results[-1] is not None and results[-1].reader == "tesseract:rus", results[-1]
+    latin_rows = [(box[1] - 0.5 * (box[3] - box[1]), box[1] + 1) for box in boxes[:-1]]  # their crops' tops
+    on_latin = [(y, lang) for y, lang in tess.reads if any(top <= y <= bottom for top, bottom in latin_rows)]
+    assert on_latin == [] and tess.blocks == []
