@@ -4,7 +4,8 @@ PyMuPDF's layout sometimes gives a whole multi-column article one `text` box, an
 pieces of neighbouring columns across a narrow gutter, so the box would be read straight across the columns. Here
 the gutters are found in the page image itself: vertical bands of paper, at least `MIN_GUTTER` of a text line wide,
 that no ink crosses over most of the box's height (a headline over all the columns may cross them above, a footer
-below). A box with gutters is cut into a full-width band above the columns, the columns left to right, and a band
+below); a thin vertical rule down the gutter (a gazette's column separator) is part of it, not ink across it.
+A box with gutters is cut into a full-width band above the columns, the columns left to right, and a band
 below, each a box of its own in that reading order.
 
     split_columns(mask, box, line_height) -> [box, ...]   # boxes in the mask's pixels; [box] when there is no gutter
@@ -28,6 +29,7 @@ MIN_GUTTER = 0.6  # a gutter is at least this many text-line heights wide (word 
 MIN_RUN = 0.5  # ... and clear of ink over at least this share of the box's height, in one run
 MIN_COLUMN = 4.0  # a column is at least this many line heights wide (a gap beside a drop cap is no gutter)
 MIN_LINES = 6  # a box of fewer text lines than this is not cut
+RULE = 0.2  # a rule in a gutter: ink at most this many line heights wide, down most of the box's height
 
 
 def _longest_clear_run(column: np.ndarray) -> tuple[int, int]:
@@ -38,28 +40,57 @@ def _longest_clear_run(column: np.ndarray) -> tuple[int, int]:
     return int(bounds[k] + 1), int(bounds[k + 1])
 
 
+def _through_rules(clear: list[bool], inked: np.ndarray, widest: int) -> list[bool]:
+    """`clear` with each run of columns at most `widest` wide between two clear ones made clear where each of
+    them is inked (`inked`: its share of ink) over most of the height: a thin vertical rule down a gutter (a
+    gazette's column separator) keeps the gutter one band; a letter (a "(1)" ending a line) is not as long."""
+    out = list(clear)
+    x, n = 0, len(clear)
+    while x < n:
+        if clear[x]:
+            x += 1
+            continue
+        end = x
+        while end < n and not clear[end]:
+            end += 1
+        if x > 0 and end < n and end - x <= widest and bool((inked[x:end] >= MIN_RUN).all()):
+            out[x:end] = [True] * (end - x)
+        x = end
+    return out
+
+
 def gutters(mask: np.ndarray, line_height: float) -> list[tuple[int, int, int, int]]:
     """Interior gutters of an ink mask as (x0, x1, y0, y1): x range of the band, y range where it is clear."""
     h, w = mask.shape
     if h < MIN_LINES * line_height or w < 2 * MIN_COLUMN * line_height:
         return []
     runs = [_longest_clear_run(mask[:, x]) for x in range(w)]
-    clear = [(b - a) >= MIN_RUN * h for a, b in runs]
+    paper = [(b - a) >= MIN_RUN * h for a, b in runs]
+    clear = _through_rules(paper, mask.mean(axis=0), max(2, int(RULE * line_height)))
     out, start = [], None
     for x, on in enumerate(clear + [False]):
         if on and start is None:
             start = x
         elif not on and start is not None:
             if x - start >= MIN_GUTTER * line_height:
-                y0 = int(np.median([runs[k][0] for k in range(start, x)]))  # the band's edges are ragged
-                y1 = int(np.median([runs[k][1] for k in range(start, x)]))
+                band = [k for k in range(start, x) if paper[k]]  # a rule's columns say nothing of the band
+                y0 = int(np.median([runs[k][0] for k in band]))  # the band's edges are ragged
+                y1 = int(np.median([runs[k][1] for k in band]))
                 if y1 - y0 >= MIN_RUN * h:
                     out.append((start, x, y0, y1))
             start = None
-    # only gutters with a real column on both sides (the paper at the box's edges is a margin, not a gutter)
-    edges = [0] + [x for g in out for x in g[:2]] + [w]
+    # only gutters with a real column on both sides (the paper at the box's edges is a margin, not a gutter);
+    # where some have none, the one clear over the least height goes first (a short paragraph's blank end by
+    # a gutter that runs down the whole box) and the rest are judged again, their columns wider
     inked = lambda a, b: mask[:, a:b].any(axis=0).sum() >= MIN_COLUMN * line_height  # noqa: E731
-    return [g for i, g in enumerate(out) if inked(edges[2 * i], g[0]) and inked(g[1], edges[2 * i + 3])]
+    while out:
+        edges = [0] + [x for g in out for x in g[:2]] + [w]
+        lacking = [g for i, g in enumerate(out)
+                   if not (inked(edges[2 * i], g[0]) and inked(g[1], edges[2 * i + 3]))]
+        if not lacking:
+            break
+        out.remove(min(lacking, key=lambda g: g[3] - g[2]))
+    return out
 
 
 def split_columns(mask: np.ndarray, box: tuple[float, float, float, float],
