@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Set-up and tasks with nothing but python3: `python3 make.py run` | `python3 make.py test` | `python3 make.py setup`.
 `python3 make.py test` first installs the real parts the tests use (PARTS below: the llama-server build, system
-packages through apt-get where this is root on Debian), then runs the tests (in a random order, its seed printed in the header;
-`--randomly-seed=N` repeats one, `-p no:randomly` keeps file order). Under CI=true a test that
+packages through apt-get where this is root on Debian), then runs the tests (in file order; `-p randomly` runs them in a random
+order with the seed printed, `--randomly-seed=N` repeats one). Under CI=true a test that
 skips for a missing part fails the run. `python3 make.py llama-server` (builds llama.cpp's server once into a cache outside the checkout; `--where` only
 prints the cached binary's path, or fails without building; `--source` prints the llama.cpp source folder, with
 its convert_hf_to_gguf.py).
