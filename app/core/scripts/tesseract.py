@@ -158,16 +158,7 @@ class Tesseract:
 
     def script_name(self, image) -> str | None:
         """Tesseract OSD's name for the script of `image` (a few lines), None when it cannot tell."""
-        from tesserocr import PSM
-
-        if not self.osd:
-            return None
-        prepared, _ = prepare(image)
-        with self._lock:
-            api = self._api("osd", PSM.OSD_ONLY)
-            api.SetImage(prepared)
-            found = api.DetectOrientationScript()
-        return (found or {}).get("script_name") or None
+        return (self.orientation(image) or {}).get("script_name") or None
 
     def orientation(self, image) -> dict | None:
         """Tesseract OSD's reading of a page: {"orient_deg", "orient_conf", "script_name", "script_conf"};
