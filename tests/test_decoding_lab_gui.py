@@ -55,6 +55,22 @@ def test_the_acceptance_map_colours_each_decoded_region_with_the_json_numbers(qt
     assert not amap.fills and not amap.legend.isVisible()
 
 
+def test_the_map_survives_the_page_placing_its_regions_again(qtbot, replayed):
+    """The page view replaces its region frames (a page turn, an edit): the fills that were their children go with
+    them, and the map puts new ones on the new frames instead of touching the dead ones."""
+    w = replayed
+    amap = w.acceptance_map
+    amap.action.setChecked(True)
+    qtbot.waitUntil(lambda: len(amap.fills) >= 8, timeout=5_000)
+    before = set(amap.fills)
+    regions = [item.region for item in w.page_view.region_items.values()]
+    w.page_view.set_regions(regions)  # the old frames (and their fills) are deleted here
+    amap.refresh()
+    assert set(amap.fills) == before
+    for rid, fill in amap.fills.items():
+        assert fill.parentItem() is w.page_view.region_items[rid] and "TPF" in fill.toolTip()
+
+
 def test_the_report_pane_charts_acceptance_from_the_recorded_trace(qtbot, replayed, artifacts_dir, tmp_path):
     w = replayed
     pane = w.decoding_report

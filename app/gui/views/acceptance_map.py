@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QFont, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QToolButton, QWidget
+from shiboken6 import isValid
 
 from app.core.record.acceptance_figures import tpf_colour, tpf_top
 
@@ -127,6 +128,9 @@ class AcceptanceMap(QObject):
         live = {rid: item for rid, item in self.view.region_items.items()}
         for rid in list(self.fills):
             fill = self.fills[rid]
+            if not isValid(fill):  # its frame went with the page's last set of regions, and took it along
+                del self.fills[rid]
+                continue
             if rid not in live or fill.parentItem() is not live[rid] or not self.shown:
                 if fill.scene() is not None:
                     fill.scene().removeItem(fill)
