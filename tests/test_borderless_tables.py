@@ -122,7 +122,7 @@ def test_column_names_that_repeat_the_tables_first_row_are_not_an_external_heade
 
 @pytest.mark.slow
 def test_a_borderless_table_the_layout_calls_text_is_written_as_a_table(tmp_path):
-    from app.core.pipeline import Pipeline, PipelineOptions
+    from pipeline_kit import read
 
     doc, page = _page()
     assert page.insert_textbox(pymupdf.Rect(72, 72, 523, 142), PROSE, fontsize=11, fontname="helv") > 0
@@ -131,11 +131,7 @@ def test_a_borderless_table_the_layout_calls_text_is_written_as_a_table(tmp_path
            [72, 200, 300], y=170, bold_head=False)
     assert page.insert_textbox(pymupdf.Rect(72, 250, 523, 320), PROSE, fontsize=11, fontname="helv") > 0
     doc.save(tmp_path / "t.pdf")
-    pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"))
-    try:
-        out = pipe.run(tmp_path / "t.pdf")
-    finally:
-        pipe.close()
+    out = read(tmp_path / "t.pdf")
     tables = [r for p in out.pages for r in p.regions if r.task == "table"]
     assert len(tables) == 1
     md = out.to_markdown(anchors=False)
@@ -193,7 +189,7 @@ def test_labels_and_their_figures_in_two_columns_are_a_table_but_a_list_of_numbe
 
 @pytest.mark.slow
 def test_a_scanned_borderless_table_the_layout_calls_text_is_read_as_a_table(tmp_path):
-    from app.core.pipeline import Pipeline, PipelineOptions
+    from pipeline_kit import read
 
     doc, page = _page()
     assert page.insert_textbox(pymupdf.Rect(72, 72, 523, 142), PROSE, fontsize=11, fontname="helv") > 0
@@ -201,11 +197,7 @@ def test_a_scanned_borderless_table_the_layout_calls_text_is_read_as_a_table(tmp
                   ("Carla", "45", "Rome")],
            [72, 200, 300], y=170, bold_head=False, size=11, gap=18)
     page.get_pixmap(dpi=150).save(tmp_path / "scan.png")  # a scan: no text layer, the layout's OCR reads it
-    pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"))
-    try:
-        out = pipe.run(tmp_path / "scan.png")
-    finally:
-        pipe.close()
+    out = read(tmp_path / "scan.png")
     (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
     grid = _grid(out.to_markdown(anchors=False))
     assert [c[0] for c in grid[0]] == ["Name", "Age", "City"]

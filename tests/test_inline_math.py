@@ -128,14 +128,10 @@ def test_an_inline_formula_that_does_not_parse_is_plain_text_and_a_review_reason
 
 
 def test_the_default_pipeline_writes_inline_formulas_in_the_paragraphs_markdown(tmp_path):
-    from app.core.pipeline import Pipeline, PipelineOptions
+    from pipeline_kit import read
 
     pdf = _typeset(tmp_path, PROSE.format(*INLINE) + "\n\n" + "Another paragraph of ordinary words. " * 6)
-    pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"))
-    try:
-        output = pipe.run(pdf)
-    finally:
-        pipe.close()
+    output = read(pdf)
     md = output.to_markdown(anchors=False)
     assert [normalise(f) for f in _formulas(md)] == [normalise(f) for f in INLINE], md
     stats = [r.extra["stats"] for p in output.pages for r in p.regions if r.task == "text"]

@@ -60,14 +60,10 @@ def _two_page_table(path):
 
 @pytest.mark.slow
 def test_a_table_run_over_a_page_break_is_one_table_in_the_document(tmp_path):
-    from app.core.pipeline import Pipeline, PipelineOptions
+    from pipeline_kit import read
 
     _two_page_table(tmp_path / "parts.pdf")
-    pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"))
-    try:
-        out = pipe.run(tmp_path / "parts.pdf")
-    finally:
-        pipe.close()
+    out = read(tmp_path / "parts.pdf")
     md = out.to_markdown(anchors=True)
     (table,) = tables_in(md)
     assert [c.text for c in table[0]] == ["Part", "Stock", "Weight (kg)", "Material"]

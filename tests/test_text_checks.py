@@ -115,7 +115,7 @@ def test_a_text_layer_in_a_script_the_recogniser_cannot_read_is_kept(tmp_path):
     taken (not replaced by an OCR reading of a script the recogniser does not know)."""
     import pymupdf
 
-    from app.core.pipeline import Pipeline, PipelineOptions
+    from pipeline_kit import read
     from app.core.rapid.recogniser import can_read
 
     text = "코로나바이러스 관련 보험약관상 재해보험금 지급문제 및 개선과제를 살펴본다."
@@ -125,11 +125,7 @@ def test_a_text_layer_in_a_script_the_recogniser_cannot_read_is_kept(tmp_path):
     page.insert_font(fontname="korea", fontbuffer=pymupdf.Font("korea").buffer)
     page.insert_textbox(pymupdf.Rect(30, 30, 390, 170), text + "\n" + text, fontsize=12, fontname="korea")
     doc.save(tmp_path / "ko.pdf")
-    pipe = Pipeline(PipelineOptions(engine="classic", text_layer="prefer"))
-    try:
-        out = pipe.run(tmp_path / "ko.pdf")
-    finally:
-        pipe.close()
+    out = read(tmp_path / "ko.pdf")
     read = [r for r in out.pages[0].regions if r.text]
     assert read and all(r.extra["stats"].get("text_source") == "text-layer" for r in read), \
         [(r.text, r.extra.get("layer_rejected")) for r in read]
