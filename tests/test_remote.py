@@ -269,10 +269,19 @@ def test_convert_dir_keeps_the_server_busy_across_documents_with_the_same_output
     for name in ("a", "b"):
         make_small_report(src / f"{name}.pdf")
     # the whole page as one region, small crops: the next document's layout costs milliseconds, not the seconds of a
-    # layout model on a busy CPU, so its requests join the previous document's last ones in flight
-    common = ["--engine", "remote", "--server", server.url, "--concurrency", "6", "--layout", "page", "--ocr-dpi",
+    # layout model on a busy CPU; each request crosses a link that holds it 1.5 s, so the previous document's last
+    # ones are still in flight when the next one's are sent, however busy the machine is
+    from slow_link import SlowLink
+
+    link = SlowLink(server.port, delay=1.5)
+    common = ["--engine", "remote", "--server", link.url, "--concurrency", "6", "--layout", "page", "--ocr-dpi",
               "72", "--text-layer", "ignore", "--max-new-tokens", "60"]
-    code, stdout, stderr = _convert(capsys, src, "-o", tmp_path / "both", *common, "--trace", tmp_path / "t.jsonl")
+    try:
+        code, stdout, stderr = _convert(capsys, src, "-o", tmp_path / "both", *common, "--trace",
+                                        tmp_path / "t.jsonl")
+    finally:
+        link.close()
+    common[common.index(link.url)] = server.url  # each document alone, straight to the server
     assert code == 0, stdout + stderr
     lines = [ln for ln in stdout.splitlines() if ln.startswith(("a.pdf:", "b.pdf:"))]
     assert [ln[:5] for ln in lines] == ["a.pdf", "b.pdf"]  # written and reported in input order
