@@ -1,6 +1,8 @@
 """What keeps a long run's memory flat (`bench memory` measures it; docs/benchmarks.md): the recogniser's ONNX
 session keeps no arena (one grows to the widest batch of lines ever read and never shrinks), and the pipeline hands
-the heap's freed pages back to the system after every page (app.core.base.heap). No RSS or timing asserts here."""
+the heap's freed pages back to the system after every region and page (app.core.base.heap), and the run and
+the window's renderer keep a few renderings (app.core.document.RUN_RENDERS, VIEW_RENDERS). No RSS or timing
+asserts here."""
 from __future__ import annotations
 
 import sys
@@ -9,7 +11,7 @@ import pytest
 
 from app.core.base import heap
 from app.core.pipeline import Pipeline, PipelineOptions
-from app.core.document.sample_documents import make_small_report
+from app.core.document.sample_documents import make_long_pdf, make_small_report
 
 
 def test_the_recogniser_session_keeps_no_arena():
@@ -46,4 +48,38 @@ def test_a_run_gives_the_freed_heap_back_after_every_page(tmp_path, monkeypatch)
     finally:
         pipe.close()
     assert len(out.pages) == 2
-    assert trims == [1, 2]  # once a page, each right after that page's PageFinished
+    read = sum(e.type == "region_finished" for e in events)
+    assert trims[-1] == 2 and 1 in trims  # right after each page's PageFinished
+    assert len(trims) >= 2 + read  # and after each region read one at a time (its crops and tensors freed)
+
+
+def test_a_run_keeps_the_renderings_of_the_pages_in_flight_only(tmp_path):
+    """The run's document keeps RUN_RENDERS renderings (the page laid out and the page read, at two DPIs), not
+    the default 8: a long run's memory no longer climbs over its first pages."""
+    from app.core.document import RUN_RENDERS
+
+    pdf = make_long_pdf(tmp_path / "long.pdf", pages=6)
+    pipe = Pipeline(PipelineOptions(engine="classic", layout="pymupdf"), emit=lambda e: None)
+    try:
+        pipe.run(pdf)
+        assert pipe.document.cache.max_entries == RUN_RENDERS <= 4
+        assert len(pipe.document.cache) <= RUN_RENDERS
+    finally:
+        pipe.close()
+
+
+def test_the_window_renderer_keeps_few_renderings(qapp, tmp_path):
+    from app.core.document import VIEW_RENDERS
+    from app.gui.render_service import PageRenderer
+
+    pdf = make_long_pdf(tmp_path / "long.pdf", pages=6)
+    renderer = PageRenderer()
+    try:
+        for page in range(6):
+            renderer.request(str(pdf), page, 72.0, "thumbnail")
+        assert renderer.wait(30_000)
+        doc = renderer._documents[str(pdf)]
+        assert doc.cache.max_entries == VIEW_RENDERS <= 3
+        assert len(doc.cache) <= VIEW_RENDERS
+    finally:
+        renderer.close()

@@ -84,9 +84,7 @@ def _run(args, tmp: Path) -> int:
           f" RSS before reading {rss_mb():.0f} MB", flush=True)
     w.run_document(list(range(args.pages)))
     rows: list[tuple[str, int, float, float]] = []
-    marks = [1] + [k for k in range(args.every, args.pages + 1, args.every)]
-    if marks[-1] != args.pages:
-        marks.append(args.pages)
+    marks = sorted({1, *range(args.every, args.pages + 1, args.every), args.pages})
     for mark in marks:
         if not pump(lambda: len(finished) >= mark or state["ended"], deadline):
             break

@@ -61,9 +61,10 @@ class PageRenderer(QObject):
     def _open(self, path: str):
         doc = self._documents.get(path)
         if doc is None:
-            from app.core.document import open_document
+            from app.core.document import VIEW_RENDERS, open_document
 
-            doc = open_document(path, self._passwords.get(path))
+            # few renderings kept: the page view holds the page it shows, and a long run shows every page once
+            doc = open_document(path, self._passwords.get(path), cache_pages=VIEW_RENDERS)
             self._documents[path] = doc
         return doc
 

@@ -3,7 +3,8 @@
 A page's read frees most of what it allocated (crops, tensors, line images, the recogniser's batches), but glibc's
 malloc keeps the freed pages in its arenas (one per thread that allocated), so a long run's resident memory climbs
 by a few hundred MB of free heap that nothing uses. `release_free_memory()` asks glibc to give it back
-(`malloc_trim(0)`: a few milliseconds); the pipeline calls it once a page. Elsewhere (no glibc: macOS, Windows,
+(`malloc_trim(0)`: a few milliseconds); the pipeline calls it after every region it reads one at a time and
+after every page. Elsewhere (no glibc: macOS, Windows,
 musl) it does nothing and says so.
 
 What must never live here: caches, limits on what a run keeps (their owners bound them), platform checks of

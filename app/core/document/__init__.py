@@ -42,6 +42,8 @@ from app.core.document.base import (  # noqa: F401 - the document vocabulary, im
     DocumentError,
     PageInfo,
     PasswordRequired,
+    RUN_RENDERS,
+    VIEW_RENDERS,
     RenderCache,
     TextWord,
     WrongPassword,

@@ -61,6 +61,13 @@ class PageInfo:
     native_dpi: float | None = None  # images only
 
 
+# renderings a run keeps (`Pipeline` opens its document with this many): the page being laid out and the page being
+# read, each at the layout's and the OCR's DPI; the default 8 only grew a long run's memory over its first pages
+RUN_RENDERS = 4
+# renderings the window's page view keeps (app.gui.render_service): the page shown and a thumbnail or two
+VIEW_RENDERS = 3
+
+
 class RenderCache:
     """LRU of rendered pages keyed by (page, dpi), bounded by entry count and total bytes."""
 

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from app.core.document import Document, DocumentError, open_document
+from app.core.document import RUN_RENDERS, Document, DocumentError, open_document
 from app.core.engines import Emit, no_emit, resolve_engine_name
 from app.core.base.cancel import CancelToken, Cancelled
 from app.core.base.heap import release_free_memory
@@ -92,7 +92,7 @@ class Pipeline:
     def open(self, path) -> Document:
         self.emit(PhaseChanged("opening", detail=str(path)))
         try:
-            doc = open_document(path, self.options.password)
+            doc = open_document(path, self.options.password, cache_pages=RUN_RENDERS)
         except DocumentError as exc:
             raise PipelineError(str(exc), "document") from exc
         self.document = doc
@@ -352,6 +352,7 @@ class Pipeline:
             self.cancel.check()
             self.emit(PhaseChanged("decoding", detail=f"page {index + 1}", current=k + 1, total=len(todo)))
             self._decode_one(r)
+            release_free_memory()  # a region's freed crops and tensors, before the next region allocates its own
         return self.finish_page(page, t0)
 
     def regions_to_read(self, page: PageOutput, keep: set[str] | Sequence[str] = ()) -> list[Region]:
@@ -359,7 +360,6 @@ class Pipeline:
         or the layout's OCR on the way (TextSource.take)."""
         return [r for r in page.regions
                 if r.task in DECODED_TASKS and r.id not in keep and not self.text_source.take(r)]
-
 
     def finish_page(self, page: PageOutput, t0: float) -> PageOutput:
         """A page's regions are all read: compare it with its text layer and announce it."""
