@@ -352,7 +352,7 @@ class Pipeline:
             self.cancel.check()
             self.emit(PhaseChanged("decoding", detail=f"page {index + 1}", current=k + 1, total=len(todo)))
             self._decode_one(r)
-            release_free_memory()  # a region's freed crops and tensors, before the next region allocates its own
+            release_free_memory()  # the region's freed crops and tensors, before the next one allocates
         return self.finish_page(page, t0)
 
     def regions_to_read(self, page: PageOutput, keep: set[str] | Sequence[str] = ()) -> list[Region]:
