@@ -23,6 +23,7 @@ import numpy as np
 
 from app.core.layout.orientation import ink
 from app.core.layout.postprocess import Detection
+from app.core.scripts.router import LOST
 from app.core.text.textlayer import inside_fraction
 
 MIN_GUTTER = 0.6  # a gutter is at least this many text-line heights wide (word spaces are narrower: ~0.3)
@@ -30,6 +31,8 @@ MIN_RUN = 0.5  # ... and clear of ink over at least this share of the box's heig
 MIN_COLUMN = 4.0  # a column is at least this many line heights wide (a gap beside a drop cap is no gutter)
 MIN_LINES = 6  # a box of fewer text lines than this is not cut
 RULE = 0.2  # a rule in a gutter: ink at most this many line heights wide, down most of the box's height
+CUT_MIN = 1.0  # a line cut at a piece's edge keeps a part at least this many line heights wide
+SHARE_IN, SHARE_OUT = 0.8, 0.2  # a line this much of whose height lies in a piece is its own; this little: not
 
 
 def _longest_clear_run(column: np.ndarray) -> tuple[int, int]:
@@ -130,8 +133,8 @@ def cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: flo
 
 def _cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: float):
     """The detections with each multi-column text box of a scan cut into its columns (app.core.layout.columns), and
-    per detection the OCR lines ([x0, y0, x1, y1, text], points) it holds: a piece keeps the lines that lie inside it
-    only when none crosses its edges (a line joined across a gutter must be read again, column by column)."""
+    per detection the OCR lines ([x0, y0, x1, y1, text], points) it holds: a piece keeps the lines inside it, and
+    the part of a line joined across a gutter that lies in it (`piece_lines`)."""
     out, own, mask, cut, made_ids = [], [], None, {}, set()
     for d in dets:
         held = lines.get(d.order) or []
@@ -154,14 +157,36 @@ def _cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: fl
             made = Detection(d.label, d.score, piece, d.order)
             pt = tuple(v / scale for v in piece)
             near = [ln for ln in held if inside_fraction(tuple(ln[:4]), pt) > 0.1]
-            inside = [ln for ln in near if inside_fraction(tuple(ln[:4]), pt) >= 0.9]
             out.append(made)
-            own.append(inside if len(inside) == len(near) else [])
+            own.append(piece_lines(near, pt))
             placed.append(piece)
             made_ids.add(id(made))
     if cut:
         _follow_pieces(out, own, made_ids)
     return out, own
+
+
+def piece_lines(near: list, piece: tuple[float, ...]) -> list:
+    """The OCR lines of a column piece (points) from the lines that reach into it: those inside it as they are;
+    of a line the detector joined across the piece's edges (over a gutter, or two lines into one box) the part
+    inside it, its text unknown (`LOST`: the engine reads that part again, and only that part) — the line's own
+    height where it lies mostly (SHARE_IN) within the piece's height, else cut there too; a line mostly above or
+    below it (SHARE_OUT) is its neighbour's."""
+    out = []
+    for ln in near:
+        box = tuple(float(v) for v in ln[:4])
+        if inside_fraction(box, piece) >= 0.9:
+            out.append(ln)
+            continue
+        height = max(1e-6, box[3] - box[1])
+        share = (min(box[3], piece[3]) - max(box[1], piece[1])) / height
+        if share <= SHARE_OUT:
+            continue
+        y0, y1 = (box[1], box[3]) if share >= SHARE_IN else (max(box[1], piece[1]), min(box[3], piece[3]))
+        x0, x1 = max(box[0], piece[0]), min(box[2], piece[2])
+        if x1 - x0 >= CUT_MIN * (y1 - y0):  # (a sliver is the neighbour's padding, not its letters)
+            out.append([round(x0, 2), round(y0, 2), round(x1, 2), round(y1, 2), LOST])
+    return out
 
 
 def _follow_pieces(out: list, own: list, pieces: set[int]) -> None:

@@ -7,7 +7,8 @@ every line read once by the recogniser, batched (app.core.engines.builtin.page_l
   lines run and how much they are skewed (no model); a page whose lines run across it and read with a high mean
   confidence is upright as it is, any other goes through the full check (app.core.layout.orientation.detect);
 - the layout is given the lines' text in place of its own OCR (`layout_kw`: PyMuPDFLayout's `page_lines`);
-- the engine is given each region's lines with their readings (`known`): nothing is recognised twice.
+- the engine is given each region's lines with their readings (`known`): nothing is recognised twice but the
+  part of a line the detector joined across a column gutter, cut at the column's edge (app.core.layout.columns).
 
 Any other engine, layout or page is read as before (the layout's own OCR, the engine's own detection).
 
@@ -22,6 +23,7 @@ from app.core.engines.base import PageLineEngine
 from app.core.layout.orientation import Orientation, detect, lie
 from app.core.pipeline.orient import ORIENT_DPI
 from app.core.layout.pymupdf_layout import PyMuPDFLayout
+from app.core.scripts.router import LOST
 
 KEEP_PAGES = 2  # pages whose lines are kept (the page being laid out and the page being read)
 MIN_IOU = 0.5  # a layout line is the page line it overlaps this much (its box comes back from the PDF's text)
@@ -100,8 +102,9 @@ class ScanReader:
 
     def known(self, region, lines_pt: Sequence[Sequence], dpi: float, origin: tuple[float, float]) -> list | None:
         """(box in the region crop's pixels, a fresh reading) per line the layout gave `region` (`lines_pt`: its
-        `ocr_lines`, points), each matched to the page line it came from; None when the page was not read here or
-        a line matches none (or two lines one): the engine then reads the crops itself."""
+        `ocr_lines`, points), each matched to the page line it came from; a line that matches none (a part of a
+        line cut at a column's edge, whose text is `LOST`) or whose page line another took comes with no reading:
+        the engine reads that crop, and only that one. None when the page was not read here."""
         key = self._key(region.page)
         if key not in self._pages or self._pages[key][0] != dpi:
             return None
@@ -111,12 +114,17 @@ class ScanReader:
         out, used = [], set()
         for line in lines_pt:
             box = [v * s for v in line[:4]]
+            text = line[4] if len(line) > 4 else None
+            if text == LOST:
+                out.append(((box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy), None))
+                continue
             # the page line it was written from: the same text where one has it, else the one it covers best
             overlap = {k: _iou(box, pl.det) for k, pl in enumerate(found)}
-            same = [k for k, pl in enumerate(found) if len(line) > 4 and pl.reading.text == line[4]]
+            same = [k for k, pl in enumerate(found) if text is not None and pl.reading.text == text]
             best = max(same or overlap, key=lambda k: overlap[k], default=None)
             if best is None or overlap[best] < MIN_IOU or best in used:
-                return None
+                out.append(((box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy), None))
+                continue
             used.add(best)
             pl = found[best]
             out.append(((pl.box[0] - ox, pl.box[1] - oy, pl.box[2] - ox, pl.box[3] - oy), pl.fresh_reading()))

@@ -246,28 +246,24 @@ def collapse(probs: np.ndarray, characters: Sequence[str]) -> Reading:
     reading = Reading()
     if probs.size == 0:
         return reading
-    top2 = np.argpartition(-probs, 2, axis=1)[:, :2]
-    p_top2 = np.take_along_axis(probs, top2, axis=1)
-    swap = p_top2[:, 1] > p_top2[:, 0]
-    top2[swap] = top2[swap][:, ::-1]
-    p_top2[swap] = p_top2[swap][:, ::-1]
-    best = top2[:, 0]
+    best = probs.argmax(axis=1)  # (the top class per column: a full sort of the classes is not needed)
+    p_best = probs[np.arange(len(best)), best]
     seg_start = None
     for t in range(len(best) + 1):
         cls = int(best[t]) if t < len(best) else -1
         if seg_start is not None and (cls != int(best[seg_start])):
-            _segment(reading, probs, top2, p_top2, seg_start, t, characters)
+            _segment(reading, probs, best, p_best, seg_start, t, characters)
             seg_start = None
         if seg_start is None and cls > 0:
             seg_start = t
     return reading
 
 
-def _segment(reading: Reading, probs, top2, p_top2, a: int, z: int, characters) -> None:
-    c = int(top2[a, 0])
+def _segment(reading: Reading, probs, best, p_best, a: int, z: int, characters) -> None:
+    c = int(best[a])
     reading.chars.append(characters[c] if c < len(characters) else "")
     reading.cols.append((a, z))
-    reading.conf.append(float(p_top2[a:z, 0].max()))
+    reading.conf.append(float(p_best[a:z].max()))
     # the two best classes other than c and blank within the segment's columns (each at its best column)
     seg = probs[a:z].max(axis=0)
     seg[0] = 0.0

@@ -254,10 +254,13 @@ class ReaderEngine:
         flat = [piece for row in rows for piece in row]
         if known is None:
             readings = self.recogniser.read([crop for _, crop in flat]) if flat else []
+        fresh = [k for k, rd in enumerate(readings) if rd is None]  # known lines' parts the page did not read
+        for k, rd in zip(fresh, self.recogniser.read([flat[k][1] for k in fresh]) if fresh else ()):
+            readings[k] = rd
         rec_ms = (time.perf_counter() - t_rec) * 1e3
         t_route = time.perf_counter()  # lines in scripts the recogniser cannot read go to one that can (routed.py)
-        rows, flat, readings, routed = route_region(self, image, rows, readings,
-                                                   given=lines is not None, known=known is not None)
+        rows, flat, readings, routed = route_region(self, image, rows, readings, given=lines is not None,
+                                                   known=known is not None, fresh=fresh)
         route_ms = (time.perf_counter() - t_route) * 1e3
         # the words the recogniser was unsure of, settled by how common each candidate word is (lexicon.py); the
         # decoder then reads the settled characters
@@ -364,7 +367,7 @@ class ReaderEngine:
                      unreadable_lines=sum(1 for c in coverage if c < MIN_LINE_COVERAGE))
         stats.update(engine=self.name, lines=len(per_line), rows=len(rows), line_boxes=[s["box"] for s in per_line],
                      line_stats=per_line, lines_from="page" if known is not None else "detector" if lines is None
-                     else "given",
+                     else "given", lines_read_again=len(fresh),
                      lines_unread=0 if cancelled else len(flat) - len(per_line), detect_ms=round(det_ms, 2),
                      recognise_ms=round(rec_ms, 2), request_ms=(time.perf_counter() - t0) * 1e3, device=self.device,
                      dtype=self.dtype, stopped="cancelled" if cancelled else "max_new_tokens" if cut else "done")

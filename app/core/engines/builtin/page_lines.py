@@ -149,10 +149,14 @@ def cut(image, box):
 
 def known_rows(image, known: Sequence[tuple]):
     """The engine's rows ([[(box, crop), ...], ...], as its own line finding gives them) and their readings in row
-    order, for lines already read: `known` is (box in `image`'s pixels, reading) per line."""
-    from app.core.engines.builtin.line_boxes import group_rows
+    order, for lines already read: `known` is (box in `image`'s pixels, reading) per line; a line with no reading
+    (None: a part of a line, cut at a column's edge) is cut as given lines are (padded, apart) and keeps None."""
+    from app.core.engines.builtin.line_boxes import group_rows, padded_apart
 
     boxes = [tuple(float(v) for v in box) for box, _ in known]
+    fresh = [i for i, (_, reading) in enumerate(known) if reading is None]
+    for i, box in zip(fresh, padded_apart([boxes[i] for i in fresh], image.width, image.height)):
+        boxes[i] = box
     rows = group_rows(boxes)
     return ([[(tuple(round(v, 1) for v in boxes[i]), cut(image, boxes[i])) for i in row] for row in rows],
             [known[i][1] for row in rows for i in row])

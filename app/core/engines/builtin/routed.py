@@ -38,13 +38,17 @@ def route_page(engine, image, boxes, readings) -> None:
         reading.routed = other  # a Routed reading, an Unread (flagged with its region), or None
 
 
-def route_region(engine, image, rows, readings, *, given: bool, known: bool = False):
+def route_region(engine, image, rows, readings, *, given: bool, known: bool = False, fresh=()):
     """(rows, flat pieces, readings, routed per piece): the router's verdict on each line; lines found again
     by the detector first when given boxes hold a line left mostly unread. Lines read with the page (`known`)
-    carry the page pass's verdict."""
+    carry the page pass's verdict; those of them read here (`fresh`: their indices) get the router's now."""
     flat = [piece for row in rows for piece in row]
     if known:
-        return rows, flat, readings, [rd.routed for rd in readings]
+        routed = [rd.routed for rd in readings]
+        lines = [(flat[k][0], readings[k].text, mean(readings[k].conf)) for k in fresh]
+        for k, other in zip(fresh, engine.router.route(image, lines) if lines else ()):
+            routed[k] = other
+        return rows, flat, readings, routed
     bad_box = any(suspect(box, rd.text, mean(rd.conf)) and line_coverage(box, rd.text) < SUSPECT_COVERAGE
                   for (box, _), rd in zip(flat, readings))
     if given and bad_box:
