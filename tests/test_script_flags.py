@@ -145,3 +145,56 @@ def test_an_upright_hebrew_page_is_not_turned_upside_down_and_is_read_in_hebrew(
     assert [b["reader"] for b in blocks] == ["tesseract:heb"]
     want = " ".join(t.text for t in HEBREW)
     assert edit_ratio(blocks[0]["text"], want) <= 0.05 and blocks[0]["text"].split()[0] == want.split()[0]
+
+
+# what the bundled recogniser made of the Hebrew page (DejaVu Sans, the default layout): confident Latin
+HEBREW_AS_LATIN = ("ULIU UATU A4 UXXILU ULXU CLI4 CUOGL UUCLO", "IGLOIUIO ULAIO CA4IA ALIO CUU4L UACU UXULICU",
+                   "UXOGU XIALU XU UICCU UACILU LACU LCXU")
+
+
+def test_latin_look_alikes_are_told_from_latin_words_codes_and_names():
+    from app.core.scripts.lookalike import lookalike, mostly_lookalikes
+
+    assert all(lookalike(t) for t in HEBREW_AS_LATIN) and mostly_lookalikes(list(HEBREW_AS_LATIN))
+    latin = ["Annual Report of the Society", "Der Bericht des Vereins zeigt ein Wachstum",
+             "Le rapport annuel de la société", "Sprawozdanie roczne stowarzyszenia", "Total 80.68 85.40 (2024)"]
+    assert not any(lookalike(t) for t in latin)
+    # codes in a table are not words either: one such line, or a few among words, is not "mostly"
+    assert not mostly_lookalikes(["GAPDH sense TGGTGAAGCAGGCATCTGAG", "Primer sequences used for the assay",
+                                  "Gene names and their forward strands", "IL6 antisense ACCAGCATCAGTCCCAAGAAG"])
+
+
+def test_hebrew_the_bundled_recogniser_reads_as_confident_latin_goes_to_hebrew_on_the_default_layout(tmp_path):
+    """On the default layout (its OCR: RapidOCR at 150 DPI) every Hebrew line read as confident Latin look-alikes
+    ("UXOGU XIALU"), no line a suspect: the page came out as Latin letters, unflagged. Its words are no words,
+    Tesseract's script detector names Hebrew: the Hebrew model reads it."""
+    need_tesseract("heb", "osd")
+    _, files = convert(render_page(list(HEBREW), tmp_path / "hebrew.png"), tmp_path / "out", formats=("json",))
+    blocks = _blocks(files)
+    assert [b["reader"] for b in blocks] == ["tesseract:heb"], [(b["reader"], b["text"][:40]) for b in blocks]
+    want = " ".join(t.text for t in HEBREW)
+    assert edit_ratio(blocks[0]["text"], want) <= 0.05
+
+
+def test_hebrew_read_as_latin_look_alikes_with_no_hebrew_model_is_flagged_with_its_package(tmp_path, only_english):
+    """The router given the Hebrew page's lines as the bundled recogniser read them (confident Latin look-alikes,
+    no line a suspect by its confidence or coverage), with no Hebrew model installed: every line is unread, in
+    Hebrew, with the package that reads it — not kept as Latin."""
+    import numpy as np
+    from PIL import Image
+
+    from app.core.scripts.catalogue import install_hint
+    from app.core.scripts.crops import bands
+    from app.core.scripts.router import ScriptRouter, Unread
+
+    only_english("eng", "osd")
+    image = Image.open(render_page(list(HEBREW), tmp_path / "hebrew.png")).convert("L")
+    ink = np.asarray(image) < 128
+    boxes = []
+    for y0, y1 in bands(list(ink.any(axis=1))):
+        xs = np.flatnonzero(ink[y0:y1].any(axis=0))
+        boxes.append((float(xs[0]), float(y0), float(xs[-1] + 1), float(y1)))
+    assert len(boxes) == len(HEBREW)
+    got = ScriptRouter().route(image, [(box, text, 0.85) for box, text in zip(boxes, HEBREW_AS_LATIN)])
+    assert all(isinstance(r, Unread) for r in got), got
+    assert {(r.script, r.install) for r in got} == {("Hebrew", install_hint("heb"))}

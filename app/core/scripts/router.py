@@ -6,6 +6,8 @@ knows (Greek), or a low confidence. A region without suspects costs nothing more
 
 0. **Evidence.** Suspects whose letters say no other script (`foreign`) are shown to Tesseract's script
    detector (OSD) first: when it names a script the bundled recogniser reads, the bundled readings stand.
+   Lines read as Latin look-alikes (letters that make no words: app.core.scripts.lookalike) are suspects too
+   when other lines are or most lines are such, unless OSD over the whole image names a script it reads.
 1. **The script.** Its widest suspect lines are read with the first Tesseract language of every installed
    script (and English); the best mean confidence wins when it reaches ACCEPT and its letters are in that
    language's script. The page's language so far is tried first and kept without the comparison when it reads
@@ -35,6 +37,7 @@ from app.core.scripts import catalogue
 from app.core.scripts.block import MIN_LINES, block_readings
 from app.core.scripts.crops import crop_line as cut_line, stack
 from app.core.scripts.direction import vertical
+from app.core.scripts.lookalike import lookalike, mostly_lookalikes
 from app.core.scripts.tesseract import Tesseract, TessLine, binding_missing, shared
 from app.core.text.textcheck import MIN_LINE_COVERAGE, dominant_script, line_coverage, script_counts
 
@@ -147,12 +150,25 @@ class ScriptRouter:
         reading, an Unread (nothing installed reads it), or None (the bundled reading stands)."""
         out: list[Routed | Unread | None] = [None] * len(lines)
         todo = [i for i, (box, text, score) in enumerate(lines) if suspect(box, text, score)]
-        if not todo:
+        # read as Latin look-alikes (letters that make no words: app.core.scripts.lookalike): suspects too
+        # when there are other suspects or most lines are such, and OSD over the image names no script the
+        # bundled recogniser reads ("UXOGU XIALU" is Hebrew; codes in a table on a Latin page stay as read)
+        seen = set(todo)
+        shams = [i for i, (box, text, _) in enumerate(lines)
+                 if i not in seen and not vertical(box) and lookalike(text)]
+        if shams and not (todo or mostly_lookalikes([text for _, text, _ in lines])):
+            shams = []
+        if not todo and not shams:
             return out
         with stage("scripts"):  # where a page's time goes (app.core.base.stages)
-            return self._route(image, lines, todo, out)
+            if shams and self.page_script(image) in catalogue.BUNDLED_OSD:
+                shams = []
+            if not todo and not shams:
+                return out
+            return self._route(image, lines, sorted(todo + shams), out, set(shams))
 
-    def _route(self, image, lines, todo: list[int], out: list) -> list[Routed | Unread | None]:
+    def _route(self, image, lines, todo: list[int], out: list, shams: frozenset[int] | set[int] = frozenset()
+               ) -> list[Routed | Unread | None]:
         if binding_missing() or not self.tess.languages:
             hint = "pip install tesserocr" if binding_missing() else catalogue.install_all_hint()
             for i in todo:
@@ -192,7 +208,8 @@ class ScriptRouter:
         lang = self._identify(samples, mean_conf, read)
         if lang is not None and not self._confirmed(lang, mean_conf(samples, lang), osd_name):
             lang = self._by_osd(samples, mean_conf, read, osd_name)  # OSD's script, when its model reads it
-        left = [i for i in todo if line_coverage(tuple(lines[i][0][:4]), lines[i][1]) < MIN_LINE_COVERAGE]
+        left = [i for i in todo if line_coverage(tuple(lines[i][0][:4]), lines[i][1]) < MIN_LINE_COVERAGE
+                or (lang is None and i in shams)]  # look-alikes nothing reads: not read, whatever they cover
         # nothing reads them, or only English where the bundled recogniser (which reads Latin well) read
         # nothing: the lines' script is named, and what would read it
         if lang is None or (lang == LATIN and set(samples) <= set(left)):

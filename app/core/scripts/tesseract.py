@@ -35,6 +35,12 @@ SPACE_GAP = 0.45  # ... where a gap this wide (share of the line's height) betwe
 # what Tesseract's models write otherwise than the text's own code points
 _FOLDS = {"ell": (("\u00b5", "\u03bc"),),  # MICRO SIGN for GREEK SMALL LETTER MU
           "tha": (("\u0e4d\u0e32", "\u0e33"),)}  # NIKHAHIT + SARA AA for SARA AM
+# … and what the Devanagari models write in ASCII or with a joiner: a colon after a letter for the visarga,
+# "|" for the danda (two of them: the double danda), a ZERO WIDTH NON-JOINER after a virama (texts have none)
+_DEVANAGARI = ((re.compile(r"(?<=[\u0900-\u0963\u0971-\u097f]):"), "\u0903"),
+               (re.compile("\u094d\u200c"), "\u094d"),
+               (re.compile(r"[|\u0964] ?[|\u0964]"), "\u0965"), (re.compile(r"\|"), "\u0964"))
+_PATTERN_FOLDS = {"hin": _DEVANAGARI, "mar": _DEVANAGARI, "san": _DEVANAGARI, "nep": _DEVANAGARI}
 
 
 @dataclass
@@ -227,6 +233,8 @@ def spelled(words: list[list[Any]], text: str, lang: str) -> list[list[Any]]:
 def fold(text: str, lang: str) -> str:
     for a, b in _FOLDS.get(lang, ()):
         text = text.replace(a, b)
+    for pattern, b in _PATTERN_FOLDS.get(lang, ()):
+        text = pattern.sub(b, text)
     return text
 
 
