@@ -62,11 +62,14 @@ def test_the_page_reading_is_reused_for_matched_lines_and_a_cut_part_comes_witho
             PageLine((110, 140, 510, 152), (108, 138, 512, 154), (404, 16), joined)]
     reader._pages[reader._key(0)] = (72.0, page)  # (72 DPI: pixels are points)
     region = SimpleNamespace(page=0)
-    known = reader.known(region, [[110, 120, 290, 132, "left column line"], [110, 140, 300, 152, LOST],
-                                  [110, 300, 290, 312, "a line the page pass never saw"]], 72.0, (100.0, 100.0))
-    assert [k[1].text if k[1] else None for k in known] == ["left column line", None, None]
+    known = reader.known(region, [[110, 120, 290, 132, "left column line"], [110, 140, 300, 152, LOST]], 72.0,
+                         (100.0, 100.0))
+    assert [k[1].text if k[1] else None for k in known] == ["left column line", None]
     assert known[0][1] is not read  # a copy the engine may settle in place
     assert known[1][0] == (10.0, 40.0, 200.0, 52.0)  # the cut part's own box, in the crop's pixels
+    # a line the page pass never saw (or a page line the layout split into cells): the region is read as given
+    assert reader.known(region, [[110, 120, 290, 132, "left column line"], [110, 300, 290, 312, "unseen"]], 72.0,
+                        (100.0, 100.0)) is None
 
 
 @pytest.fixture(scope="module")

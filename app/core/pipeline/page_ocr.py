@@ -102,9 +102,9 @@ class ScanReader:
 
     def known(self, region, lines_pt: Sequence[Sequence], dpi: float, origin: tuple[float, float]) -> list | None:
         """(box in the region crop's pixels, a fresh reading) per line the layout gave `region` (`lines_pt`: its
-        `ocr_lines`, points), each matched to the page line it came from; a line that matches none (a part of a
-        line cut at a column's edge, whose text is `LOST`) or whose page line another took comes with no reading:
-        the engine reads that crop, and only that one. None when the page was not read here."""
+        `ocr_lines`, points), each matched to the page line it came from; a part of a line cut at a column's edge
+        (its text `LOST`) comes with no reading: the engine reads that crop, and only that one. None when the page
+        was not read here or a line matches none (or two lines one): the engine then reads the crops itself."""
         key = self._key(region.page)
         if key not in self._pages or self._pages[key][0] != dpi:
             return None
@@ -123,8 +123,7 @@ class ScanReader:
             same = [k for k, pl in enumerate(found) if text is not None and pl.reading.text == text]
             best = max(same or overlap, key=lambda k: overlap[k], default=None)
             if best is None or overlap[best] < MIN_IOU or best in used:
-                out.append(((box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy), None))
-                continue
+                return None  # (the layout split a page line into cells: the region's lines are read as given)
             used.add(best)
             pl = found[best]
             out.append(((pl.box[0] - ox, pl.box[1] - oy, pl.box[2] - ox, pl.box[3] - oy), pl.fresh_reading()))
