@@ -165,6 +165,8 @@ def test_drop_review_edit_rerun_export(qtbot, tiny_glmocr_dir, one_page_pdf, tmp
 
     replay = MainWindow()
     qtbot.addWidget(replay)
+    # as fast as it goes: at the recorded pace a replay lasts as long as the live run did, past 20 s under load
+    replay.views.player.set_speed(0.0)
     n = replay.open_trace(first_trace)
     assert n == len(load_trace(first_trace))
     qtbot.waitUntil(lambda: replay.events_handled == n, timeout=20_000)
