@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Set-up and tasks with nothing but python3: `python3 make.py run` | `python3 make.py test` | `python3 make.py setup`.
 `python3 make.py test` first installs the real parts the tests use (PARTS below: the llama-server build, system
-packages through apt-get where this is root on Debian), then runs the tests (in file order; `-p randomly` runs them in a random
-order with the seed printed, `--randomly-seed=N` repeats one). Under CI=true a test that
+packages through apt-get where this is root on Debian), then runs the tests in a random order (pytest-randomly: the
+seed, by default taken from the commit, is printed; `--randomly-seed=N` repeats one, `-p no:randomly` keeps file
+order). Under CI=true a test that
 skips for a missing part fails the run. `python3 make.py llama-server` (builds llama.cpp's server once into a cache outside the checkout; `--where` only
 prints the cached binary's path, or fails without building; `--source` prints the llama.cpp source folder, with
 its convert_hf_to_gguf.py).
@@ -114,11 +115,24 @@ def test(extra: list[str]) -> int:
     parts()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1")
     # the 25 slowest tests are listed at the end of every run: a test that grows slow shows up there
-    rc = subprocess.call([str(PY), "-m", "pytest", "--durations=25", *extra], cwd=ROOT, env=env)
+    rc = subprocess.call([str(PY), "-m", "pytest", "--durations=25", *_order(extra), *extra], cwd=ROOT, env=env)
     if rc == 5:
         print("make.py: pytest collected no tests; that is a failure", file=sys.stderr)
         return 1
     return rc
+
+
+def _order(extra: list[str]) -> list[str]:
+    """The random order's seed, unless the command line names one (or file order): the commit's own, so every
+    commit runs in an order of its own and a failure on it repeats with the same command on the same commit."""
+    if any(a.startswith(("--randomly-seed", "no:randomly")) or a == "-p" and "no:randomly" in extra for a in extra):
+        return []
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    commit = head.stdout.strip()
+    return [f"--randomly-seed={int(commit[:8], 16)}"] if head.returncode == 0 and len(commit) >= 8 else []
 
 
 def _llama_build():
