@@ -86,3 +86,20 @@ def test_one_russian_line_on_a_latin_page_is_read_in_russian_and_the_latin_lines
     latin_rows = [(box[1] - 0.5 * (box[3] - box[1]), box[1] + 1) for box in boxes[:-1]]  # their crops' tops
     on_latin = [(y, lang) for y, lang in tess.reads if any(top <= y <= bottom for top, bottom in latin_rows)]
     assert on_latin == [] and tess.blocks == []
+
+
+def test_a_wide_line_with_nothing_read_is_evidence_even_when_osd_calls_it_latin():
+    """The real Hangul headline s20 (corpora/realdocs): the bundled recogniser reads not one letter of its one
+    wide line and OSD names it Latin; the line's shape says it is no speck, so Tesseract's Korean model reads it."""
+    from PIL import Image
+
+    from app.core.scripts.router import ScriptRouter, unread_line
+
+    need_tesseract("kor", "osd")
+    path = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "s20-korean-headline.jpg"
+    image = Image.open(path).convert("RGB")
+    box = (118.0, 72.0, 1422.0, 141.0)  # the detector's line
+    assert unread_line(box, "") and not unread_line((118.0, 72.0, 140.0, 80.0), "")  # a speck is no line
+    (result,) = ScriptRouter().route(image, [(box, "", 0.0)])
+    assert result is not None and result.reader == "tesseract:kor", result
+    assert sum("\uac00" <= c <= "\ud7a3" for c in result.text) >= 10, result.text

@@ -44,6 +44,8 @@ from app.core.text.textcheck import MIN_LINE_COVERAGE, dominant_script, line_cov
 SUSPECT_COVERAGE = 0.5  # a line whose reading covers less of its box than this is re-read
 FOREIGN_SHARE = 0.3  # … or whose letters are this much in a script other than Latin/CJK
 LOW_SCORE = 0.6  # … or whose reading is this unsure
+UNREAD_HEIGHT = 10  # a line with no letter read in it, this tall and UNREAD_ASPECT times as wide, is no speck
+UNREAD_ASPECT = 4
 ACCEPT = 0.6  # a Tesseract reading at least this sure (and in its script) is taken
 SURE = 0.8  # the page's language reading this sure is not compared with the others (nor checked by OSD)
 SHAKY = {"tha": 0.9}  # models that read other scripts this confidently (Thai: 0.8 on a Hebrew line)
@@ -95,6 +97,14 @@ def foreign(text: str) -> bool:
     letters = sum(counts.values())
     other = sum(n for s, n in counts.items() if s not in ("latin", "cjk"))
     return letters > 0 and other >= 2 and other >= FOREIGN_SHARE * letters
+
+
+def unread_line(box: Sequence[float], text: str) -> bool:
+    """A text line's shape (UNREAD_ASPECT times as wide as tall, UNREAD_HEIGHT px at least) with not one letter
+    read in it: no speck, and evidence of a script the bundled recogniser does not read even when OSD, as it
+    does on a Hangul headline, calls it Latin."""
+    x0, y0, x1, y1 = (float(v) for v in box[:4])
+    return not any(c.isalnum() for c in text) and y1 - y0 >= UNREAD_HEIGHT and x1 - x0 >= UNREAD_ASPECT * (y1 - y0)
 
 
 def in_script(text: str, lang: str) -> bool:
@@ -203,7 +213,8 @@ class ScriptRouter:
 
         # no suspect's letters say another script: then Tesseract's script detector must, or the bundled
         # readings stand (the lines are merely unsure; a speck read as nothing on a Latin scan was Hebrew)
-        if not any(foreign(lines[i][1]) for i in todo) and osd_name() in catalogue.BUNDLED_OSD:
+        evidence = any(foreign(lines[i][1]) or unread_line(lines[i][0], lines[i][1]) for i in todo)
+        if not evidence and osd_name() in catalogue.BUNDLED_OSD:
             return out
         lang = self._identify(samples, mean_conf, read)
         if lang is not None and not self._confirmed(lang, mean_conf(samples, lang), osd_name):
