@@ -84,6 +84,7 @@ class Journal:
         self.set_aside: Path | None = None  # where an unusable journal was moved, for the window to say
         self.problem = ""  # why it was unusable, for a person
         self._executor: ThreadPoolExecutor | None = None  # started by the first save, ended by `close`
+        self.write_seconds = 0.0  # what the last save cost in the save thread (serialising, writing, fsync)
 
     def save(self, state: dict[str, Any], *, clean: bool = False, wait: bool = True) -> Path:
         """`state` must be a snapshot (plain data nobody mutates afterwards), e.g. `Session.to_dict()`."""
@@ -91,11 +92,17 @@ class Journal:
         self.saves += 1
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scriptorium-journal")
-        future = self._executor.submit(
-            lambda: atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, indent=1)))
+        future = self._executor.submit(self._write, payload)
         if wait:
             future.result()
         return self.path
+
+    def _write(self, payload: dict[str, Any]) -> None:
+        started = time.perf_counter()
+        try:  # compact: a long document's journal is tens of MB
+            atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+        finally:
+            self.write_seconds = time.perf_counter() - started
 
     def load(self) -> dict[str, Any] | None:
         """The saved payload, checked against the schema; None when there is none, or when it cannot be read or

@@ -13,6 +13,7 @@ What must never live here: torch/transformers imports (the window appears before
 decoding code, file formats."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
@@ -62,8 +63,10 @@ class MainWindow(WindowDocuments, WindowPages, WindowLinking, WindowRuns, QMainW
         # the last R-SWA window shown (document, …)
         self._window_span: tuple[str, str, int, int] | None = None
         self.events_handled = 0
+        self._snapshot_seconds = 0.0  # what building the last journal snapshot cost the GUI thread
         self.autosave = Autosave(lambda: self.settings.get("autosave_seconds"),
-                                 lambda: self.save_journal(wait=False), self)
+                                 lambda: self.save_journal(wait=False), self,
+                                 cost=lambda: self._snapshot_seconds + self.journal.write_seconds)
         setup_ui(self)  # the widgets, and the helpers given the parts they need (run_presenter, flow, …)
         self._frame = QTimer(self, singleShot=True, interval=FRAME_MS)  # widgets catch up once per frame
         self._frame.timeout.connect(self.redraw)
@@ -101,7 +104,10 @@ class MainWindow(WindowDocuments, WindowPages, WindowLinking, WindowRuns, QMainW
     def save_journal(self, wait: bool = True) -> Path:
         self.autosave.stop()
         self.editor.flush_edits()
-        return self.journal.save(self.session.to_dict(), wait=wait)
+        started = time.perf_counter()
+        state = self.session.to_dict()
+        self._snapshot_seconds = time.perf_counter() - started
+        return self.journal.save(state, wait=wait)
 
     def offer_restore(self) -> bool:
         """After a crash or kill: offer the work the journal kept (app.gui.journal_restore)."""
