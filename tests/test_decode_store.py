@@ -113,3 +113,39 @@ def test_a_long_document_keeps_the_rounds_of_its_latest_regions_only(qtbot):
     assert sum(isinstance(e, RegionStarted) for e in views.recording) == 120
     views.flush()
     assert views.rounds_view.region_box.count() == len([r for r in regions.values() if r.rounds])
+
+
+def test_trimmed_regions_keep_their_numbers_and_boxes_not_their_line_tables(qtbot):
+    """What stays of a region past `playback_regions` is what the views still use (its text, its scalar figures and
+    a server's, where its page's regions were), not its per-line tables nor its page's text-layer text: those are
+    what made a long document's recording grow by about 40 kB a page."""
+    from app.core.record.events import LayoutDone, RegionFinished
+    from app.gui.views import DecodingViews
+
+    views = DecodingViews()
+    qtbot.addWidget(views)
+    views.playback_regions = 10
+    views.show_document("long.pdf")
+    line_stats = [{"text": "a line of the page", "box": [0, 0, 10, 2], "words": [[0, 0, 1, 1]] * 5}] * 12
+    for n in range(60):
+        rid = f"p{n + 1}-r01"
+        region = {"id": rid, "page": n, "box": [0, 0, 10, 10], "label": "text", "task": "text", "order": 0,
+                  "text": "the text layer's words " * 40, "extra": {"layer_lines": [[0, 0, 1, 1]] * 30}}
+        run = synthetic_rounds_trace(30, block_size=8, seed=n, region_id=rid)[:-1]
+        if n == 0:
+            views.feed(dataclasses.replace(run[0], document="long.pdf"))
+        views.feed(LayoutDone(page=n, regions=[region]))
+        for ev in run[1:]:
+            if isinstance(ev, RegionFinished):
+                ev = dataclasses.replace(ev, stats={**ev.stats, "line_stats": line_stats, "tpf": 2.5,
+                                                    "server": {"name": "llama"}, "accepted": [3, 4, 2]})
+            views.feed(ev)
+    finished = {e.region_id: e for e in views.recording if isinstance(e, RegionFinished)}
+    old, new = finished["p1-r01"], finished["p60-r01"]
+    assert "line_stats" not in old.stats and "accepted" not in old.stats
+    assert old.stats["tpf"] == 2.5 and old.stats["server"] == {"name": "llama"} and old.text
+    assert new.stats["line_stats"] == line_stats and new.stats["accepted"] == [3, 4, 2]
+    layouts = {e.page: e for e in views.recording if isinstance(e, LayoutDone)}
+    assert len(layouts) == 60
+    assert set(layouts[0].regions[0]) == {"id", "page", "box", "label", "task", "order"}
+    assert layouts[59].regions[0]["text"].startswith("the text layer") and layouts[59].regions[0]["extra"]

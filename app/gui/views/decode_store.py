@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from app.core.record.events import (DocumentOpened, Event, NgramBanned, PrefixLaid, RegionFinished, RegionStarted,
-                                    RoundVerified, RunStarted, TokensCommitted, WindowStepped)
+from app.core.record.events import (DocumentOpened, Event, LayoutDone, NgramBanned, PrefixLaid, RegionFinished,
+                                    RegionStarted, RoundVerified, RunStarted, TokensCommitted, WindowStepped)
 from app.gui.views.rounds_state import RoundsModel
 from app.gui.views.window_state import WindowModel
 
@@ -70,6 +70,7 @@ class DocumentDecode:
     shown_region: str | None = None  # the region the rounds view showed when the person left this document
     ended: bool = False  # its live run has finished (or was cancelled): nothing more will be recorded
     region_order: dict[str, None] = field(default_factory=dict)  # regions recorded, the latest started last
+    trimmed: set[str] = field(default_factory=set)  # regions whose rounds `trim` dropped
 
     @property
     def key(self) -> str:
@@ -93,6 +94,7 @@ class DocumentDecode:
         self.shown_region = None
         self.ended = False
         self.region_order = {}
+        self.trimmed = set()
 
     def record(self, event: Event, when: float) -> None:
         """Keep a live event (and its time) in the recording."""
@@ -104,22 +106,28 @@ class DocumentDecode:
 
     def trim(self, regions: int) -> list[str]:
         """Keep the rounds, steps and tokens of the latest `regions` regions only (memory stays flat over a long
-        document): older regions' per-token events leave the recording, their RegionFinished its token lists, their
-        rounds the model; what each region got (its RegionFinished text and statistics) stays. Trims in batches
-        (an eighth over the bound), so a long run pays it rarely. Returns the regions dropped."""
+        document): older regions' per-token events leave the recording, their RegionFinished its token lists and
+        per-line and per-round statistics (what the rounds and the inspector drew; the session keeps the block's),
+        their rounds the model, and a page all of whose regions went keeps their boxes in its LayoutDone but not their
+        text-layer text and layout extras; what each region got (its text, its scalar statistics: the baseline
+        rate, a server's figures) stays. Trims in batches (an eighth over the bound), so a long run pays it rarely.
+        Returns the regions dropped."""
         order = list(self.region_order)
         if regions <= 0 or len(order) <= regions + max(4, regions // 8):
             return []
         drop = set(order[: len(order) - regions])
         for rid in drop:
             del self.region_order[rid]
+        self.trimmed |= drop
         kept_events, kept_times = [], []
         for ev, t in zip(self.events, self.times):
             rid = getattr(ev, "region_id", None)
             if rid in drop and isinstance(ev, _REGION_STEPS):
                 continue
-            if rid in drop and isinstance(ev, RegionFinished) and (ev.tokens or ev.logprobs):
-                ev = dataclasses.replace(ev, tokens=[], logprobs=[])
+            if rid in drop and isinstance(ev, RegionFinished):
+                ev = dataclasses.replace(ev, tokens=[], logprobs=[], stats=slim_stats(ev.stats))
+            elif isinstance(ev, LayoutDone) and ev.regions and _slimmable(ev, self.trimmed):
+                ev = dataclasses.replace(ev, regions=[_slim_region(r) for r in ev.regions])
             kept_events.append(ev)
             kept_times.append(t)
         self.events[:] = kept_events  # the same lists: the playback bar holds them
@@ -140,6 +148,28 @@ class DocumentDecode:
             self.window.feed(ev)
         self.position = len(self.events)
         self.following_live = True
+
+
+# what a trimmed region's RegionFinished keeps of its statistics besides the plain numbers and words
+_KEPT_STATS = ("server", "spec")
+# what a page's regions keep in its LayoutDone once all of them are trimmed (where they were, what they were)
+_KEPT_REGION = ("id", "page", "box", "label", "task", "order", "box_pt", "dpi", "score", "source", "flags")
+
+
+def slim_stats(stats: dict) -> dict:
+    """A trimmed region's statistics: the numbers, words and flags, and a server's figures; not the lists and
+    tables per line and per round."""
+    return {k: v for k, v in (stats or {}).items()
+            if k in _KEPT_STATS or v is None or isinstance(v, (bool, int, float, str))}
+
+
+def _slimmable(ev: LayoutDone, trimmed: set[str]) -> bool:
+    ids = [r.get("id") for r in ev.regions if isinstance(r, dict)]
+    return bool(ids) and all(i in trimmed for i in ids) and any(set(r) - set(_KEPT_REGION) for r in ev.regions)
+
+
+def _slim_region(region: dict) -> dict:
+    return {k: v for k, v in region.items() if k in _KEPT_REGION} if isinstance(region, dict) else region
 
 
 class DecodeStore:
