@@ -26,6 +26,9 @@ os.environ.pop("HUGGINGFACE_HUB_CACHE", None)
 
 import pytest  # noqa: E402
 
+# the remote tests' served tiny checkpoint and its real server, one for the session (tests/remote_kit.py)
+from remote_kit import checkpoint, server  # noqa: E402,F401
+
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
