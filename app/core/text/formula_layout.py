@@ -240,6 +240,30 @@ def _merge_pieces(atoms: list[Atom]) -> list[Atom]:
     return rest
 
 
+def _take_dots(atoms: list[Atom]) -> list[Atom]:
+    """Three dots set evenly in a line (across, up, down, slanting) are TeX's one symbol: `\\ldots` ("." on
+    the baseline), `\\cdots` ("·"), `\\vdots`, `\\ddots` (a matrix's rows are not to be split at them)."""
+    dots = sorted((a for a in atoms if a.char in (".", "·", "⋅")), key=lambda a: (a.x0, a.y0))
+    cy = {id(a): (a.y0 + a.y1) / 2 for a in dots}
+    used: set[int] = set()
+    made = []
+    for a, b in ((a, b) for a in dots for b in dots):
+        step = 0.1 * max(a.size, 1)
+        dx, dy = b.cx - a.cx, cy[id(b)] - cy[id(a)]
+        if {id(a), id(b)} & used or b.char != a.char or not 0 < dx * dx + dy * dy < (0.7 * a.size) ** 2 \
+                or dx < -step or dy < -step:
+            continue
+        c = next((c for c in dots if c.char == a.char and id(c) not in used | {id(a), id(b)}
+                  and abs(c.cx - b.cx - dx) < step and abs(cy[id(c)] - cy[id(b)] - dy) < step), None)
+        if c is None:
+            continue
+        tex = r"\vdots" if abs(dx) <= step else r"\ddots" if abs(dy) > step else \
+            r"\cdots" if a.char != "." else r"\ldots"
+        made.append(_union([a, b, c], tex + " ", a.size, max(d.base for d in (a, b, c))))
+        used.update((id(a), id(b), id(c)))
+    return [a for a in atoms if id(a) not in used] + made
+
+
 def _take_matrices(atoms: list[Atom]) -> list[Atom]:
     main = _main_size(atoms) or 1.0
     tall = [a for a in atoms if a.char in OPENERS and a.height > TALL * main]
@@ -257,7 +281,7 @@ def _take_matrices(atoms: list[Atom]) -> list[Atom]:
         if len(rows) < 2 or (right is None and left.char != "{"):
             continue
         env = OPENERS[left.char] if right is not None or left.char == "{" else "matrix"
-        body = r" \\ ".join(" & ".join(build(cell, []) for cell in row) for row in _cells(rows, main))
+        body = r" \\ ".join(" & ".join(build(cell, [], main) for cell in row) for row in _cells(rows, main))
         used = set(map(id, inside + [left] + ([right] if right else [])))
         whole = inside + [left] + ([right] if right else [])
         atoms = [a for a in atoms if id(a) not in used] + [
@@ -362,7 +386,7 @@ def build(atoms: list[Atom], rules: list[Rule], main: float | None = None) -> st
         return ""
     atoms = _take_rules(_take_names(list(atoms)), rules)
     atoms = _take_accents(_take_operators(atoms))
-    atoms = _take_matrices(_merge_pieces(atoms))
+    atoms = _take_matrices(_merge_pieces(_take_dots(atoms)))
     rows = [_equation_number(r) for r in rows_of(atoms, main)]
     lines = [row_latex(r, main) for r, _ in rows]
     if len(lines) == 1:

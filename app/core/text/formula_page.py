@@ -149,4 +149,13 @@ def _as_typed(page, box) -> str:
     lines = [line["spans"] for b in page.get_text("dict", clip=box).get("blocks", [])
              for line in b.get("lines", []) if x0 - 1 <= (line["bbox"][0] + line["bbox"][2]) / 2 <= x1 + 1
              and y0 - 1 <= (line["bbox"][1] + line["bbox"][3]) / 2 <= y1 + 1]
-    return layer_latex(lines)
+    number = [spans for spans in lines if _NUMBER.match("".join(s.get("text", "") for s in spans).strip())]
+    tag = "".join(s["text"] for s in number[-1]).strip()[1:-1] if number and len(lines) > 1 else None
+    latex = layer_latex([spans for spans in lines if tag is None or spans is not number[-1]])
+    latex = _DOTS.sub(lambda m: r"\cdots " if "cdot" in m.group() else r"\ldots ", latex).strip()
+    return latex + (rf" \tag{{{tag}}}" if tag else "")
+
+
+_NUMBER = re.compile(r"^\(\d+(?:\.\d+)?[a-z]?\)$")  # an equation number set on its own: "(7)", "(2.1a)"
+# TeX's \ldots and \cdots, three glyphs the layer spells as dots
+_DOTS = re.compile(r"(?<![\d.])\.\s?\.\s?\.(?![\d.])|\\cdot\s*\\cdot\s*\\cdot(?![A-Za-z])\s?")
