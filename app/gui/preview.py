@@ -9,6 +9,7 @@ The same `markdown_to_html(blocks, math="mathml")` writes the HTML export and `c
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
@@ -17,6 +18,8 @@ from PySide6.QtWidgets import QTextBrowser
 
 from app.core.pipeline.html_render import CSS, block_html, markdown_to_html  # noqa: F401 - block_html: tests
 
+MIN_INTERVAL_MS = 250  # the quickest redraws follow one another
+COST_FACTOR = 10.0  # and never sooner than this many times the last redraw's cost
 _FILE_SCHEMES = {"", "file"}
 _EMBEDDED_SCHEMES = {"data", "qrc"}
 _IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource.value
@@ -43,7 +46,9 @@ def own_file(url: QUrl) -> Path | None:
 
 
 class Preview(QTextBrowser):
-    """Redraws at most every 250 ms however fast blocks stream in."""
+    """Redraws at most every 250 ms however fast blocks stream in, and never sooner than COST_FACTOR times what the
+    last redraw took: a redraw lays out the whole document again, so on a long one (300 pages) a redraw every
+    250 ms would take most of the time the reader has."""
 
     remote_blocked = Signal(str)
 
@@ -54,19 +59,21 @@ class Preview(QTextBrowser):
         self.setOpenExternalLinks(False)
         self.document().setDefaultStyleSheet(CSS)
         self._blocks: list[tuple[str, str]] = []
-        self._timer = QTimer(self, singleShot=True, interval=250)
+        self._timer = QTimer(self, singleShot=True, interval=MIN_INTERVAL_MS)
         self._timer.timeout.connect(self.render_now)
         self.blocked: list[str] = []
         self.renders = 0
+        self.render_seconds = 0.0  # what the last redraw took
         self.follow_id = ""  # a block to keep in view at each redraw (the one being decoded); "" keeps the scroll
 
     def set_blocks(self, blocks: list[tuple[str, str]]) -> None:
         self._blocks = list(blocks)
         if not self._timer.isActive():
-            self._timer.start()
+            self._timer.start(max(MIN_INTERVAL_MS, int(COST_FACTOR * 1000 * self.render_seconds)))
 
     def render_now(self) -> None:
         self._timer.stop()
+        started = time.perf_counter()
         bar = self.verticalScrollBar()
         value = bar.value()
         self.setHtml(markdown_to_html(self._blocks))
@@ -78,6 +85,7 @@ class Preview(QTextBrowser):
             else:
                 self.scrollToAnchor(self.follow_id)
         self.renders += 1
+        self.render_seconds = time.perf_counter() - started
 
     def show_block(self, rid: str) -> None:
         if self._timer.isActive():
