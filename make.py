@@ -65,6 +65,8 @@ def run(extra: list[str]) -> int:
 # `make.py test` when missing and this is root with apt-get; elsewhere the command to run is printed.
 APT_PACKAGES: tuple[str, ...] = (
     "fonts-dejavu-core",
+    # Noto, for the Arabic, Thai and other script lines rendered in the script tests
+    "fonts-noto-core",
     # Tesseract and the scripts the bundled recogniser has no letters for (Cyrillic, Greek, Devanagari, Thai,
     # Hangul, Arabic/Persian), with OSD for telling scripts apart
     "tesseract-ocr", "tesseract-ocr-osd", "tesseract-ocr-eng", "tesseract-ocr-rus", "tesseract-ocr-ukr",

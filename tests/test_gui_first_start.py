@@ -6,7 +6,7 @@ height. Checked by geometry, with a screenshot of each size under tests/artifact
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
 
 SIZES = [(1280, 800), (1440, 900)]
@@ -217,3 +217,23 @@ def test_at_1280x800_the_inspectors_five_rows_and_the_round_history_are_whole(qt
     assert history.ROW_H >= history.fontMetrics().height() + 2
     assert history.viewport().height() % history.ROW_H == 0  # whole rows: none cut at the bottom
     assert history.verticalScrollBar().value() % history.ROW_H == 0  # …nor at the top
+
+
+def test_a_first_start_dock_left_short_is_topped_up_to_its_views_height(qtbot):
+    """Sized on a turn when the dock's frame could not be measured yet, the dock comes out short of its views;
+    the next turn measures what they got and grows it by the shortfall."""
+    from app.gui.dock_policy import MOST_SHARE, _content_height, top_up
+    from app.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.wait(100)
+    scroller = w.views.scroller
+    w.resizeDocks([w.views_dock], [250], Qt.Orientation.Vertical)
+    qtbot.waitUntil(lambda: scroller.viewport().height() < _content_height(scroller), timeout=5_000)
+    top_up(w, w.views_dock, scroller)
+    qtbot.waitUntil(lambda: scroller.viewport().height() >= _content_height(scroller), timeout=5_000)
+    assert w.views_dock.height() <= int(w.height() * MOST_SHARE)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QToolBar
 
 from app.core.engines import ENGINES
@@ -58,11 +58,28 @@ FIRST_SHARE, MOST_SHARE = 0.4, 0.55  # the dock's first height: 2/5 of the windo
 def size_decoding_dock(window: QMainWindow, dock: QDockWidget, scroller: QScrollArea) -> int:
     """First start: the Decoding dock as tall as its views need without scrolling (what the scroll area holds, at
     its minimum, plus the dock's own frame and bars), at least FIRST_SHARE of the window and at most MOST_SHARE.
-    Returns the height asked for."""
-    content = scroller.widget().minimumSizeHint().height() if scroller.widget() is not None else 0
-    content += scroller.fontMetrics().height() + 12  # the round's header line, shown once there is a round
+    The frame is measured on the laid-out dock; where it cannot be yet (hidden, or not laid out on the turn it is
+    sized in), the next turn of the loop measures what the views actually got and tops the dock up by the
+    shortfall. Returns the height asked for."""
+    content = _content_height(scroller)
     chrome = max(0, dock.height() - scroller.viewport().height()) if dock.isVisible() else 0
     height = window.height()
     wanted = min(int(height * MOST_SHARE), max(300, int(height * FIRST_SHARE), content + chrome))
     window.resizeDocks([dock], [wanted], Qt.Orientation.Vertical)
+    QTimer.singleShot(0, window, lambda: top_up(window, dock, scroller))
     return wanted
+
+
+def _content_height(scroller: QScrollArea) -> int:
+    content = scroller.widget().minimumSizeHint().height() if scroller.widget() is not None else 0
+    return content + scroller.fontMetrics().height() + 12  # the round's header line, shown once there is a round
+
+
+def top_up(window: QMainWindow, dock: QDockWidget, scroller: QScrollArea) -> None:
+    """The dock grown by what its views lack of their content's height, within MOST_SHARE of the window."""
+    if not dock.isVisible():
+        return
+    short = _content_height(scroller) - scroller.viewport().height()
+    if short > 0:
+        most = int(window.height() * MOST_SHARE)
+        window.resizeDocks([dock], [min(most, dock.height() + short)], Qt.Orientation.Vertical)
