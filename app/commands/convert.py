@@ -309,6 +309,7 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
                  overlap=None, rank: int = 0) -> int:
     """Convert one input; prints its summary line (or why it failed) and returns its exit code. With `overlap`
     (app.commands.convert_inputs.Overlap) it reads on the region queue the inputs share and writes in its turn."""
+    import dataclasses
     import os
 
     from app.commands.convert_inputs import Checkpoint, checkpoint_settings, report_converted
@@ -346,7 +347,7 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
             if any("error" in r.flags for r in page.regions):
                 failed_pages.add(page.index)
             else:
-                checkpoint.page_finished(page, pipe.output.engine, pipe.output.layout)
+                checkpoint.page_finished(page, pipe.output.engine, pipe.output.layout, pipe.engine.input_dpi)
         progress(event)
 
     try:  # before any decoding: a read-only folder must not cost the whole OCR first
@@ -360,8 +361,10 @@ def _convert_one(item, out_dir: Path, options, models: dict, trace, progress, re
         checkpoint.pages[page.index] = page
     cancel = _Interrupts.cancel = cancel or CancelToken()
     run_options = _remaining(options, inp, restored)
-    pipe = Pipeline(run_options, emit=emit, cancel=cancel, engine=models["engine"], layout=models["layout"],
-                    seat=overlap.seat(rank) if overlap is not None else None)
+    if run_options is None and not options.ocr_dpi and checkpoint.input_dpi:  # only writing: pictures at the
+        options = dataclasses.replace(options, ocr_dpi=checkpoint.input_dpi)  # DPI the engine read them at
+    pipe = Pipeline(run_options or options, emit=emit, cancel=cancel, engine=models["engine"],
+                    layout=models["layout"], seat=overlap.seat(rank) if overlap is not None else None)
     t0 = time.perf_counter()
     try:
         if run_options is None:  # every page was finished before: only the output set is left to write

@@ -98,6 +98,7 @@ class Checkpoint:
     done: bool = False
     engine: str = ""
     layout: str = ""
+    input_dpi: float = 0.0  # the engine's crop DPI: a run that only writes restored pages saves pictures at it
 
     @property
     def path(self) -> Path:
@@ -122,6 +123,8 @@ class Checkpoint:
         except (OSError, KeyError, TypeError, ValueError) as exc:
             return f"its checkpoint cannot be read ({exc})"
         self.done, self.engine, self.layout = bool(data.get("done")), data.get("engine", ""), data.get("layout", "")
+        dpi = data.get("input_dpi", 0.0)
+        self.input_dpi = float(dpi) if isinstance(dpi, (int, float)) and dpi > 0 else 0.0
         return ""
 
     def save(self) -> None:
@@ -129,12 +132,13 @@ class Checkpoint:
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"source": self._source(), "settings": self.settings, "done": self.done, "engine": self.engine,
-                "layout": self.layout, "pages": [page_to_dict(self.pages[i]) for i in sorted(self.pages)]}
+                "layout": self.layout, "input_dpi": self.input_dpi,
+                "pages": [page_to_dict(self.pages[i]) for i in sorted(self.pages)]}
         atomic_write_text(self.path, json.dumps(data, ensure_ascii=False))
 
-    def page_finished(self, page, engine: str, layout: str) -> None:
+    def page_finished(self, page, engine: str, layout: str, input_dpi: float) -> None:
         self.pages[page.index] = page
-        self.engine, self.layout = engine, layout
+        self.engine, self.layout, self.input_dpi = engine, layout, float(input_dpi)
         self.save()
 
 

@@ -58,12 +58,12 @@ class _Input:
     started: float = 0.0
     cancelled: bool = False
 
-    def take(self, page, engine: str, layout: str) -> None:
+    def take(self, page, engine: str, layout: str, input_dpi: float) -> None:
         self.pages[page.index] = page
         if any("error" in r.flags for r in page.regions):
             self.failed_pages.add(page.index)  # a resumed run reads it again
         else:
-            self.checkpoint.page_finished(page, engine, layout)
+            self.checkpoint.page_finished(page, engine, layout, input_dpi)
 
     def ended(self, end: UnitEnd) -> None:
         self.units_left -= 1
@@ -256,8 +256,7 @@ class _Run:
 
     def handle(self, kind: str, key: int, payload) -> None:
         if kind == "page":
-            page, engine, layout = pickle.loads(payload)
-            self.states[self.by_id[key].rank].take(page, engine, layout)
+            self.states[self.by_id[key].rank].take(*pickle.loads(payload))
             self.progress.skip_pages(1)
         elif kind == "end":
             worker = next((w for w, u in self.holding.items() if u.id == key), None)
@@ -325,8 +324,9 @@ class _Run:
         from app.core.record.events import ErrorRaised
 
         options = self.options
-        if not options.ocr_dpi and st.end.input_dpi:  # picture crops at the DPI the engine read them at
-            options = dataclasses.replace(options, ocr_dpi=st.end.input_dpi)
+        dpi = st.end.input_dpi or st.checkpoint.input_dpi  # the checkpoint's: every page was restored
+        if not options.ocr_dpi and dpi:  # picture crops at the DPI the engine read them at
+            options = dataclasses.replace(options, ocr_dpi=dpi)
         warnings: list[str] = []
         pipe = Pipeline(options, emit=lambda e: warnings.append(e.message)
                         if isinstance(e, ErrorRaised) and not e.fatal else None)

@@ -4,7 +4,7 @@ sent — an input, or a run of an input's pages — with the same pipeline `conv
 goes back to the parent the moment it is finished (the parent keeps it in the input's checkpoint), and each
 unit ends with one message saying how it went.
 
-Messages on the result queue: ("page", unit id, pickled (PageOutput, engine, layout)), ("end", unit id,
+Messages on the result queue: ("page", unit id, pickled (PageOutput, engine, layout, input DPI)), ("end", unit id,
 UnitEnd), and ("gone", worker id, "") when the worker has closed its engine and leaves. A worker ignores
 Ctrl+C (the parent decides): the shared cancel event stops the page it is reading within a region (the
 pipeline's cancel token); a worker whose parent is gone leaves.
@@ -94,7 +94,8 @@ def read_unit(unit: Unit, options, models: dict, token, results) -> UnitEnd:
             end.warnings.append(event.message)
         elif isinstance(event, PageFinished) and pipe is not None and pipe.output is not None:
             out = pipe.output
-            results.put(("page", unit.id, pickle.dumps((out.page(event.page), out.engine, out.layout))))
+            results.put(("page", unit.id, pickle.dumps((out.page(event.page), out.engine, out.layout,
+                                                                float(pipe.engine.input_dpi)))))
 
     pipe = Pipeline(options, emit=emit, cancel=token, engine=models["engine"], layout=models["layout"])
     try:

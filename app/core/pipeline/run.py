@@ -128,8 +128,8 @@ class Pipeline:
         return Pages(self.output, self.layout_page, self.regions_to_read, self.finish_page)
 
     def ocr_dpi(self, index: int) -> float:
-        native = self.document.native_dpi(index)
-        return float(native) if native else float(self.options.ocr_dpi or self.engine.input_dpi)
+        native = self.document.native_dpi(index) or self.options.ocr_dpi  # no engine: only restored pages
+        return float(native or (self.options.dpi if self.engine is None else self.engine.input_dpi))
 
     # -- runs ------------------------------------------------------------------------------------------------
     def run(self, path) -> DocumentOutput:
