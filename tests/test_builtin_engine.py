@@ -115,13 +115,15 @@ def test_a_table_region_becomes_an_html_table(shipped):
     from PIL import Image, ImageDraw, ImageFont
 
     font = ImageFont.truetype(DEJAVU, 28)
-    img = Image.new("RGB", (900, 150), "white")
+    img = Image.new("RGB", (900, 210), "white")
     draw = ImageDraw.Draw(img)
-    for r, (a, b) in enumerate((("Item", "Price"), ("Paper", "4.20"))):
-        draw.text((20, 20 + 60 * r), a, font=font, fill="black")
-        draw.text((600, 20 + 60 * r), b, font=font, fill="black")
+    for r, row in enumerate((("Item", "Stock", "Price"), ("Paper", "12", "4.20"), ("Ink", "", "9.80"))):
+        for x, cell in zip((20, 340, 660), row):
+            draw.text((x, 20 + 60 * r), cell, font=font, fill="black")
     result = shipped["selfspec"].decode_region(img, "table", region_id="t")
-    assert result.text == "<table><tr><td>Item</td><td>Price</td></tr><tr><td>Paper</td><td>4.20</td></tr></table>"
+    # cells under the columns their pieces line up in: the missing stock is an empty cell, not a shift left
+    assert result.text == ("<table><tr><th>Item</th><th>Stock</th><th>Price</th></tr><tr><td>Paper</td><td>12</td>"
+                           "<td>4.20</td></tr><tr><td>Ink</td><td></td><td>9.80</td></tr></table>")
 
 
 def _boxes(lines: list[str], size: int = 28) -> list[tuple[float, float, float, float]]:

@@ -50,8 +50,24 @@ class Line:
     size: float = 0.0
 
 
-def fulltext_lines(parsed: dict) -> list[Line]:
-    """The page's text lines as pymupdf4llm saw them (the text layer and, on scans, its OCR's text)."""
+def fulltext_lines(parsed: dict, given: list | None = None) -> list[Line]:
+    """The page's text lines as pymupdf4llm saw them (the text layer and, on scans, its OCR's text). `given`: the
+    scan's lines the pipeline read ([x0, y0, x1, y1, text], the page's points), written into the page by the OCR
+    hook: MuPDF joins the ones that stand on one baseline into one line (a table row's cells, however far apart),
+    so a line that holds two or more of them is those lines again, each with its box and text."""
+    out = []
+    for line in _fulltext(parsed):
+        held = [g for g in given or () if line.ocr and len(g) > 4 and str(g[4]).strip()
+                and line.box[0] - 1 <= (g[0] + g[2]) / 2 <= line.box[2] + 1
+                and line.box[1] - 1 <= (g[1] + g[3]) / 2 <= line.box[3] + 1]
+        if len(held) < 2:
+            out.append(line)
+            continue
+        out.extend(Line(tuple(float(v) for v in g[:4]), str(g[4]).strip(), True) for g in sorted(held))
+    return out
+
+
+def _fulltext(parsed: dict) -> list[Line]:
     out = []
     for block in parsed.get("fulltext") or []:
         for line in block.get("lines", []) or []:

@@ -143,7 +143,8 @@ class PyMuPDFLayout:
         finder = [(tuple(bbox), html) for bbox, html in parsed.get("finder_tables") or []]
         margins = (self._margins, (id(document), str(document.path)), float(parsed.get("height") or 0.0))
         self._margins.neighbours.at(document, index)  # headers that repeat on nearby pages (app.core.layout.furniture)
-        boxes = refine(boxes, fulltext_lines(parsed), tables=lambda: finder, margins=margins)
+        given = page_lines if rot is None else None  # (in the page's points only when it is not rotated)
+        boxes = refine(boxes, fulltext_lines(parsed, given), tables=lambda: finder, margins=margins)
         title = title_index(boxes, index, self._later_max_size(document)) if index == 0 else None
         if rot is not None and _displayed(parsed, document.page_size_pt(index)):
             rot = None  # pymupdf4llm removed the rotation itself: its boxes are already where the page shows them

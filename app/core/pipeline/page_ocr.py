@@ -26,6 +26,9 @@ from app.core.layout.pymupdf_layout import PyMuPDFLayout
 from app.core.scripts.router import LOST
 
 KEEP_PAGES = 2  # pages whose lines are kept (the page being laid out and the page being read)
+SMALL_LINE_PX = 16  # a page whose lines the detector finds this few pixels tall (median) is read larger ...
+LINE_PX = 24  # ... at the scale that makes them this tall (at ~12 px it misses small lone digits in a table)
+MAX_BOOST, MAX_BOOST_PIXELS = 3.0, 16e6  # ... at most this much larger, and never past this many pixels
 MIN_IOU = 0.5  # a layout line is the page line it overlaps this much (its box comes back from the PDF's text)
 
 
@@ -45,6 +48,22 @@ class ScanReader:
         self.pipeline = pipeline
         self._pages: dict[tuple, tuple[float, list]] = {}  # (document, page, orientation) -> (dpi, PageLines)
         self.reads = 0  # pages read (a page read again after a turn counts twice)
+        self._boost: dict[tuple, float] = {}  # (document, path, page) -> how much larger it is read (`boost`)
+
+    def boost(self, index: int) -> float:
+        """How much larger than its DPI page `index` is read: 1, or more for a page of small text in few pixels
+        (a low-resolution image of a table: the detector misses its small lone figures), decided on its first
+        read; the pipeline's OCR DPI for the page includes it, so its regions' crops are read at the same scale."""
+        doc = self.pipeline.document
+        return self._boost.get((id(doc), str(doc.path), index), 1.0)
+
+    @staticmethod
+    def _small_text(lines: list, size: tuple[int, int]) -> float:
+        heights = sorted(ln.det[3] - ln.det[1] for ln in lines if ln.det[2] - ln.det[0] >= ln.det[3] - ln.det[1])
+        if len(heights) < 3 or heights[len(heights) // 2] > SMALL_LINE_PX:
+            return 1.0
+        factor = min(MAX_BOOST, LINE_PX / max(1.0, heights[len(heights) // 2]))
+        return factor if size[0] * size[1] * factor * factor <= MAX_BOOST_PIXELS else 1.0
 
     def applies(self, index: int) -> bool:
         """Is page `index` read once here: a page without a text layer, read by a page-line engine through
@@ -66,6 +85,13 @@ class ScanReader:
             dpi = p.ocr_dpi(index)
             found = p.engine.read_page(p.document.render(index, dpi), index)
             self.reads += 1
+            doc_page = key[:3]  # (document, path, page): a page turned later keeps its scale
+            factor = 1.0 if doc_page in self._boost else self._small_text(found, p.document.page_size_px(index, dpi))
+            if factor > 1.0:  # small text in few pixels: the page read again, larger
+                self._boost[doc_page] = factor
+                dpi = p.ocr_dpi(index)
+                found = p.engine.read_page(p.document.render(index, dpi), index)
+                self.reads += 1
             self._pages[key] = (dpi, found)
             while len(self._pages) > KEEP_PAGES:
                 self._pages.pop(next(iter(self._pages)))

@@ -127,9 +127,10 @@ class Pipeline:
     def _pages(self) -> Pages:
         return Pages(self.output, self.layout_page, self.regions_to_read, self.finish_page)
 
-    def ocr_dpi(self, index: int) -> float:
+    def ocr_dpi(self, index: int, boosted: bool = True) -> float:  # boosted: small text read larger, page_ocr
         native = self.document.native_dpi(index) or self.options.ocr_dpi  # no engine: only restored pages
-        return float(native or (self.options.dpi if self.engine is None else self.engine.input_dpi))
+        dpi = float(native or (self.options.dpi if self.engine is None else self.engine.input_dpi))
+        return dpi * self.text_source.scan.boost(index) if boosted else dpi
 
     # -- runs ------------------------------------------------------------------------------------------------
     def run(self, path) -> DocumentOutput:
@@ -388,8 +389,7 @@ class Pipeline:
     def _decode_one(self, region: Region) -> None:
         try:
             # the engine reads the crop, or the layout's OCR lines in it when it reads given lines; the crop's
-            # DPI and
-            # origin go with the result (line boxes in crop pixels → page points, for the searchable PDF)
+            # DPI and origin go with the result (line boxes in crop pixels → page points: the searchable PDF)
             dpi = self.ocr_dpi(region.page)
             note = crop_note(region.box_pt, dpi)
             result = self.text_source.read(region, self.load_engine(), dpi, emit=noting_crop(self.emit, note))
@@ -427,8 +427,8 @@ class Pipeline:
         saved: dict[str, str] = {}
         for r in output.regions():
             rel = f"{image_dir}/{r.id}.png"
-            if r.task == "picture" and save_crop(self.document, r, self.ocr_dpi(r.page), out_dir / rel,
-                                                          self._picture_failed):
+            if r.task == "picture" and save_crop(self.document, r, self.ocr_dpi(r.page, False), out_dir / rel,
+                                                 self._picture_failed):
                 saved[r.id] = rel
         return saved
 

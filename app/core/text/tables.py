@@ -7,7 +7,8 @@
   the most columns), so a value lands under its header even when a row has empty cells, and a piece centred
   over a run of columns (a spanning header) spans them; a lone currency sign is
   joined to the value to its right ("$" + "12.50"), and a row that starts past the first column right under the
-  previous one (less than half a line apart) continues that row's cells (a two-line cell);
+  previous one (less than half a line apart) continues that row's cells (a two-line cell), unless it holds a
+  number (the rows of a group whose label stands in the first column only once);
 - an engine's reading of a born-digital table given the header the text layer's table shows (`adopt_header`): an
   engine writes plain `<td>` rows, and repeats a spanning header into each column; where its first rows say what
   the layer's header rows say, they become the layer's header rows (`<th>`, with their spans).
@@ -27,6 +28,8 @@ from rapidfuzz import fuzz
 
 Box = tuple[float, float, float, float]
 _CURRENCY = re.compile(r"^[$€£¥]$")
+_FIGURE = re.compile(r"^[-+−–(]?[$€£¥]?\d[\d.,\s%]*\)?%?$")  # a number: its own row, never a line of a cell
+OVERLAP = 0.3  # two pieces overlapping by less than this share of a line's height stand in two columns
 
 
 @dataclass
@@ -166,9 +169,11 @@ def infer_columns(rows: list[list[tuple[Box, str]]]) -> list[tuple[float, float]
     most = max(len(r) for r in rows)
     full = [r for r in rows if len(r) == most]
     spans = sorted((b[0], b[2]) for r in full for b, _ in r)
+    # pieces that touch by a little are still apart: an OCR piece's box is padded (the crop it was read from)
+    touch = OVERLAP * median([b[3] - b[1] for r in full for b, _ in r])
     cols: list[list[float]] = []
     for x0, x1 in spans:
-        if cols and x0 <= cols[-1][1]:
+        if cols and x0 <= cols[-1][1] - touch:
             cols[-1][1] = max(cols[-1][1], x1)
         else:
             cols.append([x0, x1])
@@ -179,7 +184,10 @@ def infer_columns(rows: list[list[tuple[Box, str]]]) -> list[tuple[float, float]
 
 
 def _columns_of(box: Box, cols: list[tuple[float, float]]) -> list[int]:
-    hit = [k for k, (a, b) in enumerate(cols) if min(b, box[2]) - max(a, box[0]) > 0]
+    touch = OVERLAP * (box[3] - box[1])  # a padded box reaching into the next column by a little is not over it
+    hit = [k for k, (a, b) in enumerate(cols) if min(b, box[2]) - max(a, box[0]) > touch]
+    if len(hit) > 1:  # ... nor when it stands over two (a spanning cell): only its columns in a run
+        hit = list(range(hit[0], hit[-1] + 1))
     if hit:
         return hit
     cx = (box[0] + box[2]) / 2  # in a gap between columns: the nearest one
@@ -228,6 +236,7 @@ def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None)
                 placed[first] = Cell(text, colspan=len(ks))
         top = min(b[1] for b, _ in row)
         continues = (grid and 0 not in placed and top - bottoms[-1] < 0.5 * line_h
+                     and not any(_FIGURE.match(c.text.strip()) for c in placed.values())  # figures: a row
                      and all(k in grid[-1] for k in placed) and n != header_rows)
         if continues:
             for k, cell in placed.items():
@@ -243,6 +252,9 @@ def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None)
         while k < len(cols):
             cell = placed.get(k, Cell(""))
             cells.append(cell)
+            for covered in range(k + 1, k + max(1, cell.colspan)):  # a piece under a span is the span's text
+                if covered in placed:
+                    cell.text += " " + placed[covered].text
             k += max(1, cell.colspan)
         out.append(cells)
     return html_table(out, header_rows=(1 if len(out) > 1 else 0) if header_rows is None else head)

@@ -39,6 +39,7 @@ from app.core.engines.builtin.arbiter import arbitrate
 from app.core.engines.builtin.lexicon import settle_reading
 from app.core.engines.builtin.line_boxes import group_rows, padded_apart
 from app.core.engines.builtin.page_lines import detector, known_rows, read_page_lines
+from app.core.text.tables import from_rows
 from app.core.engines.builtin.sure_lines import kept_line, skips
 from app.core.engines.builtin.routed import reader_stats, reading_rows, route_region, routed_line
 from app.core.scripts.router import Routed, ScriptRouter
@@ -348,11 +349,10 @@ class ReaderEngine:
                     break
             if cancelled or (cut and budget - len(tokens) <= 0):
                 break
-        if task == "table":
-            from html import escape
-
-            body = "".join("<tr>" + "".join(f"<td>{escape(t)}</td>" for t in row) + "</tr>" for row in texts if row)
-            text = f"<table>{body}</table>" if body else ""
+        if task == "table":  # cells under the columns the pieces' boxes line up in (as the classic engine's)
+            boxed = [[(tuple(st["box"]), t) for st, t in zip([s for s in per_line if s["row"] == r], row) if t]
+                     for r, row in enumerate(texts)]
+            text = from_rows([row for row in boxed if row])
         else:
             text = " ".join(t for row in reading_rows(texts, per_line) for t in row if t)
         stats = merge_stats([s for s in per_line if not s.get("fallback")], self.block_size)

@@ -1,0 +1,70 @@
+"""A scanned table whose cells stand close: the page's lines, read once, go to the layout as the OCR read them
+(MuPDF joins the text written on one baseline into one line, a table row's cells with it), so the layout sees
+cells in columns and calls it a table, and the engine writes each cell under its column."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.layout.page_boxes import OCR_INSERT_FONT, fulltext_lines
+
+PAGES = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages"
+
+
+def _parsed(*lines) -> dict:
+    return {"fulltext": [{"lines": [{"bbox": box, "spans": [{"text": text, "font": font, "size": 8, "flags": 0}]}
+                                    for box, text, font in lines]}]}
+
+
+def test_a_line_mupdf_joined_from_two_given_lines_is_those_lines_again():
+    joined = _parsed(((2, 33, 83, 43), "HIV-1 (1.25μM) 0.39± 0.063", OCR_INSERT_FONT),
+                     ((2, 52, 37, 61), "SIV (1.25 μM)", OCR_INSERT_FONT))
+    given = [[48, 33, 83, 43, "0.39± 0.063"], [2, 33, 43, 43, "HIV-1 (1.25μM)"], [2, 52, 37, 61, "SIV (1.25 μM)"]]
+    lines = fulltext_lines(joined, given)
+    assert [(ln.box, ln.text, ln.ocr) for ln in lines] == [
+        ((2.0, 33.0, 43.0, 43.0), "HIV-1 (1.25μM)", True), ((48.0, 33.0, 83.0, 43.0), "0.39± 0.063", True),
+        ((2, 52, 37, 61), "SIV (1.25 μM)", True)]  # a line holding one given line stays as MuPDF saw it
+    assert [ln.text for ln in fulltext_lines(joined)] == ["HIV-1 (1.25μM) 0.39± 0.063", "SIV (1.25 μM)"]
+    layer = _parsed(((2, 33, 83, 43), "Total 20 30", "Helvetica"))  # a text layer's own line: never split
+    assert [ln.text for ln in fulltext_lines(layer, given)] == ["Total 20 30"]
+
+
+@pytest.mark.slow
+def test_a_scanned_table_with_close_cells_is_read_cell_by_cell(tmp_path):
+    """A real PubTabNet table image (CDLA-Permissive-1.0): three columns whose first two stand close."""
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.review.table_grid import Grid
+
+    pipe = Pipeline(PipelineOptions(formats=("md",)))
+    try:
+        out = pipe.run(PAGES / "p09-pubtabnet-pmc5198506_004_00.png")
+    finally:
+        pipe.close()
+    (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
+    rows = Grid.from_html(table.text).rows()
+    assert all(len(row) == 3 for row in rows), rows
+    values = [row for row in rows if "μM" in row[0]]  # SIV and HIV-1 at 1.25 μM, each with its two figures
+    assert len(values) == 4 and all("±" in row[1] and "±" in row[2] for row in values), rows
+
+
+@pytest.mark.slow
+def test_a_low_resolution_table_is_read_larger_and_keeps_its_lone_figures():
+    """A real PubTabNet table image of 251 × 227 px (lines ~13 px tall): read at its own size, the detector misses
+    most of its lone digits; read larger, every row keeps its four figures. A page of ordinary text is read at
+    its own size."""
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.review.table_grid import Grid
+
+    pipe = Pipeline(PipelineOptions(formats=("md",)))
+    try:
+        out = pipe.run(PAGES / "p13-pubtabnet-pmc3826085_003_00.png")
+        assert pipe.text_source.scan.boost(0) > 1.5
+        (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
+        rows = {row[0]: row[1:] for row in Grid.from_html(table.text).rows()}
+        assert rows["Mandarin"] == ["1", "3", "9", "13"] and rows["Total"] == ["20", "30", "30", "80"], rows
+        assert table.extra["stats"]["crop"]["dpi"] > pipe.ocr_dpi(0, boosted=False)
+        pipe.run(PAGES / "s07-phototest.png")
+        assert pipe.text_source.scan.boost(0) == 1.0
+    finally:
+        pipe.close()
