@@ -68,3 +68,17 @@ def test_a_low_resolution_table_is_read_larger_and_keeps_its_lone_figures():
         assert pipe.text_source.scan.boost(0) == 1.0
     finally:
         pipe.close()
+
+
+def test_recognised_pieces_keep_their_columns_rows_and_text():
+    from app.core.review.table_grid import Grid
+    from app.core.text.tables import from_rows
+
+    rows = [  # padded OCR boxes: neighbours touch by a little
+        [((0, 0, 60, 20), "Area"), ((58, 0, 120, 20), "Model"), ((118, 0, 170, 20), "R2")],
+        [((0, 20, 60, 40), "urban"), ((58, 20, 120, 40), "CDR"), ((118, 20, 170, 40), "0.76")],
+        [((58, 38, 120, 58), "RS"), ((118, 38, 170, 58), "0.64")],  # a figure row under its group's label
+        [((0, 58, 60, 78), "rural"), ((0, 74, 40, 94), "(north)"), ((118, 60, 170, 80), "0.05")],  # a wrapped cell
+    ]
+    assert Grid.from_html(from_rows(rows)).rows() == [
+        ["Area", "Model", "R2"], ["urban", "CDR", "0.76"], ["", "RS", "0.64"], ["rural (north)", "", "0.05"]]

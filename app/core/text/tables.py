@@ -163,14 +163,16 @@ def join_currency(row: list[tuple[Box, str]]) -> list[tuple[Box, str]]:
 
 def infer_columns(rows: list[list[tuple[Box, str]]]) -> list[tuple[float, float]]:
     """Column x-intervals: the union of the pieces' x-extents over the rows with the most pieces (a cell that spans
-    columns, in a row with fewer pieces, cannot merge them)."""
+    columns, in a row with fewer pieces, cannot merge them). Pieces of one row that stand over each other (the OCR
+    grouped a wrapped cell's second line into the row beside it) count once."""
     if not rows:
         return []
-    most = max(len(r) for r in rows)
-    full = [r for r in rows if len(r) == most]
-    spans = sorted((b[0], b[2]) for r in full for b, _ in r)
+    side = [_side_by_side(r) for r in rows]
+    most = max(len(r) for r in side)
+    full = [r for r in side if len(r) == most]
+    spans = sorted((b[0], b[2]) for r in full for b in r)
     # pieces that touch by a little are still apart: an OCR piece's box is padded (the crop it was read from)
-    touch = OVERLAP * median([b[3] - b[1] for r in full for b, _ in r])
+    touch = OVERLAP * median([b[3] - b[1] for r in full for b in r])
     cols: list[list[float]] = []
     for x0, x1 in spans:
         if cols and x0 <= cols[-1][1] - touch:
@@ -181,6 +183,17 @@ def infer_columns(rows: list[list[tuple[Box, str]]]) -> list[tuple[float, float]
         k = min(range(len(cols) - 1), key=lambda k: cols[k + 1][0] - cols[k][1])
         cols[k:k + 2] = [[cols[k][0], max(cols[k][1], cols[k + 1][1])]]
     return [(a, b) for a, b in cols]
+
+
+def _side_by_side(row: list[tuple[Box, str]]) -> list[Box]:
+    """A row's pieces as the x-ranges they stand side by side in: pieces over each other are one (their union)."""
+    out: list[list[float]] = []
+    for b, _ in sorted(row, key=lambda p: p[0][0]):
+        if out and b[0] < out[-1][2] - OVERLAP * (b[3] - b[1]):
+            out[-1] = [min(out[-1][0], b[0]), min(out[-1][1], b[1]), max(out[-1][2], b[2]), max(out[-1][3], b[3])]
+        else:
+            out.append(list(b))
+    return [tuple(b) for b in out]
 
 
 def _columns_of(box: Box, cols: list[tuple[float, float]]) -> list[int]:
