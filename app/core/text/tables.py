@@ -28,7 +28,7 @@ from rapidfuzz import fuzz
 
 Box = tuple[float, float, float, float]
 _CURRENCY = re.compile(r"^[$€£¥]$")
-_FIGURE = re.compile(r"^[-+−–(]?[$€£¥]?\d[\d.,\s%]*\)?%?$")  # a number: its own row, never a line of a cell
+NUMBER = re.compile(r"^[-+−–(]?[$€£¥]?\d[\d.,\s%]*\)?%?$")  # a figure (a row of them is never a line of a cell)
 OVERLAP = 0.3  # two pieces overlapping by less than this share of a line's height stand in two columns
 
 
@@ -249,7 +249,7 @@ def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None)
                 placed[first] = Cell(text, colspan=len(ks))
         top = min(b[1] for b, _ in row)
         continues = (grid and 0 not in placed and top - bottoms[-1] < 0.5 * line_h
-                     and not any(_FIGURE.match(c.text.strip()) for c in placed.values())  # figures: a row
+                     and not any(NUMBER.match(c.text.strip()) for c in placed.values())  # figures: a row
                      and all(k in grid[-1] for k in placed) and n != header_rows)
         if continues:
             for k, cell in placed.items():

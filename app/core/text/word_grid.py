@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from statistics import median
 
-from app.core.text.tables import Box, from_rows
+from app.core.text.tables import NUMBER, Box, from_rows
 
 COLUMN_GAP = 0.8  # a gap of this share of the line height or more between two words parts two cells
 MIN_COLUMNS = 3
@@ -44,7 +44,6 @@ SHORT_WORDS = 4  # a cell of a table's short column has at most this many words 
 SHORT_COLUMNS = 2  # ... in 80 % of its rows, and a table has this many such columns at least
 BOLD = 16  # PyMuPDF's span flag for a bold font
 _MARKER = re.compile(r"^(?:\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,5})[.)]|[•●◦▪‣∙·*–-])$")
-_NUMBER = re.compile(r"^[-+−–(]?[$€£¥]?\d[\d.,\s%]*\)?%?$")
 
 
 @dataclass(frozen=True)
@@ -177,7 +176,7 @@ def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
 
 
 def _looks_numeric(text: str) -> bool:
-    return bool(_NUMBER.match(text.strip()))
+    return bool(NUMBER.match(text.strip()))
 
 
 def _labels_and_figures(rows: list[list[list[Word]]], line_h: float) -> bool:

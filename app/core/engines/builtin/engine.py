@@ -39,10 +39,10 @@ from app.core.engines.builtin.arbiter import arbitrate
 from app.core.engines.builtin.lexicon import settle_reading
 from app.core.engines.builtin.line_boxes import group_rows, padded_apart
 from app.core.engines.builtin.page_lines import detector, known_rows, read_page_lines
-from app.core.text.tables import from_rows
 from app.core.engines.builtin.sure_lines import kept_line, skips
 from app.core.engines.builtin.routed import reader_stats, reading_rows, route_region, routed_line
 from app.core.scripts.router import Routed, ScriptRouter
+from app.core.text.tables import from_rows
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.base.cancel import CancelToken
 from app.core.base.threads import cpu_threads
