@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from app.core.layout.display_math import split_displays
 from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMargins, settle
+from app.core.layout.table_split import split_table
 from app.core.text.layer_math import set_as_math
 from app.core.layout.base import STRIP_ASPECT  # a picture this much wider than tall is a strip: a line, not a photo
 from app.core.text.textlayer import inside_fraction
@@ -275,6 +276,17 @@ def order_columns(boxes: list[dict]) -> list[dict]:
     return out
 
 
+def _cut_at_captions(box: dict, lines: list[Line]) -> list[dict]:
+    """A scanned table box over two tables and a caption, as its parts (app.core.layout.table_split); a table of
+    the text layer is left to the table finder, whose tables say where each one ends."""
+    if (box.get("boxclass") or "text") != "table" or box.get("layer_table") or box.get("word_table"):
+        return [box]
+    inside = lines_in(lines, _box(box))
+    if not inside or not all(ln.ocr for ln in inside):
+        return [box]
+    return split_table(box, inside) or [box]
+
+
 def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[MarginMemory, object, float] | None = None
            ) -> list[dict]:
     """The corrected boxes (new dicts; extra keys `ocr_lines`, `layer_table`) in the same reading order.
@@ -291,6 +303,7 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         memory, key, page_h = margins
         memory.apply(key, boxes, lines, page_h)
     ordered = split_displays(order_columns(boxes), lambda box: lines_in(lines, box))  # display_math.py
+    ordered = [part for b in ordered for part in _cut_at_captions(b, lines)]
     # lines another box holds: text wrapping round a photo reaches into its box, and must not be read twice
     held = {id(ln) for b in ordered if b.get("boxclass") != "picture" for ln in lines_in(lines, _box(b))}
     for b in ordered:
@@ -315,7 +328,8 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
             if found is None:
                 found = tables()
             for tb, html in found:
-                if inside_fraction(_box(b), tb) > 0.5 or inside_fraction(tb, _box(b)) > 0.5:
+                if (inside_fraction(tb, _box(b)) >= 0.9 if b.get("cut") else  # cut at a caption: its own table
+                        inside_fraction(_box(b), tb) > 0.5 or inside_fraction(tb, _box(b)) > 0.5):
                     b["x0"], b["y0"] = min(b["x0"], tb[0]), min(b["y0"], tb[1])
                     b["x1"], b["y1"] = max(b["x1"], tb[2]), max(b["y1"], tb[3])
                     b["layer_table"] = html

@@ -29,6 +29,7 @@ from rapidfuzz import fuzz
 Box = tuple[float, float, float, float]
 _CURRENCY = re.compile(r"^[$€£¥]$")
 NUMBER = re.compile(r"^[-+−–(]?[$€£¥]?\d[\d.,\s%]*\)?%?$")  # a figure (a row of them is never a line of a cell)
+OUTLIER_ROWS = 5  # from this many rows on, one row's stray piece is not a column (infer_columns)
 OVERLAP = 0.3  # two pieces overlapping by less than this share of a line's height stand in two columns
 
 
@@ -164,11 +165,24 @@ def join_currency(row: list[tuple[Box, str]]) -> list[tuple[Box, str]]:
 def infer_columns(rows: list[list[tuple[Box, str]]]) -> list[tuple[float, float]]:
     """Column x-intervals: the union of the pieces' x-extents over the rows with the most pieces (a cell that spans
     columns, in a row with fewer pieces, cannot merge them). Pieces of one row that stand over each other (the OCR
-    grouped a wrapped cell's second line into the row beside it) count once."""
+    grouped a wrapped cell's second line into the row beside it) count once. From OUTLIER_ROWS rows on, a count
+    one row alone reaches, with a column no other row has a cell in, is that row's stray piece (a wrapped cell's
+    word the OCR read apart): the columns are the next count's."""
     if not rows:
         return []
     side = [_side_by_side(r) for r in rows]
-    most = max(len(r) for r in side)
+    counts = sorted((len(r) for r in side), reverse=True)
+    cols = _columns(side, counts[0])
+    if len(rows) >= OUTLIER_ROWS and counts[0] > counts[1]:
+        alone = next(n for n, r in enumerate(side) if len(r) == counts[0])
+        others = [b for n, r in enumerate(side) if n != alone for b in r]
+        if not all(any(min(c1, b[2]) - max(c0, b[0]) > 0.5 * (b[2] - b[0]) for b in others) for c0, c1 in cols):
+            cols = _columns(side, counts[1])
+    return cols
+
+
+def _columns(side: list[list[Box]], most: int) -> list[tuple[float, float]]:
+    """The columns the rows of `most` side-by-side pieces make (`side`: every row's, from _side_by_side)."""
     full = [r for r in side if len(r) == most]
     spans = sorted((b[0], b[2]) for r in full for b in r)
     # pieces that touch by a little are still apart: an OCR piece's box is padded (the crop it was read from)
