@@ -5,6 +5,7 @@ import pymupdf
 import pytest
 
 from app.bench.teds import tables_in
+from app.core.review.table_grid import Grid
 from app.core.text.word_grid import page_words, word_table
 
 PROSE = ("The figures below were taken from the annual report of the company. They show the revenue, the "
@@ -93,10 +94,16 @@ def test_columns_of_prose_side_by_side_are_not_a_table(columns):
     assert word_table(page_words(page)) is None
 
 
-def test_two_rows_are_not_enough_for_a_table():
+def test_two_rows_are_a_table_only_as_column_names_over_figures():
     doc, page = _page()
     _table(page, [("Office", "Staff", "Cost"), ("Berlin", "12", "880")], [72, 170, 250])
-    assert word_table(page_words(page)) is None
+    assert Grid.from_html(word_table(page_words(page))).rows() == [["Office", "Staff", "Cost"], ["Berlin", "12", "880"]]
+    doc, page = _page()
+    _table(page, [("Office", "Staff", "Cost"), ("Berlin", "Paris", "Rome")], [72, 170, 250])
+    assert word_table(page_words(page)) is None  # two rows of words: no figures under names
+    doc, page = _page()
+    _table(page, [("Office", "Staff"), ("Berlin", "12")], [72, 250])
+    assert word_table(page_words(page)) is None  # two columns need the rows of labels and figures
 
 
 def test_column_names_that_repeat_the_tables_first_row_are_not_an_external_header(tmp_path):

@@ -82,3 +82,19 @@ def test_recognised_pieces_keep_their_columns_rows_and_text():
     ]
     assert Grid.from_html(from_rows(rows)).rows() == [
         ["Area", "Model", "R2"], ["urban", "CDR", "0.76"], ["", "RS", "0.64"], ["rural (north)", "", "0.05"]]
+
+
+@pytest.mark.slow
+def test_a_scanned_table_of_column_names_over_one_row_of_figures_is_a_table():
+    """A real PubTabNet table image (CDLA-Permissive-1.0): six column names and one row of figures under them."""
+    from app.core.pipeline import Pipeline, PipelineOptions
+    from app.core.review.table_grid import Grid
+
+    pipe = Pipeline(PipelineOptions(formats=("md",)))
+    try:
+        out = pipe.run(PAGES / "p12-pubtabnet-pmc2753619_002_00.png")
+    finally:
+        pipe.close()
+    (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
+    rows = Grid.from_html(table.text).rows()
+    assert len(rows) == 2 and rows[0][:2] == ["Trait", "Number of Phenotypes"] and rows[1][:2] == ["SCS", "1058"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from app.core.layout.display_math import split_displays
 from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMargins, settle
+from app.core.layout.side_tables import join_side_tables
 from app.core.layout.table_split import split_table
 from app.core.text.layer_math import set_as_math
 from app.core.layout.base import STRIP_ASPECT  # a picture this much wider than tall is a strip: a line, not a photo
@@ -304,6 +305,7 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         memory.apply(key, boxes, lines, page_h)
     ordered = split_displays(order_columns(boxes), lambda box: lines_in(lines, box))  # display_math.py
     ordered = [part for b in ordered for part in _cut_at_captions(b, lines)]
+    ordered = join_side_tables(ordered, lambda box: lines_in(lines, box))  # a scanned table boxed column by column
     # lines another box holds: text wrapping round a photo reaches into its box, and must not be read twice
     held = {id(ln) for b in ordered if b.get("boxclass") != "picture" for ln in lines_in(lines, _box(b))}
     for b in ordered:

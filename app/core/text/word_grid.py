@@ -18,6 +18,8 @@ above do not take it:
 - two (or three) columns of prose: the pieces are long lines of words; a table needs at least two columns of
   short cells (SHORT_WORDS words or fewer in most of their rows). Two columns are a table only as labels and
   figures (`_labels_and_figures`: a number on the right of every row but the column names, a wide gutter).
+  Two rows are a table only as column names over one row of figures (`_names_and_figures`: MIN_COLUMNS pieces
+  in each, every name over its figure).
 
 The header: the leading rows set apart by their type (bold, or another font or size than the rows below), or
 a first row of words over columns that hold numbers below; otherwise every row is a body row. A cell centred
@@ -140,11 +142,13 @@ def _gutters(rows: list[list[list[Word]]], crossing: int = 0) -> list[tuple[floa
 def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
     """The block's rows of pieces and its column count when its words line up in a table (the tests of the
     module's docstring); None when they do not."""
-    if len(words) < 2 * FIGURE_ROWS:
+    if len(words) < 2 * MIN_COLUMNS:
         return None
     line_h = median(w.box[3] - w.box[1] for w in words)
     rows = [_pieces(r, COLUMN_GAP * line_h) for r in _rows(words)]
-    if len(rows) < MIN_ROWS:
+    if len(rows) == 2 and _names_and_figures(rows):
+        return rows, len(rows[0])
+    if len(words) < 2 * FIGURE_ROWS or len(rows) < MIN_ROWS:
         return None
     wide = [r for r in rows if len(r) >= MIN_COLUMNS]  # the gutters come from these (a cell over two columns
     cuts = [(a + b) / 2 for a, b in _gutters(wide, len(wide) // CROSSING_ROWS)]  # elsewhere closes none)
@@ -177,6 +181,18 @@ def grid(words: list[Word]) -> tuple[list[list[list[Word]]], int] | None:
 
 def _looks_numeric(text: str) -> bool:
     return bool(NUMBER.match(text.strip()))
+
+
+def _names_and_figures(rows: list[list[list[Word]]]) -> bool:
+    """Two rows are a table when they are column names and one row of figures under them: MIN_COLUMNS pieces or
+    more in each, as many in both, each name over its figure (one gutter between every two columns, through both
+    rows), the figures all numbers but one (a row's label) and the names not."""
+    head, body = rows
+    if len(head) < MIN_COLUMNS or len(head) != len(body) or len(_gutters(rows)) != len(head) - 1:
+        return False
+    figures = sum(_looks_numeric(" ".join(w.text for w in p)) for p in body)
+    names = sum(_looks_numeric(" ".join(w.text for w in p)) for p in head)
+    return figures >= len(body) - 1 and names == 0
 
 
 def _labels_and_figures(rows: list[list[list[Word]]], line_h: float) -> bool:
