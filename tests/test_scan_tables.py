@@ -49,17 +49,29 @@ def test_a_scanned_table_with_close_cells_is_read_cell_by_cell(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_low_resolution_table_is_read_larger_and_keeps_its_lone_figures():
+def test_a_low_resolution_table_is_read_larger_and_keeps_its_lone_figures(monkeypatch):
     """A real PubTabNet table image of 251 × 227 px (lines ~13 px tall): read at its own size, the detector misses
     most of its lone digits; read larger, every row keeps its four figures. A page of ordinary text is read at
-    its own size."""
+    its own size. The scale is chosen from the detector's boxes alone: the page is recognised once, larger."""
     from app.core.pipeline import Pipeline, PipelineOptions
     from app.core.review.table_grid import Grid
 
+    from app.core.rapid.recogniser import Recogniser
+
+    read = Recogniser.read
+    sizes = []  # the crops of each batch the recogniser is given: their heights
+
+    def watched(self, crops):
+        sizes.append([c.shape[0] for c in crops])
+        return read(self, crops)
+
+    monkeypatch.setattr(Recogniser, "read", watched)
     pipe = Pipeline(PipelineOptions(formats=("md",)))
     try:
         out = pipe.run(PAGES / "p13-pubtabnet-pmc3826085_003_00.png")
-        assert pipe.text_source.scan.boost(0) > 1.5
+        assert pipe.text_source.scan.boost(0) > 1.5 and pipe.text_source.scan.reads == 1
+        page, *rest = sizes  # the page's one batch, every line read larger; then a few crops the decoder reads
+        assert len(page) >= 20 and min(page) >= 16 and all(len(batch) < len(page) // 4 for batch in rest), sizes
         (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
         rows = {row[0]: row[1:] for row in Grid.from_html(table.text).rows()}
         assert rows["Mandarin"] == ["1", "3", "9", "13"] and rows["Total"] == ["20", "30", "30", "80"], rows

@@ -101,10 +101,14 @@ class LineRegionEngine(RegionEngine, Protocol):
 class PageLineEngine(LineRegionEngine, Protocol):
     """A line engine that can read a whole scanned page's lines at once (detected once, recognised once, batched),
     so the layout, the orientation check and its own regions share them (app.core.pipeline.page_ocr): `read_page`
-    returns the page's lines (app.core.engines.builtin.page_lines.PageLine); `decode_lines(known=...)` takes a
+    returns the page's lines (app.core.engines.builtin.page_lines.PageLine), `detect_page` the detector's boxes
+    alone (`read_page(dets=...)` then reads those, detecting nothing again); `decode_lines(known=...)` takes a
     region's lines with their readings and reads none of them again."""
 
-    def read_page(self, image: "Image.Image", page: int = 0) -> list[Any]: ...
+    def read_page(self, image: "Image.Image", page: int = 0, dets: Sequence[Sequence[float]] | None = None
+                  ) -> list[Any]: ...
+
+    def detect_page(self, image: "Image.Image") -> list[tuple[float, float, float, float]]: ...
 
     def decode_lines(
         self, image: "Image.Image", task: str, lines: Sequence[Sequence[float]], *, region_id: str, page: int = 0,

@@ -58,8 +58,9 @@ class ScanReader:
         return self._boost.get((id(doc), str(doc.path), index), 1.0)
 
     @staticmethod
-    def _small_text(lines: list, size: tuple[int, int]) -> float:
-        heights = sorted(ln.det[3] - ln.det[1] for ln in lines if ln.det[2] - ln.det[0] >= ln.det[3] - ln.det[1])
+    def _small_text(boxes: list, size: tuple[int, int]) -> float:
+        """How much larger a page whose detector boxes are `boxes` is read (1: at its own size)."""
+        heights = sorted(b[3] - b[1] for b in boxes if b[2] - b[0] >= b[3] - b[1])  # lines across (not a dot)
         if len(heights) < 3 or heights[len(heights) // 2] > SMALL_LINE_PX:
             return 1.0
         factor = min(MAX_BOOST, LINE_PX / max(1.0, heights[len(heights) // 2]))
@@ -83,15 +84,17 @@ class ScanReader:
         if key not in self._pages:
             p = self.pipeline
             dpi = p.ocr_dpi(index)
-            found = p.engine.read_page(p.document.render(index, dpi), index)
-            self.reads += 1
+            image = p.document.render(index, dpi)
             doc_page = key[:3]  # (document, path, page): a page turned later keeps its scale
-            factor = 1.0 if doc_page in self._boost else self._small_text(found, p.document.page_size_px(index, dpi))
-            if factor > 1.0:  # small text in few pixels: the page read again, larger
-                self._boost[doc_page] = factor
-                dpi = p.ocr_dpi(index)
-                found = p.engine.read_page(p.document.render(index, dpi), index)
-                self.reads += 1
+            dets = None
+            if doc_page not in self._boost:  # the scale is chosen from the detector's boxes, before any reading
+                dets = p.engine.detect_page(image)
+                self._boost[doc_page] = self._small_text(dets, image.size)
+                if self._boost[doc_page] > 1.0:  # small text in few pixels: the page is read larger
+                    dpi = p.ocr_dpi(index)
+                    image, dets = p.document.render(index, dpi), None
+            found = p.engine.read_page(image, index, dets=dets)
+            self.reads += 1
             self._pages[key] = (dpi, found)
             while len(self._pages) > KEEP_PAGES:
                 self._pages.pop(next(iter(self._pages)))
@@ -144,11 +147,12 @@ class ScanReader:
             if text == LOST:
                 out.append(((box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy), None))
                 continue
-            # the page line it was written from: the same text where one has it, else the one it covers best
-            overlap = {k: _iou(box, pl.det) for k, pl in enumerate(found)}
-            same = [k for k, pl in enumerate(found) if text is not None and pl.reading.text == text]
+            # the page line it was written from: of the unused ones it overlaps, the one with its text where one has
+            # it (a table's many "0" cells: the one under it, not the first "0" of the page), else the best overlap
+            overlap = {k: o for k, pl in enumerate(found) if k not in used and (o := _iou(box, pl.det)) >= MIN_IOU}
+            same = [k for k in overlap if text is not None and found[k].reading.text == text]
             best = max(same or overlap, key=lambda k: overlap[k], default=None)
-            if best is None or overlap[best] < MIN_IOU or best in used:
+            if best is None:
                 return None  # (the layout split a page line into cells: the region's lines are read as given)
             used.add(best)
             pl = found[best]

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from app.core.engines.builtin.arbiter import arbitrate
 from app.core.engines.builtin.lexicon import settle_reading
 from app.core.engines.builtin.line_boxes import group_rows, padded_apart
-from app.core.engines.builtin.page_lines import detector, known_rows, read_page_lines
+from app.core.engines.builtin.page_lines import detect, detector, known_rows, read_page_lines
 from app.core.engines.builtin.sure_lines import kept_line, skips
 from app.core.engines.builtin.routed import reader_stats, reading_rows, route_region, routed_line
 from app.core.scripts.router import Routed, ScriptRouter
@@ -146,6 +146,7 @@ class ReaderEngine:
         return [[(tuple(round(v, 1) for v in boxes[i]), crops[i]) for i in row] for row in group_rows(boxes)]
 
     read_page = read_page_lines  # a scanned page's lines, detected and read once (page_lines.py)
+    detect_page = detect  # ... its detector boxes alone (to choose the scale it is read at before reading it)
 
     def start_page(self, page: int | None) -> None:
         """A new page starts a new script estimate (as the classic engine's)."""

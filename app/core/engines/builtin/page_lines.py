@@ -119,12 +119,13 @@ def crops(image, boxes: Sequence[Sequence[float]]):
     return out
 
 
-def read_page_lines(engine, image, page: int = 0) -> list[PageLine]:
-    """Every line of page `page`'s image: detected once, all crops read by the engine's recogniser in one batched
-    call (the page's script estimate starts afresh, as for the engine's own regions)."""
+def read_page_lines(engine, image, page: int = 0, dets: Sequence[Sequence[float]] | None = None) -> list[PageLine]:
+    """Every line of page `page`'s image: detected once (`dets`: the detector's boxes on this image, when they are
+    known already), all crops read by the engine's recogniser in one batched call (the page's script estimate
+    starts afresh, as for the engine's own regions)."""
     engine._page = None  # a page read again (turned after a doubt) is judged afresh too
     engine.start_page(page)
-    dets = detect(engine, image)
+    dets = detect(engine, image) if dets is None else list(dets)
     kept = [(d, c) for d, c in zip(dets, crops(image, dets)) if c is not None]
     readings = engine.recogniser.read([crop for _, (_, crop) in kept]) if kept else []
     route_page(engine, image, [box for _, (box, _) in kept], readings)  # other scripts (app.core.scripts)
