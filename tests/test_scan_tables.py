@@ -10,6 +10,7 @@ import pytest
 from app.core.layout.page_boxes import OCR_INSERT_FONT, fulltext_lines
 
 PAGES = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages"
+DEFAULTS = {"engine": "auto", "text_layer": "compare", "formats": ("md",)}  # the app's own defaults
 
 
 def _parsed(*lines) -> dict:
@@ -33,14 +34,10 @@ def test_a_line_mupdf_joined_from_two_given_lines_is_those_lines_again():
 @pytest.mark.slow
 def test_a_scanned_table_with_close_cells_is_read_cell_by_cell(tmp_path):
     """A real PubTabNet table image (CDLA-Permissive-1.0): three columns whose first two stand close."""
-    from app.core.pipeline import Pipeline, PipelineOptions
     from app.core.review.table_grid import Grid
+    from pipeline_kit import read
 
-    pipe = Pipeline(PipelineOptions(formats=("md",)))
-    try:
-        out = pipe.run(PAGES / "p09-pubtabnet-pmc5198506_004_00.png")
-    finally:
-        pipe.close()
+    out = read(PAGES / "p09-pubtabnet-pmc5198506_004_00.png", **DEFAULTS)
     (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
     rows = Grid.from_html(table.text).rows()
     assert all(len(row) == 3 for row in rows), rows
@@ -99,14 +96,10 @@ def test_recognised_pieces_keep_their_columns_rows_and_text():
 @pytest.mark.slow
 def test_a_scanned_table_of_column_names_over_one_row_of_figures_is_a_table():
     """A real PubTabNet table image (CDLA-Permissive-1.0): six column names and one row of figures under them."""
-    from app.core.pipeline import Pipeline, PipelineOptions
     from app.core.review.table_grid import Grid
+    from pipeline_kit import read
 
-    pipe = Pipeline(PipelineOptions(formats=("md",)))
-    try:
-        out = pipe.run(PAGES / "p12-pubtabnet-pmc2753619_002_00.png")
-    finally:
-        pipe.close()
+    out = read(PAGES / "p12-pubtabnet-pmc2753619_002_00.png", **DEFAULTS)
     (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
     rows = Grid.from_html(table.text).rows()
     assert len(rows) == 2 and rows[0][:2] == ["Trait", "Number of Phenotypes"] and rows[1][:2] == ["SCS", "1058"]

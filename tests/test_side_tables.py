@@ -10,6 +10,7 @@ from app.core.layout.page_boxes import Line, lines_in, refine
 from app.core.layout.side_tables import join_side_tables
 
 PAGES = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages"
+DEFAULTS = {"engine": "auto", "text_layer": "compare", "formats": ("md",)}  # the app's own defaults
 
 
 def _column(x0: float, x1: float, texts: list[str]) -> tuple[dict, list[Line]]:
@@ -48,14 +49,10 @@ def test_two_columns_of_prose_on_the_same_baselines_stay_two_columns():
 def test_a_real_table_boxed_column_by_column_is_read_as_one_table():
     """A real PubTabNet table image (CDLA-Permissive-1.0): primer names and their sequences, no rules, a wide gap;
     PyMuPDF's layout boxes each column as a paragraph."""
-    from app.core.pipeline import Pipeline, PipelineOptions
     from app.core.review.table_grid import Grid
+    from pipeline_kit import read
 
-    pipe = Pipeline(PipelineOptions(formats=("md",)))
-    try:
-        out = pipe.run(PAGES / "p06-pubtabnet-pmc5897438_004_00.png")
-    finally:
-        pipe.close()
+    out = read(PAGES / "p06-pubtabnet-pmc5897438_004_00.png", **DEFAULTS)
     (table,) = [r for p in out.pages for r in p.regions if r.task == "table"]
     rows = Grid.from_html(table.text).rows()
     assert len(rows) == 11 and all(len(row) == 2 for row in rows), rows

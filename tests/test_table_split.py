@@ -10,6 +10,7 @@ from app.core.layout.page_boxes import Line, refine
 from app.core.layout.table_split import split_table
 
 PAGES = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages"
+DEFAULTS = {"engine": "auto", "text_layer": "compare", "formats": ("md",)}  # the app's own defaults
 
 
 def _row(y: float, *cells: tuple[float, float, str]) -> list[Line]:
@@ -83,14 +84,10 @@ def test_a_stray_piece_in_one_row_of_a_long_table_makes_no_column_of_its_own():
 def test_a_real_scan_with_two_stacked_tables_is_read_as_two_tables():
     """A real journal page (RapidLayout's test image, Apache-2.0): tables 4 and 5 stand one over the other with
     table 5's caption between; the layout boxes them as one."""
-    from app.core.pipeline import Pipeline, PipelineOptions
     from app.core.review.table_grid import Grid
+    from pipeline_kit import read
 
-    pipe = Pipeline(PipelineOptions(formats=("md",)))
-    try:
-        out = pipe.run(PAGES / "s15-chinese-journal.jpg")
-    finally:
-        pipe.close()
+    out = read(PAGES / "s15-chinese-journal.jpg", **DEFAULTS)
     regions = [r for p in out.pages for r in p.regions]
     tables = [r for r in regions if r.task == "table"]
     assert len(tables) == 2
