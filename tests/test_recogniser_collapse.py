@@ -1,0 +1,67 @@
+"""The recogniser's CTC collapse (app.core.rapid.recogniser.collapse) against the plain per-segment reading of its
+definition, on many random posteriors shaped like the recogniser's: mostly blank columns, runs of one class,
+a few strong alternatives."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.core.rapid.recogniser import ALT_EDGES, Reading, collapse
+
+
+def plain_collapse(probs: np.ndarray, characters: list[str]) -> Reading:
+    """Merge repeats, drop blank; per segment its best top-1 probability and the two best other non-blank classes
+    at their best column within it (none below ALT_EDGES[0])."""
+    reading = Reading()
+    best = probs.argmax(axis=1)
+    t = 0
+    while t < len(best):
+        c = int(best[t])
+        z = t + 1
+        while z < len(best) and best[z] == c:
+            z += 1
+        if c > 0:
+            seg = probs[t:z].max(axis=0)
+            reading.chars.append(characters[c])
+            reading.cols.append((t, z))
+            reading.conf.append(float(seg[c]))
+            others = [*sorted((float(seg[k]), k) for k in range(1, len(seg)) if k != c)[::-1], (0.0, 0), (0.0, 0)][:2]
+            for (q, k), alts, alt_p in zip(others, (reading.alts, reading.alts2), (reading.alt_p, reading.alt_p2)):
+                alts.append(characters[k] if q >= ALT_EDGES[0] else "")
+                alt_p.append(q if q >= ALT_EDGES[0] else 0.0)
+        t = z
+    return reading
+
+
+def ctc_like(rng: np.random.Generator, columns: int, classes: int) -> np.ndarray:
+    """Posteriors whose top class runs over a few columns at a time, blank most often, with random rivals."""
+    logits = rng.normal(0.0, 1.0, (columns, classes)).astype(np.float32)
+    t = 0
+    while t < columns:
+        run = int(rng.integers(1, 4))
+        top = 0 if rng.random() < 0.5 else int(rng.integers(1, classes))
+        logits[t:t + run, top] += rng.uniform(2.0, 9.0)
+        rivals = rng.integers(1, classes, size=2)
+        logits[t:t + run, rivals] += rng.uniform(0.0, 6.0, size=2)  # alternatives near and far from ALT_EDGES[0]
+        t += run
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_collapse_agrees_with_its_plain_definition_on_random_posteriors(seed):
+    rng = np.random.default_rng(seed)
+    classes = int(rng.integers(3, 60))
+    characters = ["<blank>", *(chr(0x41 + i) for i in range(classes - 2)), " "]
+    probs = ctc_like(rng, int(rng.integers(1, 80)), classes)
+    got, want = collapse(probs, characters), plain_collapse(probs, characters)
+    assert (got.chars, got.cols, got.alts, got.alts2) == (want.chars, want.cols, want.alts, want.alts2)
+    assert np.allclose(got.conf, want.conf) and np.allclose(got.alt_p, want.alt_p)
+    assert np.allclose(got.alt_p2, want.alt_p2)
+
+
+def test_all_blank_and_empty_posteriors_read_as_nothing():
+    characters = ["<blank>", "a", " "]
+    blank = np.tile(np.array([[0.9, 0.05, 0.05]], dtype=np.float32), (6, 1))
+    assert collapse(blank, characters).text == ""
+    assert collapse(np.zeros((0, 3), dtype=np.float32), characters).text == ""
