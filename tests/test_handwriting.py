@@ -48,3 +48,22 @@ def test_a_handwritten_note_is_flagged_for_review_and_a_printed_page_is_not():
     assert all(r.extra["handwriting"]["fill"] < 0.4 for r, _ in note)
     printed = _blocks(PAGES / "s07-phototest.png")
     assert printed and not any("handwriting" in why for _, why in printed)
+
+
+@pytest.mark.slow
+def test_the_handwriting_test_looks_at_the_pages_ocr_rendering_not_one_of_its_own(monkeypatch):
+    """A 300-DPI scan drawn whole once more at the test's DPI (and straightened again) cost more than a second a
+    page: the test's crops are cut from the rendering the page was read from."""
+    from app.core.document.base import Document
+
+    drawn = []
+    render = Document.render
+
+    def recording(self, index, dpi=150.0):
+        drawn.append(round(float(dpi), 1))
+        return render(self, index, dpi)
+
+    monkeypatch.setattr(Document, "render", recording)
+    note = _blocks(PAGES / "s13-handwritten-note.png")
+    assert note and all("handwriting" in why for _, why in note)
+    assert len(set(drawn)) == 1, drawn
