@@ -51,3 +51,30 @@ def test_a_scan_gets_the_same_regions_under_classic_and_builtin(tmp_path):
     assert layout != "page", layouts  # laid out, not read as one whole-page region
     columns = [box for label, box in regions if label == "text" and box[3] - box[1] > 100]
     assert len(columns) >= 2 and max(b[0] for b in columns) > min(b[2] for b in columns), layouts  # side by side
+
+
+def test_a_large_scan_goes_to_the_layout_as_jpeg_and_a_small_one_as_its_own_png():
+    """A 300-DPI scan, straightened, made a 25 MB one-page PDF (MuPDF stores a PNG's pixels inflated) to send to
+    the layout child and decode four times over there; its JPEG is stored as it is, a small share of that, and a
+    small page keeps its lossless image."""
+    from pathlib import Path
+
+    import pymupdf
+
+    from app.core.document import open_document
+    from app.core.layout.pymupdf_layout import layout_image
+
+    def one_page_pdf(image: bytes) -> int:
+        with pymupdf.open() as pdf:
+            page = pdf.new_page(width=600, height=800)
+            page.insert_image(page.rect, stream=image)
+            return len(pdf.tobytes(garbage=0))
+
+    pages = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages"
+    with open_document(pages / "s04-unlv-8071.png") as large:
+        large.set_orientation(0, 0, 0.3)
+        sent = layout_image(large, 0)
+        assert sent[:3] == b"\xff\xd8\xff"  # JPEG
+        assert one_page_pdf(sent) < one_page_pdf(large.image_bytes(0)) / 4
+    with open_document(pages / "s07-phototest.png") as small:
+        assert layout_image(small, 0) == small.image_bytes(0)
