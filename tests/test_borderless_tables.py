@@ -246,3 +246,45 @@ def test_a_row_whose_cell_runs_over_a_gutter_does_not_close_the_columns_of_the_r
     assert len(grid) == 11 and grid[10] == [("Total", False, 1), ("999", False, 1), ("9.9", False, 1),
                                             ("9.8", False, 1)]
     assert grid[9] == [("Other", False, 1), ("not counted at the two sites", False, 2), ("0.4", False, 1)]
+
+
+def _contents(page, entries, y=100, gap=15, spaced=True):
+    """Lines of a table of contents: each entry, a dot leader out to the right margin, its page number."""
+    for n, (entry, number) in enumerate(entries):
+        x_end = 500 - pymupdf.get_text_length(number, fontsize=10)
+        leader = ". " if spaced else "."
+        dots = leader * int((x_end - 80 - pymupdf.get_text_length(entry, fontsize=10)) / pymupdf.get_text_length(
+            leader, fontsize=10)) if number else ""  # a part's title: no leader, no page
+        page.insert_text((72, y + n * gap), f"{entry} {dots}".rstrip(), fontsize=10, fontname="helv")
+        if number:
+            page.insert_text((x_end, y + n * gap), number, fontsize=10, fontname="helv")
+
+
+@pytest.mark.parametrize("spaced", [True, False])
+def test_a_table_of_contents_is_a_table_of_entries_and_their_pages(spaced):
+    doc, page = _page()
+    _contents(page, [("Preface", "xi"), ("Part One", ""), ("Chapter 1. Securing the data", "1"),
+                     ("1.1 Security fundamentals", "2"), ("1.2 Row and column access", "14")], spaced=spaced)
+    grid = _grid(word_table(page_words(page)))
+    assert [row[1][0] for row in grid] == ["xi", "", "1", "2", "14"]
+    assert grid[2][0][0].startswith("Chapter 1. Securing the data") and grid[1][0][0] == "Part One"
+    assert all(len(row) == 2 and not row[0][1] for row in grid)  # two columns, no header row
+
+
+def test_lines_that_end_in_a_number_without_a_leader_are_no_table_of_contents():
+    doc, page = _page()
+    for n, line in enumerate(["The survey ran from May to June in 12", "offices, and its report came out on page 4",
+                              "of the annual review, as chapter 3", "of its second part."]):
+        page.insert_text((72, 100 + 15 * n), line, fontsize=10, fontname="helv")
+    assert word_table(page_words(page)) is None
+
+
+def test_the_real_redbook_contents_page_is_a_table_with_its_page_numbers_in_a_column():
+    from pathlib import Path
+
+    pdf = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "d13-redbook-table.pdf"
+    with pymupdf.open(pdf) as doc:
+        grid = _grid(word_table(page_words(doc[0])))
+    pages = [row[1][0] for row in grid if row[1][0]]
+    assert len(pages) >= 20 and pages[:3] == ["vii", "viii", "ix"]
+    assert grid[1][0][0].startswith("Notices . . .")

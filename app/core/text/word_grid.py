@@ -21,6 +21,9 @@ above do not take it:
   Two rows are a table only as column names over one row of figures (`_names_and_figures`: MIN_COLUMNS pieces
   in each, every name over its figure).
 
+A table of contents (or a list of figures) is a table of two columns, the entry and its page, when most of its
+lines (MIN_ROWS at least) end in a page number after a dot leader (`contents_table`).
+
 The header: the leading rows set apart by their type (bold, or another font or size than the rows below), or
 a first row of words over columns that hold numbers below; otherwise every row is a body row. A cell centred
 over two columns spans them (app.core.text.tables.from_rows).
@@ -33,7 +36,7 @@ import re
 from dataclasses import dataclass
 from statistics import median
 
-from app.core.text.tables import NUMBER, Box, from_rows
+from app.core.text.tables import NUMBER, Box, Cell, from_rows, html_table
 
 COLUMN_GAP = 0.8  # a gap of this share of the line height or more between two words parts two cells
 MIN_COLUMNS = 3
@@ -45,6 +48,10 @@ FIGURE_GUTTER = 1.5  # ... with a gutter this many line heights wide between the
 SHORT_WORDS = 4  # a cell of a table's short column has at most this many words ...
 SHORT_COLUMNS = 2  # ... in 80 % of its rows, and a table has this many such columns at least
 BOLD = 16  # PyMuPDF's span flag for a bold font
+CONTENTS_SHARE = 0.6  # a table of contents: this share of its lines end in a leader and a page number
+_PAGE_REF = re.compile(r"^(?:\d{1,4}|[ivxlcdm]{1,7})$", re.IGNORECASE)  # a page number, arabic or roman
+_LEADER = re.compile(r"^[.·…]+$")  # a word of a dot leader (". . . ." is a word a dot)
+_GLUED_LEADER = re.compile(r"\s*[.·…]{3,}$")  # a leader run into the entry's last word
 _MARKER = re.compile(r"^(?:\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,5})[.)]|[•●◦▪‣∙·*–-])$")
 
 
@@ -237,9 +244,40 @@ def header_rows(rows: list[list[list[Word]]]) -> int:
     return 0
 
 
+def _contents_line(row: list[Word]) -> tuple[str, str] | None:
+    """(entry with its leader, as the page writes it; page) of a line that ends in a page number after a dot leader
+    of three dots or more; None for any other line."""
+    if len(row) < 2 or not _PAGE_REF.match(row[-1].text):
+        return None
+    k, dots = len(row) - 1, 0
+    while k > 0 and _LEADER.match(row[k - 1].text):
+        k -= 1
+        dots += len(row[k].text)
+    if k and _GLUED_LEADER.search(row[k - 1].text):
+        dots += 3
+    return (" ".join(w.text for w in row[:-1]), row[-1].text) if k and dots >= 3 else None
+
+
+def contents_table(words: list[Word]) -> str | None:
+    """A table of contents as a table (entry | page) when most of its lines, MIN_ROWS at least, end in a page
+    number after a dot leader; a line without one (a part's title, an entry's first line) keeps its text with an
+    empty page cell. None for any other block."""
+    rows = _rows(words)
+    lines = [_contents_line(r) for r in rows]
+    found = sum(1 for x in lines if x is not None)
+    if found < MIN_ROWS or found < CONTENTS_SHARE * len(rows):
+        return None
+    return html_table([[Cell(x[0]), Cell(x[1])] if x is not None else [Cell(" ".join(w.text for w in r)), Cell("")]
+                       for r, x in zip(rows, lines)])
+
+
 def word_table(words: list[Word]) -> str | None:
     """HTML of the table the words form (columns from their alignment: app.core.text.tables.from_rows, so an
-    empty cell stays in place and a cell centred over two columns spans them); None when they form none."""
+    empty cell stays in place and a cell centred over two columns spans them; a table of contents as entry and
+    page: `contents_table`); None when they form none."""
+    contents = contents_table(words)
+    if contents is not None:
+        return contents
     found = grid(words)
     if found is None:
         return None
