@@ -93,6 +93,29 @@ def test_recognised_pieces_keep_their_columns_rows_and_text():
         ["Area", "Model", "R2"], ["urban", "CDR", "0.76"], ["", "RS", "0.64"], ["rural (north)", "", "0.05"]]
 
 
+def test_a_row_label_wrapped_over_lines_is_one_cell_and_a_group_label_under_the_header_stays_a_row():
+    """The lines of a long row label ("1. Antipsychotic drug treatment is the / most effective way …", PubTabNet
+    p04) each came out as a row of their own, empty but for the label's next words; a line that starts in lower
+    case under a label is its next line. A group's label is a row, lower case or not, under the header too."""
+    from app.core.review.table_grid import Grid
+    from app.core.text.tables import from_rows
+
+    rows = [
+        [((0, 0, 150, 10), "Statement"), ((170, 0, 200, 10), "agree"), ((210, 0, 250, 10), "disagree")],
+        [((0, 12, 150, 22), "whole country")],  # a group's label right under the header
+        [((0, 24, 150, 34), "1. Drug treatment is the"), ((170, 24, 200, 34), "7.1"), ((210, 24, 250, 34), "4")],
+        [((0, 35, 150, 45), "most effective way to treat")],
+        [((0, 46, 80, 56), "illness")],
+        [((0, 60, 150, 70), "Rural areas")],  # a label in upper case: a row
+        [((0, 72, 150, 82), "2. Treatment carries a"), ((170, 72, 200, 82), "45"), ((210, 72, 250, 82), "35")],
+        [((0, 83, 150, 93), "high risk")],
+    ]
+    assert Grid.from_html(from_rows(rows)).rows() == [
+        ["Statement", "agree", "disagree"], ["whole country", "", ""],
+        ["1. Drug treatment is the most effective way to treat illness", "7.1", "4"], ["Rural areas", "", ""],
+        ["2. Treatment carries a high risk", "45", "35"]]
+
+
 @pytest.mark.slow
 def test_a_scanned_table_of_column_names_over_one_row_of_figures_is_a_table():
     """A real PubTabNet table image (CDLA-Permissive-1.0): six column names and one row of figures under them."""

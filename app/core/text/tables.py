@@ -239,6 +239,14 @@ def _over(extent: tuple[float, float], cols: list[tuple[float, float]]) -> tuple
     return extent
 
 
+def _wrapped_label(placed: dict[int, Cell]) -> bool:
+    """Is a row the next line of the row label above it: its first column alone, starting in lower case ("most
+    effective way to treat mental" under "1. Antipsychotic drug treatment is the")? A group's label ("Women",
+    "(a)") starts otherwise and stays a row."""
+    text = placed[0].text.strip() if list(placed) == [0] else ""
+    return bool(text) and text[0].islower()
+
+
 def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None) -> str:
     """Rows of recognised pieces (top to bottom, each left to right) → HTML with inferred columns; the first row is
     the header unless `header_rows` says how many of the given rows are (a body row never continues a header
@@ -262,7 +270,9 @@ def from_rows(rows: list[list[tuple[Box, str]]], header_rows: int | None = None)
             else:
                 placed[first] = Cell(text, colspan=len(ks))
         top = min(b[1] for b, _ in row)
-        continues = (grid and 0 not in placed and top - bottoms[-1] < 0.5 * line_h
+        under_head = len(grid) <= (1 if header_rows is None else head)  # (a group's label in lower case: p19)
+        continues = (grid and (0 not in placed or (_wrapped_label(placed) and not under_head))
+                     and top - bottoms[-1] < 0.5 * line_h
                      and not any(NUMBER.match(c.text.strip()) for c in placed.values())  # figures: a row
                      and all(k in grid[-1] for k in placed) and n != header_rows)
         if continues:
