@@ -82,3 +82,35 @@ def test_resume_with_two_jobs_and_every_page_read_writes_the_same(report, tmp_pa
                        env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=600)
     assert r.returncode == 0, r.stderr
     _same_output(out, whole)
+
+
+@pytest.mark.slow
+def test_a_skewed_scans_pictures_written_from_pages_read_elsewhere_are_cut_from_the_page_as_read(tmp_path):
+    """`convert --jobs N` and `--resume` write pages read in another process into a document opened afresh, which
+    does not know how each page was turned and straightened: a skewed scan's pictures came out of the page as it
+    lies (UNLV 8071, skewed 0.3°: its picture's PNG differed between --jobs 1 and --jobs 2)."""
+    import copy
+
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    scan = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "s04-unlv-8071.png"
+    here = Pipeline(PipelineOptions(formats=("md",)))  # the default engine (its layout boxes the page's picture)
+    try:
+        out = here.run(scan)
+        assert out.pages[0].skew
+        out.pages[0].regions[0].task = "picture"  # its text block as a picture: a crop of the page to write
+        here.write(tmp_path / "here", "s04")
+        dpi = here.ocr_dpi(0, False)
+    finally:
+        here.close()
+    elsewhere = Pipeline(PipelineOptions(formats=("md",), ocr_dpi=dpi))  # as convert_jobs writes
+    try:
+        elsewhere.open(scan)
+        elsewhere.output = copy.deepcopy(out)
+        elsewhere.write(tmp_path / "elsewhere", "s04")
+    finally:
+        elsewhere.close()
+    pictures = sorted((tmp_path / "here" / "s04_images").glob("*.png"))
+    assert pictures
+    for path in pictures:
+        assert (tmp_path / "elsewhere" / "s04_images" / path.name).read_bytes() == path.read_bytes(), path.name

@@ -425,10 +425,16 @@ class Pipeline:
     def save_pictures(self, output: DocumentOutput, out_dir: Path, image_dir: str) -> dict[str, str]:
         """Render picture regions as PNG crops under out_dir/image_dir; returns id → relative path."""
         saved: dict[str, str] = {}
+        read_as = {p.index: (p.rotation, p.skew) for p in output.pages}
         for r in output.regions():
             rel = f"{image_dir}/{r.id}.png"
-            if r.task == "picture" and save_crop(self.document, r, self.ocr_dpi(r.page, False), out_dir / rel,
-                                                 self._picture_failed):
+            if r.task != "picture":
+                continue
+            turn, skew = self.document.orientation(r.page)
+            if r.page in read_as and (turn, round(skew, 2)) != read_as[r.page]:  # (a page keeps its skew rounded)
+                # pages read elsewhere (a `--jobs` worker, a checkpoint): cut from the page turned as it was read
+                self.document.set_orientation(r.page, *read_as[r.page])
+            if save_crop(self.document, r, self.ocr_dpi(r.page, False), out_dir / rel, self._picture_failed):
                 saved[r.id] = rel
         return saved
 
