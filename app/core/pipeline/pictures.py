@@ -50,6 +50,16 @@ def save_crop(document: Document, region: Region, dpi: float, path: Path, failed
     return True
 
 
+def turn_as_read(document: Document, pages: Iterable) -> None:
+    """Turn and straighten each of `pages` (PageOutputs) in `document` as it was read, where the document does not
+    know it: pages read in another process (a `convert --jobs` worker, a checkpoint) are written through a document
+    opened afresh, and a skewed scan's pictures came out of the page as it lies. (A page keeps its skew rounded.)"""
+    for page in pages:
+        turn, skew = document.orientation(page.index)
+        if (turn, round(skew, 2)) != (page.rotation, page.skew):
+            document.set_orientation(page.index, page.rotation, page.skew)
+
+
 def keep_pictures(document: Document, regions: Iterable[Region], folder: str | Path, dpi_of: Callable[[int], float],
                   failed: Failed) -> None:
     """Save the picture regions of a freshly laid-out page into `folder` and note each file in

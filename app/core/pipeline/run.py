@@ -50,7 +50,7 @@ from app.core.pipeline.orient import orient_page
 from app.core.pipeline.output import DocumentOutput, PageOutput, write_document
 from app.core.pipeline.quality import mark_page_script
 from app.core.pipeline.pictures import keep_pictures as keep_crops
-from app.core.pipeline.pictures import save_crop
+from app.core.pipeline.pictures import save_crop, turn_as_read
 from app.core.pipeline.page_reader import Pages, decode_concurrently, read_pages
 from app.core.pipeline.page_stages import page_stages, timing_page
 from app.core.pipeline.reading import ReadContext, record_failure
@@ -424,19 +424,10 @@ class Pipeline:
 
     def save_pictures(self, output: DocumentOutput, out_dir: Path, image_dir: str) -> dict[str, str]:
         """Render picture regions as PNG crops under out_dir/image_dir; returns id → relative path."""
-        saved: dict[str, str] = {}
-        read_as = {p.index: (p.rotation, p.skew) for p in output.pages}
-        for r in output.regions():
-            rel = f"{image_dir}/{r.id}.png"
-            if r.task != "picture":
-                continue
-            turn, skew = self.document.orientation(r.page)
-            if r.page in read_as and (turn, round(skew, 2)) != read_as[r.page]:  # (a page keeps its skew rounded)
-                # pages read elsewhere (a `--jobs` worker, a checkpoint): cut from the page turned as it was read
-                self.document.set_orientation(r.page, *read_as[r.page])
-            if save_crop(self.document, r, self.ocr_dpi(r.page, False), out_dir / rel, self._picture_failed):
-                saved[r.id] = rel
-        return saved
+        turn_as_read(self.document, output.pages)  # pages read in another process: cut as they were read
+        rel = {r.id: f"{image_dir}/{r.id}.png" for r in output.regions() if r.task == "picture"}
+        return {r.id: rel[r.id] for r in output.regions() if r.id in rel and save_crop(
+            self.document, r, self.ocr_dpi(r.page, False), out_dir / rel[r.id], self._picture_failed)}
 
     def write(self, out_dir, stem: str | None = None) -> dict[str, Path]:
         """Write the output set (`options.formats`: <stem>.md, .json, .html, .pdf, .docx, …) and
