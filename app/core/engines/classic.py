@@ -25,6 +25,7 @@ from app.core.rapid.empty_lines import UNREAD, keep_empty
 from app.core.rapid.script_mask import ScriptMask, install
 from app.core.record.events import RegionFinished, RegionStarted
 from app.core.text.tables import from_rows
+from app.core.text.hyphens import join_lines
 from app.core.text.textcheck import line_coverage, unread
 
 _ENGINE = None
@@ -85,20 +86,9 @@ def group_lines(items: list[tuple[tuple[float, float, float, float], str]]) -> l
 
 def lines_to_text(rows: list[list[tuple[tuple, str]]]) -> str:
     """Visual lines of one layout region form one paragraph: joined by spaces, a hyphen at a line end rejoins the
-    word ("recog-" + "nition" → "recognition"). A row of right-to-left pieces (Arabic, Hebrew) or of vertical CJK
+    word ("recog-" + "nition" → "recognition": app.core.text.hyphens). A row of right-to-left pieces (Arabic, Hebrew) or of vertical CJK
     columns is read from its right end (app.core.scripts.direction)."""
-    out = ""
-    for row in rows:
-        line = " ".join(t for _, t in in_reading_order(row)).strip()
-        if not line:
-            continue
-        if not out:
-            out = line
-        elif out.endswith("-") and line[:1].islower():
-            out = out[:-1] + line
-        else:
-            out += " " + line
-    return out
+    return join_lines(" ".join(t for _, t in in_reading_order(row)) for row in rows)
 
 
 def lines_to_table(rows: list[list[tuple[tuple, str]]]) -> str:

@@ -39,6 +39,7 @@ from app.core.pipeline.page_ocr import ScanReader
 from app.core.record.events import RegionFinished, RegionStarted
 from app.core.layout.page_boxes import TEXT_MIN_LETTERS
 from app.core.document.regions import DECODED_TASKS, Region, record_result
+from app.core.text.hyphens import join_lines
 from app.core.text.textlayer import PageLayer, garbled_fraction, inside_fraction, original_layer, words_in_box
 
 LAYER_TASKS = ("text", "table")
@@ -65,14 +66,7 @@ def paragraph(words) -> str:
     lines: dict[tuple[int, int], list[str]] = {}
     for w in sorted(words, key=lambda w: (w.block, w.line, w.word)):
         lines.setdefault((w.block, w.line), []).append(w.text)
-    out = ""
-    for parts in lines.values():
-        line = " ".join(parts)
-        if out.endswith("-") and line[:1].islower():
-            out = out[:-1] + line
-        else:
-            out = f"{out} {line}" if out else line
-    return out
+    return join_lines(" ".join(parts) for parts in lines.values())
 
 
 def _readable(text: str) -> bool:

@@ -31,6 +31,7 @@ from statistics import median
 
 from app.core.text.formula_layout import OPERATOR_NAMES, SCRIPT_SIZE, build
 from app.core.text.formula_page import glyph_atom, page_chars, page_rules
+from app.core.text.hyphens import join_line
 from app.core.text.layer_math import MATH_FONTS, parse_problem
 from app.core.text.tex_fonts import glyph_char
 
@@ -278,9 +279,6 @@ def inline_paragraph(page, box) -> InlineReading | None:
         line = _row_text(_spaced(row), main, rules, reading)
         if not line:
             continue
-        if out.endswith("-") and line[:1].islower() and not out.endswith("$-"):
-            out = out[:-1] + line
-        else:
-            out = f"{out} {line}" if out else line
+        out = join_line(out, line)
     reading.text = out
     return reading

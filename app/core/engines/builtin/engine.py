@@ -43,6 +43,7 @@ from app.core.engines.builtin.sure_lines import kept_line, skips
 from app.core.engines.builtin.routed import reader_stats, reading_rows, route_region, routed_line
 from app.core.scripts.router import Routed, ScriptRouter
 from app.core.text.tables import from_rows
+from app.core.text.hyphens import join_lines
 from app.core.engines.base import Emit, RegionResult, no_emit
 from app.core.base.cancel import CancelToken
 from app.core.base.threads import cpu_threads
@@ -355,7 +356,7 @@ class ReaderEngine:
                      for r, row in enumerate(texts)]
             text = from_rows([row for row in boxed if row])
         else:
-            text = " ".join(t for row in reading_rows(texts, per_line) for t in row if t)
+            text = join_lines(" ".join(t for t in row if t) for row in reading_rows(texts, per_line))
         stats = merge_stats([s for s in per_line if not s.get("fallback")], self.block_size)
         stats.update(reader_stats(per_line, routed, [b for b, _ in flat]), route_ms=round(route_ms, 2))
         stats.update(fallback_lines=sum(1 for s in per_line if s.get("fallback") == "recogniser"),
