@@ -103,3 +103,40 @@ def test_a_wide_line_with_nothing_read_is_evidence_even_when_osd_calls_it_latin(
     (result,) = ScriptRouter().route(image, [(box, "", 0.0)])
     assert result is not None and result.reader == "tesseract:kor", result
     assert sum("\uac00" <= c <= "\ud7a3" for c in result.text) >= 10, result.text
+
+
+def test_noise_in_a_latin_block_that_osd_cannot_name_is_left_as_read_and_not_flagged():
+    """A smudge, a stamp, picture text read as unsure Latin ("Yan beane lat ahtut srrer", a line of UNLV 8087)
+    among lines that read as words: Tesseract's script detector names no script for it, so the bundled reading
+    stands. It went through every installed model (1.3 s here) and came back flagged as a script nothing reads."""
+    import random
+
+    from PIL import ImageDraw
+
+    from app.core.scripts.crops import stack
+    from app.core.scripts.router import ScriptRouter, crop_line
+
+    tess = counting_tesseract()
+    image, boxes = page(LATIN + ["x" * 40])
+    x0, y0, x1, y1 = boxes[-1]
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((x0 - 2, y0 - 2, x1 + 2, y1 + 2), fill="white")
+    rng = random.Random(7)
+    for _ in range(160):  # specks where the last line was
+        cx, cy, r = rng.uniform(x0, x1), rng.uniform(y0, y1), rng.uniform(1, 4)
+        draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill="black")
+    assert tess.script_name(stack([crop_line(image, boxes[-1], isolate=False)])) is None
+    lines = [(box, text, 0.95) for box, text in zip(boxes, LATIN)] + [(boxes[-1], "Yan beane lat ahtut srrer", 0.4)]
+    assert ScriptRouter(tess).route(image, lines) == [None] * len(lines)
+    assert tess.reads == [] and tess.blocks == []
+
+
+def test_a_short_unsure_cell_among_words_is_still_tried_in_other_scripts():
+    """A figure of a few characters read unsure is cheap to try: it is (another model reads a misread '0')."""
+    from app.core.scripts.router import ScriptRouter
+
+    tess = counting_tesseract()
+    image, boxes = page(LATIN + ["8"])
+    lines = [(box, text, 0.95) for box, text in zip(boxes, LATIN)] + [(boxes[-1], "s", 0.3)]
+    ScriptRouter(tess).route(image, lines)
+    assert tess.reads, "the short cell was never tried"

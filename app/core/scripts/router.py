@@ -37,7 +37,7 @@ from app.core.scripts import catalogue
 from app.core.scripts.block import MIN_LINES, block_readings
 from app.core.scripts.crops import crop_line as cut_line, stack
 from app.core.scripts.direction import vertical
-from app.core.scripts.lookalike import lookalike, mostly_lookalikes
+from app.core.scripts.lookalike import KNOWN_SHARE, known_share, lookalike, mostly_lookalikes
 from app.core.scripts.tesseract import Tesseract, TessLine, binding_missing, shared
 from app.core.text.textcheck import MIN_LINE_COVERAGE, dominant_script, line_coverage, script_counts
 
@@ -50,6 +50,7 @@ ACCEPT = 0.6  # a Tesseract reading at least this sure (and in its script) is ta
 SURE = 0.8  # the page's language reading this sure is not compared with the others (nor checked by OSD)
 SHAKY = {"tha": 0.9}  # models that read other scripts this confidently (Thai: 0.8 on a Hebrew line)
 SAMPLES = 3  # suspect lines (the widest) the script and its language are found on
+SHORT = 3  # characters: a suspect this short (a table's figure) is tried in every script whatever its block reads
 # a line's crop for Tesseract: its box widened by these shares of its height (0.1 made a chart's tick labels read
 # sure as text on a Latin page, its picture then taken for text: tests/test_batch_pipeline.py)
 PAD_Y, PAD_X = 0.2, 0.3
@@ -105,6 +106,17 @@ def unread_line(box: Sequence[float], text: str) -> bool:
     does on a Hangul headline, calls it Latin."""
     x0, y0, x1, y1 = (float(v) for v in box[:4])
     return not any(c.isalnum() for c in text) and y1 - y0 >= UNREAD_HEIGHT and x1 - x0 >= UNREAD_ASPECT * (y1 - y0)
+
+
+def words_around(lines: Sequence[tuple[Sequence[float], str, float]], todo: Sequence[int]) -> bool:
+    """Are the lines not in `todo` (the block's sure readings) Latin text that makes words (most letters Latin,
+    KNOWN_SHARE of them in known words: app.core.scripts.lookalike)? False when too few letters tell."""
+    skip = set(todo)
+    texts = [text for i, (_, text, _) in enumerate(lines) if i not in skip]
+    if dominant_script(texts) != "latin":  # a Chinese block's Latin names make words too
+        return False
+    share = known_share(" ".join(texts))
+    return share is not None and share >= KNOWN_SHARE
 
 
 def in_script(text: str, lang: str) -> bool:
@@ -171,7 +183,8 @@ class ScriptRouter:
         if not todo and not shams:
             return out
         with stage("scripts"):  # where a page's time goes (app.core.base.stages)
-            if shams and self.page_script(image) in catalogue.BUNDLED_OSD:
+            # the block's other lines reading as words say so as surely as OSD over the whole image, for free
+            if shams and (words_around(lines, todo + shams) or self.page_script(image) in catalogue.BUNDLED_OSD):
                 shams = []
             if not todo and not shams:
                 return out
@@ -216,6 +229,15 @@ class ScriptRouter:
         evidence = any(foreign(lines[i][1]) or unread_line(lines[i][0], lines[i][1]) for i in todo)
         if not evidence and osd_name() in catalogue.BUNDLED_OSD:
             return out
+        # ... nor, when the detector cannot tell (no script named for a few lines of noise, a stamp, codes) and the
+        # block's other lines read as words, do its longer suspects: a Latin page's speck, DNA sequences or
+        # picture text went through every model (a second a page) and codes were flagged as a script nothing
+        # reads. A cell of a few characters still goes: another model reads a misread figure cheaply.
+        if not evidence and osd_name() is None and words_around(lines, todo):
+            todo = [i for i in todo if 0 < len(lines[i][1].strip()) <= SHORT]
+            if not todo:
+                return out
+            samples = sorted(todo, key=lambda i: -(lines[i][0][2] - lines[i][0][0]))[:SAMPLES]
         lang = self._identify(samples, mean_conf, read)
         if lang is not None and not self._confirmed(lang, mean_conf(samples, lang), osd_name):
             lang = self._by_osd(samples, mean_conf, read, osd_name)  # OSD's script, when its model reads it
