@@ -195,3 +195,31 @@ def test_the_window_status_shows_a_finished_pages_stages(qtbot):
         w.handle_event(e)
     shown = w.statusBar().currentMessage()
     assert "Page 1" in shown and "detector 500 ms (25%)" in shown and "recogniser 1500 ms (75%)" in shown
+
+
+@needs_shipped
+def test_a_region_without_the_pages_lines_finds_them_again_and_recognises_none_twice(engines, monkeypatch,
+                                                                                   tmp_path):
+    """A region that came with no lines of the page's (its layout lines set aside for print outside them: UNLV
+    8087's columns; or none fell in it) has its lines detected again over its crop; those the page's one pass read
+    keep their readings, only the others would be recognised. It recognised every line again: seconds a page."""
+    from app.core.layout import open_layout
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    engine = engines["unsure"]
+    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engine, layout=open_layout("pymupdf"))
+    try:
+        out = pipe.run(_scan(tmp_path))
+        scan = pipe.text_source.scan
+        (dpi, lines), = [v for v in scan._pages.values()]
+        region = max((r for r in out.pages[0].regions if r.text), key=lambda r: len(r.text))
+        before = region.text
+        region.extra.pop("ocr_lines")
+        region.extra["layout_lines_dropped"] = "a test: the engine finds its lines itself"
+        seen = _Counted(engine.recogniser, monkeypatch)
+        again = pipe.text_source.read(region, engine, dpi)
+    finally:
+        pipe.close()
+    assert seen.crops == 0  # every line it found again was one the page had read
+    assert again.stats["lines_from"] == "page" and again.stats["lines"] >= 2
+    assert again.text == before

@@ -8,7 +8,9 @@ every line read once by the recogniser, batched (app.core.engines.builtin.page_l
   confidence is upright as it is, any other goes through the full check (app.core.layout.orientation.detect);
 - the layout is given the lines' text in place of its own OCR (`layout_kw`: PyMuPDFLayout's `page_lines`);
 - the engine is given each region's lines with their readings (`known`): nothing is recognised twice but the
-  part of a line the detector joined across a column gutter, cut at the column's edge (app.core.layout.columns).
+  part of a line the detector joined across a column gutter, cut at the column's edge (app.core.layout.columns);
+  a region that came with no lines of the page's has its lines detected again, and only those the page pass
+  dropped or missed are recognised (`found_again`).
 
 Any other engine, layout or page is read as before (the layout's own OCR, the engine's own detection).
 
@@ -30,6 +32,10 @@ SMALL_LINE_PX = 16  # a page whose lines the detector finds this few pixels tall
 LINE_PX = 24  # ... at the scale that makes them this tall (at ~12 px it misses small lone digits in a table)
 MAX_BOOST, MAX_BOOST_PIXELS = 3.0, 16e6  # ... at most this much larger, and never past this many pixels
 MIN_IOU = 0.5  # a layout line is the page line it overlaps this much (its box comes back from the PDF's text)
+# a line detected again over a region is the page's line when they overlap this much (a line the region's detection
+# joins across a gap the page's split is read afresh: its reading would lose the other piece)
+SAME_IOU = 0.7
+VERTICAL = 1.5  # a detected box this many times taller than wide is a vertical column (read turned)
 
 
 def _iou(a: Sequence[float], b: Sequence[float]) -> float:
@@ -128,6 +134,33 @@ class ScanReader:
         dpi, found = self.lines(index)
         s = dpi / 72.0
         return {"page_lines": [[*(round(v / s, 2) for v in line.det), line.text] for line in found]}
+
+    def found_again(self, region, crop, dpi: float, origin: tuple[float, float]) -> list | None:
+        """For a region of a page read here that came with no lines of the page's (none fell in it, or they were
+        set aside for print outside them: app.core.layout.lost_lines): the engine's detector over its crop, each
+        line found given as (box in the crop's pixels, reading) — the page line it overlaps, read already, or
+        None (a line the page pass dropped or missed: the engine reads that crop, and only that one); [] when the
+        detector finds none. None when the page was not read here at `dpi` (the engine reads the crop itself)."""
+        key = self._key(region.page)
+        if key not in self._pages or self._pages[key][0] != dpi:
+            return None
+        found = self._pages[key][1]
+        ox, oy = origin
+        out, used = [], set()
+        dets = self.pipeline.engine.detect_page(crop)
+        if any(d[3] - d[1] >= VERTICAL * (d[2] - d[0]) for d in dets):
+            return None  # vertical columns: the page pass reads them apart from their region's (s17 of the real set)
+        for d in dets:
+            box = (d[0] + ox, d[1] + oy, d[2] + ox, d[3] + oy)
+            overlap = {k: o for k, pl in enumerate(found) if k not in used and (o := _iou(box, pl.det)) >= SAME_IOU}
+            best = max(overlap, key=lambda k: overlap[k], default=None)
+            if best is None:
+                out.append((tuple(d), None))
+                continue
+            used.add(best)
+            pl = found[best]
+            out.append(((pl.box[0] - ox, pl.box[1] - oy, pl.box[2] - ox, pl.box[3] - oy), pl.fresh_reading()))
+        return out
 
     def known(self, region, lines_pt: Sequence[Sequence], dpi: float, origin: tuple[float, float]) -> list | None:
         """(box in the region crop's pixels, a fresh reading) per line the layout gave `region` (`lines_pt`: its

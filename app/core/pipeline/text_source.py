@@ -264,10 +264,13 @@ class TextSource:
         lines = None
         if isinstance(engine, LineRegionEngine):  # the layout's OCR lines, or the print lines of lost text
             lines = self.layout_lines(region) or region.extra.get("ink_lines")
-        if not lines:
+        ox, oy = crop_origin(tuple(region.box_pt), dpi)  # the crop's origin on the page (Document.crop)
+        if not lines:  # its lines found again; those the page's one pass read are not recognised twice
+            again = self.scan.found_again(region, crop, dpi, (ox, oy)) if isinstance(engine, PageLineEngine) else None
+            if again is not None:
+                return engine.decode_lines(crop, region.task, [box for box, _ in again], **kw, known=again)
             return engine.decode_region(crop, region.task, **kw)
         s = dpi / 72.0
-        ox, oy = crop_origin(tuple(region.box_pt), dpi)  # the crop's origin on the page (Document.crop)
         boxes = [(a * s - ox, b * s - oy, c * s - ox, d * s - oy) for a, b, c, d, *_ in lines]
         known = self.scan.known(region, lines, dpi, (ox, oy)) if isinstance(engine, PageLineEngine) else None
         return engine.decode_lines(crop, region.task, boxes, **kw, **({"known": known} if known else {}))
