@@ -9,11 +9,13 @@ The same `markdown_to_html(blocks, math="mathml")` writes the HTML export and `c
 """
 from __future__ import annotations
 
+import html as _html
+import re
 import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QImage, QTextDocument
+from PySide6.QtGui import QImage, QImageReader, QTextDocument
 from PySide6.QtWidgets import QTextBrowser
 
 from app.core.pipeline.html_render import CSS, block_html, markdown_to_html  # noqa: F401 - block_html: tests
@@ -23,6 +25,10 @@ COST_FACTOR = 10.0  # and never sooner than this many times the last redraw's co
 _FILE_SCHEMES = {"", "file"}
 _EMBEDDED_SCHEMES = {"data", "qrc"}
 _IMAGE_RESOURCE = QTextDocument.ResourceType.ImageResource.value
+_IMG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+_SRC = re.compile(r'\bsrc="([^"]*)"', re.IGNORECASE)
+_SIZED = re.compile(r"\b(?:width|height)=", re.IGNORECASE)
+_SIZES_KEPT = 4096  # picture sizes remembered (path and modification time -> pixels)
 
 
 def own_file(url: QUrl) -> Path | None:
@@ -65,6 +71,8 @@ class Preview(QTextBrowser):
         self.renders = 0
         self.render_seconds = 0.0  # what the last redraw took
         self.follow_id = ""  # a block to keep in view at each redraw (the one being decoded); "" keeps the scroll
+        self._sizes: dict[tuple[str, int], tuple[int, int] | None] = {}
+        self._laid_width = 0  # the picture width the last redraw sized pictures for
 
     def set_blocks(self, blocks: list[tuple[str, str]]) -> None:
         self._blocks = list(blocks)
@@ -76,7 +84,8 @@ class Preview(QTextBrowser):
         started = time.perf_counter()
         bar = self.verticalScrollBar()
         value = bar.value()
-        self.setHtml(markdown_to_html(self._blocks))
+        self._laid_width = self.picture_width()
+        self.setHtml(self.sized_pictures(markdown_to_html(self._blocks)))
         bar.setValue(value)
         if self.follow_id:
             shown = [rid for rid, md in self._blocks if md.strip()]
@@ -86,6 +95,54 @@ class Preview(QTextBrowser):
                 self.scrollToAnchor(self.follow_id)
         self.renders += 1
         self.render_seconds = time.perf_counter() - started
+
+    def picture_width(self) -> int:
+        """The widest a picture is shown: the text's width, less the scroll bar a long document will show."""
+        bar = self.verticalScrollBar()
+        return max(120, self.viewport().width() - 24 - (0 if bar.isVisible() else bar.sizeHint().width()))
+
+    def sized_pictures(self, html: str) -> str:
+        """`html` with each of our own pictures' `<img>` given the width and height it is shown at (at most the
+        preview's width), so laying the document out needs no picture decoded. Tags that already say a size, and
+        pictures that are not ours or not readable, are left as they are."""
+        width = self._laid_width or self.picture_width()
+
+        def sized(match: re.Match) -> str:
+            tag = match.group(0)
+            src = _SRC.search(tag)
+            if src is None or _SIZED.search(tag):
+                return tag
+            size = self._picture_size(_html.unescape(src.group(1)))
+            if size is None:
+                return tag
+            w, h = size
+            if w > width:
+                w, h = width, max(1, round(h * width / w))
+            end = "/>" if tag.endswith("/>") else ">"
+            return f'{tag[: -len(end)].rstrip()} width="{w}" height="{h}"{end}'
+
+        return _IMG.sub(sized, html)
+
+    def _picture_size(self, src: str) -> tuple[int, int] | None:
+        path = own_file(QUrl(src))
+        if path is None:
+            return None
+        try:
+            key = (str(path), path.stat().st_mtime_ns)
+        except OSError:
+            return None
+        if key not in self._sizes:
+            if len(self._sizes) >= _SIZES_KEPT:
+                self._sizes.clear()
+            size = QImageReader(str(path)).size()
+            self._sizes[key] = (size.width(), size.height()) if size.isValid() and not size.isEmpty() else None
+        return self._sizes[key]
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        if self._blocks and self._laid_width and self.picture_width() != self._laid_width \
+                and not self._timer.isActive():
+            self._timer.start(max(MIN_INTERVAL_MS, int(COST_FACTOR * 1000 * self.render_seconds)))
 
     def show_block(self, rid: str) -> None:
         if self._timer.isActive():
@@ -100,7 +157,7 @@ class Preview(QTextBrowser):
             path = own_file(url) if getattr(kind, "value", kind) == _IMAGE_RESOURCE else None
             image = QImage(str(path)) if path is not None else QImage()
             if not image.isNull():
-                width = max(120, self.viewport().width() - 24)
+                width = self._laid_width or self.picture_width()
                 if image.width() > width:
                     image = image.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
                 return image
