@@ -10,7 +10,7 @@ What must never live here: Qt, torch, file dialogs, event handling (app.core.rev
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,13 @@ from app.core.document.regions import DECODED_TASKS, Region
 
 
 TO_REVIEW = "to review"  # the document list's word for blocks that need review (its filter looks for it)
+
+
+def _page_dict(page: PageOutput) -> dict[str, Any]:
+    """A page for the journal: its frame and figures; not its regions, which the blocks carry (asdict would copy them
+    all, statistics and all, at every save only for the copy to be dropped)."""
+    return {**{f.name: copy.deepcopy(getattr(page, f.name)) for f in fields(page) if f.name != "regions"},
+            "regions": []}
 
 
 @dataclass
@@ -54,7 +61,9 @@ class Block:
         return bool(self.region.extra.get("provisional"))
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        # the region copied once (asdict would copy it, statistics and all, only for the copy to be replaced: the
+        # journal's snapshot of a long document cost twice its size every save); the other fields are plain values
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "region"}
         d["region"] = self.region.to_dict()
         return d
 
@@ -200,7 +209,7 @@ class DocumentWork:
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path, "page_count": self.page_count, "page_sizes": [list(s) for s in self.page_sizes],
-            "pages": [{**asdict(p), "regions": []} for _, p in sorted(self.pages.items())],
+            "pages": [_page_dict(p) for _, p in sorted(self.pages.items())],
             "current_page": self.current_page, "title": self.title, "engine": self.engine, "layout": self.layout,
             "stats": self.stats, "warnings": self.warnings, "cancelled": self.cancelled,
             "blocks": [b.to_dict() for b in self.ordered()],

@@ -320,7 +320,9 @@ class ReaderEngine:
                 else:
                     decoded, text = self.read_line(reading, region_id=region_id, emit=emit, offsets=offsets,
                                                    sep=sep, budget=min(left, line_budget(reading)), cancel=cancel)
-                st = decoded.stats.to_dict() | ({"decoder": "skipped"} if not decoded.stats.forwards else {})
+                st = line_figures(decoded.stats.to_dict())
+                if not decoded.stats.forwards:
+                    st["decoder"] = "skipped"  # it could not change the text
                 st.update(box=list(box), row=r, recogniser=reading.text, text=text, stopped=decoded.stopped,
                           line_ms=round((time.perf_counter() - t_line) * 1e3, 2))
                 if text != reading.text and decoded.stopped != "max_new_tokens":
@@ -358,6 +360,8 @@ class ReaderEngine:
         else:
             text = join_lines(" ".join(t for t in row if t) for row in reading_rows(texts, per_line))
         stats = merge_stats([s for s in per_line if not s.get("fallback")], self.block_size)
+        for s in per_line:  # merged into the region's: a long document's window keeps every line's statistics
+            s.pop("accepted", None)
         stats.update(reader_stats(per_line, routed, [b for b, _ in flat]), route_ms=round(route_ms, 2))
         stats.update(fallback_lines=sum(1 for s in per_line if s.get("fallback") == "recogniser"),
                      disagreements=sum(1 for s in per_line if s.get("disagrees")),
@@ -415,6 +419,17 @@ def rewrote(recognised: str, decoded: str) -> bool:
 def line_budget(reading) -> int:
     """The most tokens one line may take: about twice what the recogniser read, and never more than MAX_LINE_TOKENS."""
     return min(MAX_LINE_TOKENS, 2 * len(reading.chars) + 32)
+
+
+# a line's decoding figures that the region's are recomputed from or that repeat them (its rates, its histograms)
+_LINE_DERIVED = frozenset({"acceptance_histogram", "per_position_acceptance", "mean_accepted", "mean_accepted_drafts",
+                           "total_ms", "decode_tokens_per_s", "tokens_per_s", "ms_per_forward", "regions", "block_size"})
+
+
+def line_figures(stats: dict[str, Any]) -> dict[str, Any]:
+    """What a line keeps of its decode's statistics: the counters and times (`accepted`, each round's, until the
+    region's figures are merged from them), not the derived rates and tables the region has for all its lines."""
+    return {k: v for k, v in stats.items() if k not in _LINE_DERIVED}
 
 
 def merge_stats(per_line: list[dict[str, Any]], block_size: int) -> dict[str, Any]:
