@@ -295,6 +295,12 @@ def test_a_chinese_line_is_read_never_as_mu(shipped, tmp_path):
     ar = shipped["ar"].decode_region(region(["Order No. 48213, due 2025-01-31"]), "text", region_id="la", page=42)
     assert latin.text == "Order No. 48213, due 2025-01-31" and latin.tokens == ar.tokens
     assert latin.stats["fallback_lines"] == 0 and latin.stats["rounds"] > 0 and latin.stats["disagreements"] == 0
+    # the region's figures are merged from its lines'; a line keeps its counters, not the rates and tables (a long
+    # document's window keeps every line's statistics)
+    (line,) = latin.stats["line_stats"]
+    assert line["rounds"] == latin.stats["rounds"] and line["tokens"] == latin.stats["tokens"] and line["tpf"] > 0
+    assert latin.stats["per_position_acceptance"] and len(latin.stats["accepted"]) == latin.stats["rounds"]
+    assert not {"accepted", "per_position_acceptance", "acceptance_histogram", "tokens_per_s"} & set(line)
 
 
 def test_a_rewrite_is_not_a_correction():

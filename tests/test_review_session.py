@@ -187,3 +187,33 @@ def test_a_rerun_that_reads_the_same_text_shows_the_formatted_markdown_again_not
         session.apply(ev.RunFinished(stats={"engine": "gravity"}), work)
         shown.append([b.markdown for b in work.ordered()])
     assert shown == [["# Quarterly Report", "$$\nE = mc^2\n$$"]] * 3
+
+
+def test_the_journal_snapshot_is_plain_data_that_later_changes_do_not_reach():
+    """The journal writes `Session.to_dict()` in its own thread while the window goes on changing the work: the
+    snapshot must be a copy (each region copied once; pages without their regions), and read back the same."""
+    from dataclasses import asdict
+
+    from app.core.review.document import DocumentWork
+
+    from app.core.review.session import Session
+
+    session = Session()
+    work = session.add_document("doc.pdf")
+    region = Region(id="p1-r01", page=0, box=(0, 0, 10, 10), label="text", task="text", order=0).to_dict()
+    session.apply(ev.LayoutDone(page=0, regions=[region], width_pt=100.0, height_pt=100.0, dpi=144.0, width_px=200,
+                                height_px=200), work)
+    stats = {"stopped": "stop", "line_stats": [{"text": "Hello world", "words": [[0, 0, 5, 10, "Hello", 0.9]]}]}
+    session.apply(ev.RegionFinished(region_id="p1-r01", text="Hello world", stats=stats), work)
+    work.pages[0].stages["layout"] = 12.5
+    snapshot = session.to_dict()
+    (doc,) = snapshot["documents"]
+    (block,) = doc["blocks"]
+    assert block == {**asdict(work.blocks["p1-r01"]), "region": work.blocks["p1-r01"].region.to_dict()}
+    assert doc["pages"][0]["stages"] == {"layout": 12.5} and doc["pages"][0]["regions"] == []
+    work.blocks["p1-r01"].region.extra["stats"]["line_stats"][0]["words"][0][4] = "Jello"
+    work.blocks["p1-r01"].markdown = "changed"
+    work.pages[0].stages["layout"] = 99.0
+    assert block["region"]["extra"]["stats"]["line_stats"][0]["words"][0][4] == "Hello"
+    assert block["markdown"] != "changed" and doc["pages"][0]["stages"] == {"layout": 12.5}
+    assert DocumentWork.from_dict(doc).to_dict() == doc
