@@ -74,6 +74,11 @@ def test_formula_delimiters_rewrapped_and_tagged():
 
 def test_text_bullets_markers_fences_and_newlines():
     assert format_text("• first\n· second\n* third") == "- first\n\n- second\n\n- third"
+    # Word's PDFs: a Symbol or Wingdings bullet with no Unicode mapping comes out of the text layer as a private-use
+    # code; other bullets of Unicode's; a checklist's marks are left as they are
+    assert format_text("\uf0b7 first\n\uf0a7 second\n● third\n▪fourth") == \
+        "- first\n\n- second\n\n- third\n\n- fourth"
+    assert format_text("✓ done\n☐ to do") == "✓ done\n\n☐ to do"
     assert format_text("(1)first") == "(1) first"
     assert format_text("（a）first") == "(a) first"
     assert format_text("1.First step") == "1. First step"

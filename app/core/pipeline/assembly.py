@@ -10,7 +10,8 @@ Assembly rules, one function each (unit-tested one by one):
 - formulas: `$$`, `\\[ \\]`, `\\( \\)` delimiters removed, re-wrapped as `$$\\n…\\n$$`; a formula_number block
   next to a formula (before or after) becomes ` \\tag{N}` inside it (brackets removed); an orphan number is
   dropped;
-- text: an unterminated ``` fence is closed; a leading `•`, `·` or `* ` becomes `- `; `(1)`/`（a）` and `1.`/`a)`/
+- text: an unterminated ``` fence is closed; a leading bullet (`•`, `·`, `●`, `▪`, `◦`, `➢`…, the private-use codes
+  of Symbol's and Wingdings' bullets that Word's PDFs carry, or `* `) becomes `- `; `(1)`/`（a）` and `1.`/`a)`/
   `1）` get one space after the marker; single newlines become blank lines;
 - headings: doc_title → `# `, paragraph_title → `## ` (leading #'s and bullets removed);
 - pictures: an image link to the saved crop; empty non-picture blocks are dropped;
@@ -108,7 +109,11 @@ def format_formula(text: str, tag: str | None = None) -> str:
     return f"$$\n{body}\n$$"
 
 
-_BULLET = re.compile(r"^[ \t]*(?:[•·]|\*(?=\s))[ \t]*", re.M)
+# list bullets: Unicode's, and the private-use codes a Symbol or Wingdings bullet is extracted as when its font
+# maps no Unicode (Word's PDFs: U+F0B7 Symbol's bullet, U+F0A7 and U+F06E squares, U+F06C a disc, U+F076 ❖,
+# U+F0D8 ➢); check marks and boxes are left alone (a checklist's marks mean something)
+BULLETS = "•·●▪■◦‣➢➤►▸❖◆\uf0b7\uf0a7\uf06e\uf06c\uf076\uf0d8"
+_BULLET = re.compile(rf"^[ \t]*(?:[{BULLETS}]|\*(?=\s))[ \t]*", re.M)
 _PAREN_MARKER = re.compile(r"^([(（])([0-9]+|[A-Za-z])([)）])[ \t]*(?=\S)", re.M)
 _NUM_MARKER = re.compile(r"^(?:([0-9]+)([.)）])|([A-Za-z])([)）]))(?=[^\s.\d)）])", re.M)
 
