@@ -80,6 +80,7 @@ def test_the_windows_remote_run_sends_its_requests_on_the_apps_qasync_loop(qtbot
                        ("remote_concurrency", 3), ("layout", "pymupdf")):
         s.set(key, value)
     loop = install_event_loop(QApplication.instance())
+    w = None
     try:
         w = MainWindow(s)
         qtbot.addWidget(w)
@@ -93,6 +94,9 @@ def test_the_windows_remote_run_sends_its_requests_on_the_apps_qasync_loop(qtbot
 
         loop.run_until_complete(asyncio.wait_for(until_read(), 90))
     finally:
+        if w is not None:  # the window and its threads end while the loop they post to still runs; a window left to
+            w.close()      # outlive its closed loop is a suspect in a rare segfault in a later test's Qt events
+            loop.run_until_complete(asyncio.sleep(0))  # what the close handed the loop runs before the loop goes
         aio.set_host_loop(None)
         asyncio.set_event_loop(None)
         loop.close()
