@@ -19,7 +19,7 @@ def R(rid, label, text="", task=None, order=0, page=0):
     ("text", "text"), ("doc_title", "text"), ("paragraph_title", "text"), ("abstract", "text"), ("aside_text", "text"),
     ("formula_number", "text"), ("seal", "text"), ("vertical_text", "text"), ("table", "table"),
     ("formula", "formula"), ("display_formula", "formula"), ("inline_formula", "formula"), ("image", "picture"),
-    ("chart", "picture"), ("header", "skipped"), ("footer", "skipped"), ("footnote", "skipped"),
+    ("chart", "picture"), ("header", "skipped"), ("footer", "skipped"), ("footnote", "text"),
     ("number", "skipped"), ("reference", "skipped"), ("something_new", "skipped"),
 ])
 def test_route(label, task):

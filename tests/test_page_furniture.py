@@ -100,3 +100,19 @@ def test_a_running_header_in_the_body_font_is_left_out_and_a_lone_pages_top_para
     note = _convert(tmp_path / "note.pdf")
     assert "We met at noon and agreed on the plan for spring." in note
     assert "line 8 of its body text" in note
+
+
+def test_a_reports_footnotes_are_read_at_their_columns_foot_and_its_running_header_left_out():
+    """A real two-column report page (docling's test PDF, corpora/realdocs/d06): the layout calls its five
+    footnotes `footnote` and its running title `page-header`. The footnotes are the page's text (its sources and
+    the law it quotes) and are read, each after the column it ends; the running title is furniture."""
+    from pathlib import Path
+
+    pdf = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "d06-report-p2.pdf"
+    md = _convert(pdf)
+    assert "이슈와 논점" not in md  # the running title
+    body_end, column_two = md.index("이번에 개"), md.index("정된 법에서")
+    for mark in ("3) 개정 이유는", "4) 2. 가."):
+        assert body_end < md.index(mark) < column_two, mark
+    for mark in ("5) 「생명보험 표준약관 부표4」", "6) 한국표준질병사인분류", "7) 제5조(약관의 해석)"):
+        assert md.index(mark) > column_two, mark

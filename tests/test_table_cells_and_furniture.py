@@ -129,3 +129,29 @@ def test_the_samples_table_read_by_the_engine_has_its_header_row_in_the_grid_edi
     (block,) = [b for p in out.to_dict()["pages"] for b in p["blocks"] if b["id"] == table.id]
     grid = Grid.from_html(block["markdown"])  # what the grid editor and every export are given
     assert grid.header_rows == 1 and grid.rows()[0] == ["Quarter", "Revenue", "Growth"]
+
+
+def test_a_word_of_the_text_layer_that_runs_over_a_column_rule_is_cut_at_the_rule():
+    """A real report's text layer (docling's normal_4pages.pdf, corpora/realdocs/d06) holds a cell's last glyphs
+    and the next cell's bullet as one word, "U코드◦", over the table's column rule: each part goes to its cell."""
+    from pathlib import Path
+
+    pdf = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "d06-report-p2.pdf"
+    with pymupdf.open(pdf) as doc:
+        assert any(w[4] == "U코드◦" for w in doc[0].get_text("words"))
+        ((_, html),) = find_tables(doc[0])
+    row = next(r for r in _grid(html) if r[0][0].startswith("U코드"))
+    assert [c[0] for c in row[:2]] == ["U코드", "◦ 대상질병에 U코드 없음"]
+
+
+def test_cutting_words_at_column_edges_keeps_words_inside_a_cell_and_outside_the_table():
+    from app.core.text.tables import split_at_edges
+
+    def chars_of(w):  # glyphs 5 pt wide
+        return [(w[0] + 5 * k, w[0] + 5 * (k + 1), c) for k, c in enumerate(w[4])]
+
+    words = [(95, 10, 120, 20, "abc+d", 0, 0, 0), (60, 10, 80, 20, "inside", 0, 0, 1),
+             (95, 200, 120, 210, "below", 1, 0, 0), (97, 30, 112, 40, "xyz", 0, 1, 0)]  # the edge through its "z"
+    out = split_at_edges(words, [110.0], (50, 0, 300, 100), chars_of)
+    assert [w[4] for w in out] == ["abc", "+d", "inside", "below", "xyz"]
+    assert out[0][2] == 110 and out[1][0] == 110

@@ -33,11 +33,12 @@ def region_id(page: int, order: int) -> str:
 TEXT_LABELS = frozenset({
     "abstract", "algorithm", "content", "doc_title", "figure_title", "paragraph_title", "reference_content", "text",
     "vision_footnote", "seal", "formula_number", "aside_text", "vertical_text",
+    "footnote",  # a page's footnotes are its text (a report's sources, a law's articles), unlike running furniture
 })
 TABLE_LABELS = frozenset({"table"})
 FORMULA_LABELS = frozenset({"formula", "display_formula", "inline_formula"})
 PICTURE_LABELS = frozenset({"image", "chart"})
-MARGIN_LABELS = frozenset({"header", "footer", "footnote", "number", "reference", "header_image", "footer_image"})
+MARGIN_LABELS = frozenset({"header", "footer", "number", "reference", "header_image", "footer_image"})
 
 
 def route(label: str, keep_headers: bool = False) -> str:

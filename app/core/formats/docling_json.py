@@ -21,7 +21,7 @@ from pathlib import Path
 from app.core.formats.model import ExportBlock, ExportDocument, ExportPage, table_grid, xml_text
 
 CAPTION_LABELS = ("figure_title", "table_title", "chart_title")
-FURNITURE = {"header": "page_header", "footer": "page_footer", "number": "page_footer", "footnote": "footnote"}
+FURNITURE = {"header": "page_header", "footer": "page_footer", "number": "page_footer"}
 
 
 def render_docling(doc: ExportDocument) -> bytes:
@@ -118,6 +118,8 @@ def _item(dd, page: ExportPage, block: ExportBlock, caption: ExportBlock | None)
                     content_layer=ContentLayer.FURNITURE)
     elif block.label in CAPTION_LABELS:
         dd.add_text(label=DocItemLabel.CAPTION, text=text, prov=prov)
+    elif block.label == "footnote":
+        dd.add_text(label=DocItemLabel.FOOTNOTE, text=text, prov=prov)
     else:
         dd.add_text(label=DocItemLabel.TEXT, text=text, prov=prov)
 

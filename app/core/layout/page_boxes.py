@@ -138,16 +138,24 @@ def _letters(lines: list[Line]) -> int:
 
 def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
     """PyMuPDF's table finder on a born-digital page: (bbox in points, HTML) per table; [] when it fails."""
-    from app.core.text.tables import external_header, from_finder
+    import pymupdf
+
+    from app.core.text.tables import column_edges, external_header, from_finder, split_at_edges
 
     def pymupdf_union(a, b):  # the table's box with its column names above it
         return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+    def chars_of(word):
+        raw = page.get_text("rawdict", clip=pymupdf.Rect(word[:4]))
+        return [(c["bbox"][0], c["bbox"][2], c["c"]) for b in raw.get("blocks", ()) for ln in b.get("lines", ())
+                for sp in ln["spans"] for c in sp["chars"]
+                if word[0] - 0.5 <= (c["bbox"][0] + c["bbox"][2]) / 2 <= word[2] + 0.5]
 
     try:
         found = page.find_tables()
         words = page.get_text("words") if found.tables else []
         return [(tuple(float(v) for v in (t.bbox if not external_header(t) else pymupdf_union(t.bbox, t.header.bbox))),
-                 from_finder(t, words)) for t in found.tables]
+                 from_finder(t, split_at_edges(words, column_edges(t), t.bbox, chars_of))) for t in found.tables]
     except Exception:  # noqa: BLE001 - the finder on a damaged page: the layout's box stands
         return []
 

@@ -72,6 +72,41 @@ def cell_text(words, box) -> str:
     return " ".join(w[4] for w in sorted(inside, key=lambda w: (w[5], w[6], w[7])))
 
 
+def column_edges(table) -> list[float]:
+    """The x of each boundary between two of a found table's columns (its cells' left edges, the table's own left
+    edge aside)."""
+    starts = _starts([b[0] for r in table.rows for b in r.cells if b is not None])
+    return starts[1:]
+
+
+def split_at_edges(words, edges: Sequence[float], box: Box, chars_of) -> list:
+    """The page's words with each word inside `box` that runs over a column edge cut there: the text layer can
+    hold a cell's last glyph and the next cell's first as one word ("U코드◦" where "◦" opens the next cell). A cut
+    falls only between two glyphs (a word that overflows its cell, the rule through a glyph, stays whole).
+    `chars_of(word)` gives the word's glyphs as (x0, x1, char); a word whose glyphs do not spell it stays whole."""
+    out = []
+    for w in words:
+        cy = (w[1] + w[3]) / 2
+        cuts = [x for x in edges if w[0] < x - 1 and w[2] > x + 1] if box[1] <= cy <= box[3] else []
+        if not cuts:
+            out.append(w)
+            continue
+        chars = sorted(chars_of(w))
+        if "".join(c for _, _, c in chars).replace(" ", "") != w[4].replace(" ", ""):
+            out.append(w)
+            continue
+        pieces: list[list] = [[]]
+        for x0, x1, c in chars:
+            if pieces[-1] and any(pieces[-1][-1][1] <= x + 0.5 and x0 >= x - 0.5 for x in cuts):
+                pieces.append([])
+            pieces[-1].append((x0, x1, c))
+        for k, piece in enumerate(p for p in pieces if p):
+            text = "".join(c for _, _, c in piece).strip()
+            if text:
+                out.append((piece[0][0], w[1], piece[-1][1], w[3], text, w[5], w[6], w[7] + k / 10))
+    return out
+
+
 def from_finder(table, words) -> str:
     """A `pymupdf.table.Table` (+ its page's words) → HTML with its header row as `<th>` and spans from its merged
     cells."""
