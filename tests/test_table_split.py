@@ -96,3 +96,21 @@ def test_a_real_scan_with_two_stacked_tables_is_read_as_two_tables():
     assert "TableMaster" in grids[1][-1][0] and len(grids[1]) == 6
     between = regions[regions.index(tables[0]) + 1:regions.index(tables[1])]
     assert any("Table 5" in r.text for r in between)
+
+
+def test_a_heading_that_names_the_table_right_below_it_is_its_caption():
+    from app.core.layout.table_split import named_captions
+
+    def box(cls, y0, y1, text, x0=60.0, x1=300.0):
+        return {"boxclass": cls, "x0": x0, "y0": y0, "x1": x1, "y1": y1, "text": text}
+
+    boxes = [box("section-header", 100, 112, "(1) Background"), box("text", 116, 200, "Body."),
+             box("section-header", 210, 221, "[표 1] 감염병예방법 개정전·후 비교"), box("table", 224, 400, ""),
+             box("section-header", 420, 431, "Table 2 is below the text, not a caption"), box("text", 440, 500, "x"),
+             box("section-header", 520, 531, "Figure 3: the site"), box("picture", 560, 700, "", x0=320, x1=500),
+             box("picture", 720, 800, ""), box("section-header", 804, 815, "그림 4 지도")]
+    named_captions(boxes, lambda b: b["text"])
+    assert [b["boxclass"] for b in boxes if b["text"]] == [
+        "section-header", "text", "caption", "section-header", "text",
+        "section-header",  # a picture beside it, not under it
+        "caption"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from app.core.layout.display_math import split_displays
 from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMargins, settle
 from app.core.layout.side_tables import join_side_tables
-from app.core.layout.table_split import split_table
+from app.core.layout.table_split import named_captions, split_table
 from app.core.text.layer_math import set_as_math
 from app.core.layout.base import STRIP_ASPECT  # a picture this much wider than tall is a strip: a line, not a photo
 from app.core.text.textlayer import inside_fraction
@@ -365,6 +365,7 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
                 b.update(text_box, boxclass="table")
             else:
                 out.append(text_box)
+    named_captions(out, lambda box: " ".join(ln.text for ln in lines_in(lines, _box(box))))
     # the table's cells hold its text now: a line of it the layout boxed on its own (its column names) goes
     tables_held = [_box(b) for b in out if b.get("layer_table")]
     return [b for b in out if b.get("layer_table") or b.get("boxclass") not in ("text", "section-header", "caption")

@@ -7,6 +7,10 @@ that stands alone in its row and starts with a table label and a number ("Table 
 caption lines: the same label in another language, or the wrapped rest of a caption line that reached across),
 and the table below. A caption at the top or bottom of the box is cut off the same way, so its text is a caption
 rather than a spanning row of the grid.
+
+The other way round (`named_captions`): a box the layout called a section heading that names a table or figure
+("[표 1] …", "Table 2: …", "Figure 3.", "그림 4", "图 5") and stands right above or below a table or picture is
+that table's or picture's caption, not a heading of the text.
 """
 
 from __future__ import annotations
@@ -17,6 +21,11 @@ import re
 # "Πίνακας 2", "तालिका 3"; the label, then a number (arabic or roman) right after it
 CAPTION = re.compile(r"^\s*(?:table|tab\.|tabelle|tableau|tabla|tabella|tabel|tabulka|tablo|таблица|табл\.|πίνακας"
                      r"|तालिका|表)\s*(?:\d+|[IVXLC]+\b)", re.I)
+# a table's or a figure's name, perhaps in brackets ("[표 1]", "<그림 2>", "【图 3】")
+NAMED = re.compile(r"^\s*[\[<(〈【《]?\s*(?:table|tab\.|tabelle|tableau|tabla|tabella|tabel|tabulka|tablo|таблица|табл\."
+                   r"|πίνακας|तालिका|表|표|figure|fig\.|abbildung|abb\.|рисунок|рис\.|σχήμα|εικόνα|चित्र|그림|図|图)"
+                   r"\s*(?:\d+|[IVXLC]+\b)", re.I)
+NEAR = 1.5  # a caption stands within this many of its own line heights of its table or picture
 WRAPPED = 0.8  # a caption line this share of the box wide (or wider) goes on in the next lone line
 
 
@@ -85,3 +94,18 @@ def split_table(box: dict, lines) -> list[dict] | None:
                          y1=box["y1"] if n == len(parts) - 1 else piece["y1"])
         out.append(piece)
     return out
+
+
+def named_captions(boxes: list[dict], text_of) -> None:
+    """A `section-header` box (in reading order) whose text names a table or figure and that stands right above
+    or below a table or picture box it overlaps across becomes a `caption` (in place). `text_of(box)` is its text."""
+    for k, b in enumerate(boxes):
+        if b.get("boxclass") != "section-header" or not NAMED.match(text_of(b) or ""):
+            continue
+        h = b["y1"] - b["y0"]
+        for other in boxes[max(0, k - 1):k] + boxes[k + 1:k + 2]:
+            across = min(b["x1"], other["x1"]) - max(b["x0"], other["x0"])
+            gap = max(other["y0"] - b["y1"], b["y0"] - other["y1"])
+            if other.get("boxclass") in ("table", "picture") and across > 0 and gap <= NEAR * h:
+                b["boxclass"] = "caption"
+                break
