@@ -62,11 +62,12 @@ def parse_page(mupdf_doc, index: int, use_ocr: bool, given: list | None = None) 
 
         hook = {}
         if given is not None and use_ocr:
-            from app.core.layout.given_ocr import inserting
+            from app.core.layout.given_ocr import inserting, lines_written
 
             hook["ocr_function"] = inserting(given)
-        data = pymupdf4llm.to_json(mupdf_doc, pages=[index], use_ocr=use_ocr, write_images=False, embed_images=False,
-                                   show_progress=False, **hook)
+        with lines_written(given if hook else None):
+            data = pymupdf4llm.to_json(mupdf_doc, pages=[index], use_ocr=use_ocr, write_images=False,
+                                       embed_images=False, show_progress=False, **hook)
     pages = json.loads(data).get("pages") or []
     page = pages[0] if pages else {"boxes": []}
     if use_ocr and given is None:  # who read each line the OCR hook wrote (app.core.layout.ocr_scripts)

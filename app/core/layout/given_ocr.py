@@ -8,6 +8,7 @@ What must never live here: detection or recognition, the mapping of the layout's
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Sequence
 
 
@@ -22,14 +23,16 @@ def inserting(lines: Sequence[Sequence]):
         if not lines:
             return
         page.insert_font(fontname=FONTNAME, fontbuffer=FONT.buffer)
+        shape = page.new_shape()  # every line in one content stream (`Page.insert_text` adds one per line)
         for x0, y0, x1, y1, text, *_ in lines:
             rect = pymupdf.Rect(x0, y0, x1, y1)
             if not str(text).strip() or rect.is_empty:
                 continue
             size = rect.height
             text = stand_in(str(text), FONT)
-            page.insert_text(rect.bl + (0, -0.2 * size), text, fontsize=size, fontname=FONTNAME,
-                             morph=(rect.bl, adjust_width(text, size, rect)))
+            shape.insert_text(rect.bl + (0, -0.2 * size), text, fontsize=size, fontname=FONTNAME,
+                              morph=(rect.bl, adjust_width(text, size, rect)))
+        shape.commit()
 
     return ocr_function
 
@@ -39,3 +42,31 @@ def stand_in(text: str, font) -> str:
     as "o": the layout sees a line of text filling its box, not missing glyphs that come back as U+FFFD in
     boxes of another size (the engine is given the line's own reading: app.core.pipeline.page_ocr)."""
     return "".join(c if c.isspace() or font.has_glyph(ord(c)) else "o" for c in text)
+
+
+@contextmanager
+def lines_written(lines: Sequence[Sequence] | None):
+    """While pymupdf4llm reads a page whose lines are given (`lines` not None): its per-page question "does this
+    page need OCR?" is answered yes at once. It would answer from a full rendering of the page and its edge
+    statistics (0.26 s on a 300-DPI scan) only to run the hook that writes the lines, and a "no" (a page it took
+    for a photo) would leave the layout with no text where the recogniser read lines. Pages read from their text
+    layer (`lines` None) keep its own answer, and so do pages of mostly vertical lines (a Chinese page set in
+    columns): written as horizontal lines of the text layer they would mislead the layout, while its own look at
+    such a page finds no text and leaves the page to be read whole."""
+    from pymupdf4llm.helpers import document_layout
+
+    decide = getattr(document_layout, "make_ocr_decision", None)
+    if lines is None or decide is None or 2 * sum(map(_upright, lines)) < len(lines):
+        yield
+        return
+    document_layout.make_ocr_decision = lambda page, use_ocr: (True, 0, False)  # OCR it; no earlier OCR spans
+    try:
+        yield
+    finally:
+        document_layout.make_ocr_decision = decide
+
+
+def _upright(line: Sequence) -> bool:
+    """Is a given line written across (wider than tall, or a single letter)?"""
+    x0, y0, x1, y1, text = line[:5]
+    return x1 - x0 >= y1 - y0 or len(str(text).strip()) <= 1
