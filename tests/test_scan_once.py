@@ -223,3 +223,24 @@ def test_a_region_without_the_pages_lines_finds_them_again_and_recognises_none_t
     assert seen.crops == 0  # every line it found again was one the page had read
     assert again.stats["lines_from"] == "page" and again.stats["lines"] >= 2
     assert again.text == before
+
+
+@pytest.mark.slow
+def test_a_line_the_regions_own_detection_misses_keeps_the_page_passs_reading(engines):
+    """On a real scan (a Russian decree, corpora/realdocs/x13) the body's layout lines are set aside for print
+    outside them, so its lines are detected again over its crop; that detection misses six of the 36 lines the
+    page's pass found (among them "6. Диссертационные советы несут ответственность"). Those keep their page
+    readings instead of vanishing; none is read twice."""
+    from app.core.layout import open_layout
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    page = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "x13-russian-decree-p6.png"
+    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engines["unsure"], layout=open_layout("pymupdf"))
+    try:
+        md = pipe.run(page).to_markdown(anchors=False)
+    finally:
+        pipe.close()
+    for line in ("Диссертационные советы несут ответственность", "базе которых могут создаваться",
+                 "положение о диссертационном совете"):
+        assert line in md, line
+    assert md.count("Рассмотрение Комиссией") <= 1 and md.count("кандидатам в члены") == 1

@@ -47,6 +47,20 @@ def _iou(a: Sequence[float], b: Sequence[float]) -> float:
     return both / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - both)
 
 
+def _inside(a: Sequence[float], b: Sequence[float]) -> float:
+    """The share of box `a`'s area inside box `b`."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h / max(1e-6, (a[2] - a[0]) * (a[3] - a[1])) if w > 0 and h > 0 else 0.0
+
+
+def _covers(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Does line box `a` stand over line `b`: over a third of `b`'s width and half its height (or more)?"""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w > (b[2] - b[0]) / 3 and h >= 0.5 * (b[3] - b[1])
+
+
 class ScanReader:
     """A pipeline's scanned pages, each read once (see the module)."""
 
@@ -160,6 +174,19 @@ class ScanReader:
             used.add(best)
             pl = found[best]
             out.append(((pl.box[0] - ox, pl.box[1] - oy, pl.box[2] - ox, pl.box[3] - oy), pl.fresh_reading()))
+        # a page line inside the region that its detection missed (the crop's detector can drop a line the page's
+        # found: six of x13's 36) keeps its reading, unless a line found here already covers its band; a lone
+        # letter the crop's detector did not see is a speck more often than a line (s15: a "7" by a caption)
+        w, h = crop.size
+        for k, pl in enumerate(found):
+            if k in used or len("".join(pl.text.split())) < 2:
+                continue
+            box = (pl.box[0] - ox, pl.box[1] - oy, pl.box[2] - ox, pl.box[3] - oy)
+            if not (0 <= (box[0] + box[2]) / 2 <= w and 0 <= (box[1] + box[3]) / 2 <= h) or _inside(box, (0, 0, w, h)) < 0.7:
+                continue
+            if any(_covers(b, box) for b, _ in out):
+                continue
+            out.append((box, pl.fresh_reading()))
         return out
 
     def known(self, region, lines_pt: Sequence[Sequence], dpi: float, origin: tuple[float, float]) -> list | None:
