@@ -49,6 +49,7 @@ UNREAD_ASPECT = 4
 ACCEPT = 0.6  # a Tesseract reading at least this sure (and in its script) is taken
 SURE = 0.8  # the page's language reading this sure is not compared with the others (nor checked by OSD)
 SHAKY = {"tha": 0.9}  # models that read other scripts this confidently (Thai: 0.8 on a Hebrew line)
+PAGE_LEAD = 0.1  # another language of the page's script must read the samples this much surer to take over from it
 SAMPLES = 3  # suspect lines (the widest) the script and its language are found on
 SHORT = 3  # characters: a suspect this short (a table's figure) is tried in every script whatever its block reads
 # a line's crop for Tesseract: its box widened by these shares of its height (0.1 made a chart's tick labels read
@@ -310,7 +311,8 @@ class ScriptRouter:
     def family(self, lang: str, samples: list[int], mean_conf, read) -> str:
         """Which language of `lang`'s script the samples are in: the one whose reading holds letters only it
         writes (the script's `marks`), else the most confident on the samples (one line alone misleads: Bulgarian's
-        model read a loose Russian line surer than Russian's)."""
+        model read a loose Russian line surer than Russian's), unless the page's language of that script reads them
+        within PAGE_LEAD of it."""
         script = catalogue.script_of_language(lang)
         family = [x for x in (script.languages if script else ()) if x in self.tess.languages]
         if len(family) < 2:
@@ -318,7 +320,10 @@ class ScriptRouter:
         for x, letters in script.marks:
             if x in family and any(c in read(i, x).text for i in samples for c in letters):
                 return x
-        return max(family, key=lambda x: mean_conf(samples, x))
+        best = max(family, key=lambda x: mean_conf(samples, x))
+        if self.page_lang in family and mean_conf(samples, best) - mean_conf(samples, self.page_lang) < PAGE_LEAD:
+            return self.page_lang  # a page keeps its language: three noisy lines of a Russian decree read surer
+        return best  # in Ukrainian (0.84 against 0.76) came out with "є" for "е"
 
     def _by_osd(self, samples: list[int], mean_conf, read, osd_name) -> str | None:
         """The best language of the script Tesseract's OSD names, when it reads the samples ACCEPT-sure."""
