@@ -60,10 +60,10 @@ def parse_page(mupdf_doc, index: int, use_ocr: bool, given: list | None = None) 
     with _quiet():
         import pymupdf4llm
 
+        from app.core.layout.given_ocr import inserting, lines_written
+
         hook = {}
         if given is not None and use_ocr:
-            from app.core.layout.given_ocr import inserting, lines_written
-
             hook["ocr_function"] = inserting(given)
         with lines_written(given if hook else None):
             data = pymupdf4llm.to_json(mupdf_doc, pages=[index], use_ocr=use_ocr, write_images=False,
