@@ -244,3 +244,23 @@ def test_a_line_the_regions_own_detection_misses_keeps_the_page_passs_reading(en
                  "положение о диссертационном совете"):
         assert line in md, line
     assert md.count("Рассмотрение Комиссией") <= 1 and md.count("кандидатам в члены") == 1
+
+
+@pytest.mark.slow
+def test_a_region_detected_again_leaves_the_lines_of_its_neighbour_to_it(engines):
+    """On a real magazine scan (UNLV 8087, corpora/realdocs/s05) the layout's box of the left column reaches into
+    the right one; detected again over its crop, it found the first words of the right column's lines cut at its
+    edge ("need rece", "mackerel", "One qu") and read them into its own lines. Those are the ends of lines the
+    page read whole, most of them outside the region: they are its neighbour's."""
+    from app.core.layout import open_layout
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    page = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "s05-unlv-8087.png"
+    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engines["unsure"], layout=open_layout("pymupdf"))
+    try:
+        md = pipe.run(page).to_markdown(anchors=False)
+    finally:
+        pipe.close()
+    assert "take the city. On returning" in md
+    assert "need rece " not in md and "One qu " not in md
+    assert md.count("need receives flour") == 1

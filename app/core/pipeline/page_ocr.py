@@ -164,10 +164,14 @@ class ScanReader:
         dets = self.pipeline.engine.detect_page(crop)
         if any(d[3] - d[1] >= VERTICAL * (d[2] - d[0]) for d in dets):
             return None  # vertical columns: the page pass reads them apart from their region's (s17 of the real set)
+        w, h = crop.size
+        area = (ox, oy, ox + w, oy + h)
         for d in dets:
             box = (d[0] + ox, d[1] + oy, d[2] + ox, d[3] + oy)
             overlap = {k: o for k, pl in enumerate(found) if k not in used and (o := _iou(box, pl.det)) >= SAME_IOU}
             best = max(overlap, key=lambda k: overlap[k], default=None)
+            if best is None and any(_inside(box, pl.det) >= 0.7 and _inside(pl.det, area) < 0.5 for pl in found):
+                continue  # the end of a line the page read whole, most of it outside: another region's (s05)
             if best is None:
                 out.append((tuple(d), None))
                 continue
@@ -177,12 +181,12 @@ class ScanReader:
         # a page line inside the region that its detection missed (the crop's detector can drop a line the page's
         # found: six of x13's 36) keeps its reading, unless a line found here already covers its band; a lone
         # letter the crop's detector did not see is a speck more often than a line (s15: a "7" by a caption)
-        w, h = crop.size
         for k, pl in enumerate(found):
             if k in used or len("".join(pl.text.split())) < 2:
                 continue
             box = (pl.box[0] - ox, pl.box[1] - oy, pl.box[2] - ox, pl.box[3] - oy)
-            if not (0 <= (box[0] + box[2]) / 2 <= w and 0 <= (box[1] + box[3]) / 2 <= h) or _inside(box, (0, 0, w, h)) < 0.7:
+            centred = 0 <= (box[0] + box[2]) / 2 <= w and 0 <= (box[1] + box[3]) / 2 <= h
+            if not centred or _inside(box, (0, 0, w, h)) < 0.7:
                 continue
             if any(_covers(b, box) for b, _ in out):
                 continue
