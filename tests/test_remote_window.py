@@ -60,10 +60,9 @@ def test_the_windows_remote_run_sends_its_requests_on_the_apps_qasync_loop(qtbot
 
     from PySide6.QtWidgets import QApplication
 
-    from app.core.base import aio
     from app.core.engines.remote import RemoteEngine
     from app.core.document.sample_documents import make_small_report
-    from app.gui.application import install_event_loop
+    from app.gui.application import close_event_loop, install_event_loop
     from app.gui.main_window import MainWindow
     from app.gui.settings import Settings
 
@@ -94,12 +93,11 @@ def test_the_windows_remote_run_sends_its_requests_on_the_apps_qasync_loop(qtbot
 
         loop.run_until_complete(asyncio.wait_for(until_read(), 90))
     finally:
-        if w is not None:  # the window and its threads end while the loop they post to still runs; a window left to
-            w.close()      # outlive its closed loop is a suspect in a rare segfault in a later test's Qt events
+        if w is not None:  # the window and its threads end while the loop they post to still runs
+            w.close()
             loop.run_until_complete(asyncio.sleep(0))  # what the close handed the loop runs before the loop goes
-        aio.set_host_loop(None)
+        close_event_loop(loop)  # (the loop's timers die here, on this thread: tests/test_event_loop_close.py)
         asyncio.set_event_loop(None)
-        loop.close()
     assert seen and all(where is loop for where, _ in seen)  # the application's loop, no loop of its own
     assert {thread for _, thread in seen} == {threading.main_thread().ident}  # on the GUI thread
     doc = w.session.documents[0]

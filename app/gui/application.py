@@ -67,6 +67,24 @@ def install_event_loop(qt_app):
     return loop
 
 
+def close_event_loop(loop) -> None:
+    """Close the app's qasync loop (not running) and delete its timer object here, on the GUI thread. qasync leaves
+    a Qt timer registered for every `call_later` until it fires, cancelled or not (a request's timeout), and its
+    timer object is freed only with the loop: by the garbage collector, on whichever thread it runs. Freed on a
+    worker thread, Qt cannot stop the object's timers ("Timers cannot be stopped from another thread"), and the
+    next one to fire reaches a deleted object: a segmentation fault in the GUI thread's event processing, seconds
+    or minutes later."""
+    import shiboken6
+
+    from app.core.base.aio import set_host_loop
+
+    loop.close()
+    timer = getattr(loop, "_timer", None)
+    if timer is not None and shiboken6.isValid(timer):
+        shiboken6.delete(timer)
+    set_host_loop(None)
+
+
 def run_app(args: argparse.Namespace) -> int:
     qt_app = create_application()
     window = build_window(args)
@@ -78,6 +96,8 @@ def run_app(args: argparse.Namespace) -> int:
     loop = install_event_loop(qt_app)
     closed = asyncio.Event()
     qt_app.aboutToQuit.connect(closed.set)
-    with loop:
+    try:
         loop.run_until_complete(closed.wait())
+    finally:
+        close_event_loop(loop)
     return 0
