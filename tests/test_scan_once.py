@@ -225,21 +225,23 @@ def test_a_region_without_the_pages_lines_finds_them_again_and_recognises_none_t
     assert again.text == before
 
 
+def _real_page(engines, name: str) -> str:
+    """The Markdown of a scan of the real development set (corpora/realdocs/pages) read by the built-in engine."""
+    from pipeline_kit import read
+
+    from app.core.layout import open_layout
+
+    page = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / name
+    return read(page, markdown=True, engine=engines["unsure"], layout=open_layout("pymupdf"))
+
+
 @pytest.mark.slow
 def test_a_line_the_regions_own_detection_misses_keeps_the_page_passs_reading(engines):
     """On a real scan (a Russian decree, corpora/realdocs/x13) the body's layout lines are set aside for print
     outside them, so its lines are detected again over its crop; that detection misses six of the 36 lines the
     page's pass found (among them "6. Диссертационные советы несут ответственность"). Those keep their page
     readings instead of vanishing; none is read twice."""
-    from app.core.layout import open_layout
-    from app.core.pipeline import Pipeline, PipelineOptions
-
-    page = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "x13-russian-decree-p6.png"
-    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engines["unsure"], layout=open_layout("pymupdf"))
-    try:
-        md = pipe.run(page).to_markdown(anchors=False)
-    finally:
-        pipe.close()
+    md = _real_page(engines, "x13-russian-decree-p6.png")
     for line in ("Диссертационные советы несут ответственность", "базе которых могут создаваться",
                  "положение о диссертационном совете"):
         assert line in md, line
@@ -252,15 +254,7 @@ def test_a_region_detected_again_leaves_the_lines_of_its_neighbour_to_it(engines
     the right one; detected again over its crop, it found the first words of the right column's lines cut at its
     edge ("need rece", "mackerel", "One qu") and read them into its own lines. Those are the ends of lines the
     page read whole, most of them outside the region: they are its neighbour's."""
-    from app.core.layout import open_layout
-    from app.core.pipeline import Pipeline, PipelineOptions
-
-    page = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "s05-unlv-8087.png"
-    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engines["unsure"], layout=open_layout("pymupdf"))
-    try:
-        md = pipe.run(page).to_markdown(anchors=False)
-    finally:
-        pipe.close()
+    md = _real_page(engines, "s05-unlv-8087.png")
     assert "take the city. On returning" in md
     assert "need rece " not in md and "One qu " not in md
     assert md.count("need receives flour") == 1
