@@ -116,3 +116,20 @@ def test_a_reports_footnotes_are_read_at_their_columns_foot_and_its_running_head
         assert body_end < md.index(mark) < column_two, mark
     for mark in ("5) 「생명보험 표준약관 부표4」", "6) 한국표준질병사인분류", "7) 제5조(약관의 해석)"):
         assert md.index(mark) > column_two, mark
+
+
+def test_footnotes_go_to_docling_as_footnote_items_of_the_body(tmp_path):
+    """docling-core reads our DoclingDocument JSON of the real report page (corpora/realdocs/d05): its four
+    footnotes are `footnote` items in the body, and docling's own Markdown holds them."""
+    from pathlib import Path
+
+    from docling_core.types.doc import ContentLayer, DocItemLabel, DoclingDocument
+    from export_kit import convert
+
+    pdf = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "d05-report-p1.pdf"
+    _, files = convert(pdf, tmp_path, formats=("docling",))
+    dd = DoclingDocument.load_from_json(files["docling"])
+    notes = [t for t in dd.texts if t.label == DocItemLabel.FOOTNOTE]
+    assert len(notes) == 4 and all(t.content_layer == ContentLayer.BODY for t in notes)
+    assert notes[0].text.startswith("1) 손해보험의 표준약관")
+    assert "1) 손해보험의 표준약관" in dd.export_to_markdown()
