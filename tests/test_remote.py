@@ -8,6 +8,7 @@ a region truncated. `convert` against the server: tests/test_remote_convert.py; 
 """
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -148,3 +149,51 @@ def test_a_server_killed_mid_run_costs_only_its_regions_retried_then_flagged(doo
     assert all(o.result.text is not None and not o.result.cancelled for o in done)
     assert all(any(w in str(o.error) for w in ("ConnectError", "closed", "Read", "Remote")) for o in failed)
     assert engine.servers[0].failures >= 3 * len(failed)  # every failed region was tried 1 + 2 times
+
+
+_SERVING_PARENT = """
+import sys
+from app.core.tiny.serving import TransformersServer
+srv = TransformersServer(sys.argv[1]).wait()
+print(srv.process.pid, flush=True)
+sys.stdin.read()  # until killed
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_transformers_server_dies_with_the_process_that_started_it(checkpoint):
+    """A REAL parent process starts a REAL `transformers serve` and is SIGKILLed (a test run's segfault: no
+    fixture tears anything down); the server goes with it instead of holding a gigabyte until the machine
+    restarts."""
+    import os
+    import signal
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    parent = subprocess.Popen([sys.executable, "-c", _SERVING_PARENT, str(checkpoint)], cwd=root, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    pid = 0
+    try:
+        pid = int(parent.stdout.readline())
+        parent.kill()
+        parent.wait(30)
+        deadline = time.monotonic() + 10.0
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), "transformers serve outlived its SIGKILLed parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        if pid and _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Is `pid` running (not gone, not a zombie)?"""
+    from pathlib import Path
+
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False

@@ -31,12 +31,12 @@ import threading
 import time
 from pathlib import Path
 
+from app.core.base.children import die_with_parent
 from app.core.engines.base import EngineUnavailable
 
 _LIVE: set[LlamaServer] = set()
 _LOCK = threading.Lock()
 _HOOKED = False
-PR_SET_PDEATHSIG = 1
 
 
 def _free_port() -> int:
@@ -197,30 +197,9 @@ def _spawn_loop() -> None:
         cmd, log, done = _requests.get()
         try:
             done.put((True, subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                             start_new_session=True, preexec_fn=_die_with_parent())))
+                                             start_new_session=True, preexec_fn=die_with_parent())))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             done.put((False, exc))
-
-
-def _die_with_parent():
-    """A preexec function setting PR_SET_PDEATHSIG (Linux), or None elsewhere. prctl is looked up here, before the
-    fork, so the child only makes the one call."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def child() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the app died before the call: nobody would send the signal
-            os._exit(1)
-
-    return child
 
 
 # --- stopped with the app ---------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from app.core.base.children import die_with_parent
+
 STOP_ROW = "lm_head.weight"
 
 
@@ -58,10 +60,12 @@ class TransformersServer:
         if cli is None:
             raise RuntimeError("`transformers serve` is not installed: pip install 'transformers[serving]'")
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+        # it ends with the process that started it, even one that crashed (a test run's segfault left two
+        # servers of a gigabyte each running)
         self.process = subprocess.Popen(
             [cli, "serve", self.checkpoint, "--device", "cpu", "--host", "127.0.0.1", "--port", str(self.port),
              "--continuous-batching", "--log-level", "warning"],
-            stdout=self._log, stderr=subprocess.STDOUT, env=env)
+            stdout=self._log, stderr=subprocess.STDOUT, env=env, preexec_fn=die_with_parent())
 
     def wait(self, timeout: float = 120.0) -> TransformersServer:
         import httpx2
