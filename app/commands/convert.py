@@ -63,7 +63,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="auto (default): turn scanned pages the right way up (0/90/180/270) and straighten a small "
                         "skew before their layout, recorded in the JSON's page rotation and skew; none: read as they are")
     p.add_argument("--password", default=None, help="password of encrypted PDFs")
-    p.add_argument("--keep-headers", action="store_true", help="keep running headers, footers and page numbers (footnotes are always kept)")
+    p.add_argument("--keep-headers", action="store_true",
+                   help="keep running headers, footers and page numbers (footnotes are always kept)")
     p.add_argument("--device", default=None, help="cuda, mps or cpu (default: best available)")
     p.add_argument("--dtype", default=None, help="fp32, bf16, fp16 (default: bf16 on GPU, fp32 on CPU)")
     p.add_argument("--block-size", type=positive(int), default=None,
