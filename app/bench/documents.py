@@ -1,4 +1,4 @@
-"""`python -m app bench documents [DIR] [--quick] [--corpus generated|real|all]`: our default pipeline beside a plain `pymupdf4llm.to_markdown`
+"""`python -m app bench documents [DIR] [--quick] [--corpus generated|real|units|all]`: our default pipeline beside a plain `pymupdf4llm.to_markdown`
 on a folder of PDFs, each with its expected text (`<stem>.txt`, the text in reading order, one block a line).
 
 When DIR holds no PDFs (or is not given: a temporary folder), the generated corpus is written there first
@@ -119,11 +119,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="scriptorium bench documents", description=__doc__.split("\n\n")[0])
     p.add_argument("folder", nargs="?", help="PDFs with <stem>.txt expected texts (default: the generated corpus)")
     p.add_argument("--quick", action="store_true", help="the first three documents only")
-    p.add_argument("--corpus", choices=("generated", "real", "all"), default="generated",
-                   help="generated (default), real: corpora/realdocs (app.bench.real_corpus; see its --help), all: both")
+    p.add_argument("--corpus", choices=("generated", "real", "units", "all"), default="generated",
+                   help="generated (default), real: corpora/realdocs (app.bench.real_corpus; see its --help), "
+                        "units: corpora/unittests' page unit tests (app.bench.unit_corpus), all: generated and real")
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--corpus", choices=("generated", "real", "all"), default="generated")
+    pre.add_argument("--corpus", choices=("generated", "real", "units", "all"), default="generated")
     corpus, argv = pre.parse_known_args(argv)
+    if corpus.corpus == "units":
+        from app.bench.unit_corpus import main as units
+
+        return units(argv)
     if corpus.corpus != "generated":
         from app.bench.real_corpus import main as real
 
