@@ -86,3 +86,10 @@ def test_the_corpus_loads() -> None:
     assert {t["type"] for t in tests} >= {"present", "absent", "order", "table", "math", "baseline"}
     with pytest.raises(ValueError):
         check({"type": "nonsense"}, "")
+
+
+def test_a_formula_shown_inside_a_block_counts() -> None:
+    block = r"\begin{aligned} \nabla \cdot \mathbf{E} & = \frac{\rho}{\epsilon_0} \\ \nabla \times \mathbf{E} & = -\frac{\partial \mathbf{B}}{\partial t} \end{aligned}"
+    assert same_formula(r"\nabla \times \mathbf{E}=-\frac{\partial \mathbf{B}}{\partial t}", block)
+    assert same_formula(r"\nabla \times E=-\frac{\partial B}{\partial t}", block)  # bold or not, the same picture
+    assert not same_formula(r"\nabla \times \mathbf{E}=\frac{\partial \mathbf{B}}{\partial t}", block)

@@ -29,6 +29,8 @@ EDGE_SHARE = 0.15  # a box the layout called a header/footer, this near the edge
 STYLE_SIZE = 0.92  # a margin line this share of the body's size or less is set apart from it
 NEIGHBOURS = 3  # pages either side looked at for a repeated header/footer
 BANDS = 50  # a page's height in bands: a repeat sits in the same band (±1) on the other page
+EDGE_TIGHT = 0.04  # a born-digital page's body keeps this far from its top and bottom edges; stamps do not
+TINY_SIZE = 0.6  # an edge line this share of the body's size or less is set apart from it (slide footers)
 MARGIN_CLASSES = ("page-header", "page-footer")
 PAGE_NUMBER = re.compile(r"^[\s\-–—|·.(\[]*(?:(?:page|p\.|seite|pág\.?|стр\.?)\s*)?(?:\d{1,4}|[ivxlcdm]{1,7})"
                          r"(?:\s*(?:/|of|von|de|из)\s*\d{1,4})?[\s\-–—|·.)\]]*$", re.IGNORECASE)
@@ -123,9 +125,71 @@ def furniture_reason(held, box, page_h: float, body, neighbours: NeighbourMargin
     return None
 
 
+def _rows(lines) -> list[list]:
+    """The lines grouped into rows (one baseline band each), top to bottom, each row left to right."""
+    rows: list[list] = []
+    for ln in sorted(lines, key=lambda ln: (ln.box[1] + ln.box[3]) / 2):
+        mid = (ln.box[1] + ln.box[3]) / 2
+        if rows and rows[-1][0].box[1] <= mid <= rows[-1][0].box[3]:
+            rows[-1].append(ln)
+        else:
+            rows.append([ln])
+    return [sorted(r, key=lambda ln: ln.box[0]) for r in rows]
+
+
+def edge_row_reason(row, inner, page_h: float, body) -> str | None:
+    """Why the outermost row of a page (`row`: its lines; `inner`: the next row towards the body) is furniture,
+    by its shape alone — what a one-page document or a page cut from a book still shows:
+    - pieces spread across the line (three or more, or two with a page number, or two set unlike the body):
+      "400 · BRITISH HUSBANDRY. · [Ch. XIX.", "Revision: 2.4 · P/N 119-036 · 10 June 2019";
+    - a short line at the very edge of a born-digital page (a download stamp);
+    - a short line set much smaller than the body ("NETS 2015" under a slide).
+    Each only when the row is short, near the edge and set off from the body by a gap of a line or more."""
+    text = " ".join(ln.text for ln in row).strip()
+    y0, y1 = min(ln.box[1] for ln in row), max(ln.box[3] for ln in row)
+    height = max(1.0, y1 - y0)
+    edge = min(y0 + y1, 2 * page_h - y0 - y1) / 2 / page_h
+    if not text or edge > EDGE_SHARE or sum(c.isalpha() for c in text) >= MARGIN_MAX_LETTERS:
+        return None
+    if inner:
+        gap = max(min(ln.box[1] for ln in inner) - y1, y0 - max(ln.box[3] for ln in inner))
+        if gap < height:
+            return None
+    gaps = [b.box[0] - a.box[2] for a, b in zip(row, row[1:])]
+    spread = [g for g in gaps if g >= 3 * height]
+    numbered = any(PAGE_NUMBER.match(ln.text.strip()) for ln in row)
+    unlike = body is not None and all(ln.font and (ln.font != body[0] or abs(ln.size - body[1]) > 0.08 * body[1])
+                                      for ln in row)
+    if len(spread) >= 2 or (spread and (numbered or unlike)):
+        return "pieces spread across the page's edge row"
+    born = all(ln.font and not ln.ocr for ln in row)
+    if born and edge <= EDGE_TIGHT and len(row) == 1:
+        return "a short line at the very edge of the page"
+    if born and body is not None and all(0 < ln.size <= TINY_SIZE * body[1] for ln in row):
+        return "a short line at the edge, set far smaller than the body"
+    return None
+
+
+def edge_rows(lines, page_h: float, body) -> list[tuple[list, str]]:
+    """The page's top and bottom rows that are furniture by their shape (`edge_row_reason`), with the reason
+    (`lines`: those not yet known to be furniture; a line off the page or without a letter or digit is no row)."""
+    rows = _rows([ln for ln in lines if any(c.isalnum() for c in ln.text)
+                  and ln.box[3] > 0 and (page_h <= 0 or ln.box[1] < page_h)])
+    if page_h <= 0 or len(rows) < 3:
+        return []
+    out = []
+    for row, inner in ((rows[0], rows[1]), (rows[-1], rows[-2])):
+        why = edge_row_reason(row, inner, page_h, body)
+        if why:
+            out.append((row, why))
+    return out
+
+
 def settle(boxes: list[dict], lines_in, page_h: float, lines, neighbours: NeighbourMargins | None) -> None:
     """Headers/footers re-judged in place (`boxclass`): kept only for a reason (`furniture_reason`); a text
-    box in the margin band that repeats nearby or is a page number becomes one. `lines_in(box)`: its lines."""
+    box in the margin band that repeats nearby or is a page number becomes one, and so does the page's edge row
+    that is furniture by its shape (`edge_rows`; cut off the box that holds it with body text).
+    `lines_in(box)`: its lines."""
     body = body_style([ln for ln in lines if band(ln.box, page_h) is None]) or body_style(lines)
     for b in boxes:
         box = (float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"]))
@@ -140,3 +204,30 @@ def settle(boxes: list[dict], lines_in, page_h: float, lines, neighbours: Neighb
                     neighbours is not None
                     and all(neighbours.repeats(ln.text, band(box, page_h)) for ln in held))):
                 b["boxclass"] = "page-header" if box[1] < page_h / 2 else "page-footer"
+    known = {id(ln) for b in boxes if b.get("boxclass") in MARGIN_CLASSES
+             for ln in lines_in((float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"])))}
+    for row, _why in edge_rows([ln for ln in lines if id(ln) not in known], page_h, body):
+        ids = {id(ln) for ln in row}
+        top = (row[0].box[1] + row[0].box[3]) / 2 < page_h / 2
+        cls = "page-header" if top else "page-footer"
+        y0, y1 = min(ln.box[1] for ln in row), max(ln.box[3] for ln in row)
+        for b in list(boxes):
+            if (b.get("boxclass") or "text") not in ("text", "section-header", "caption", "title", "footnote"):
+                continue
+            box = (float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"]))
+            held = lines_in(box)
+            mine = [ln for ln in held if id(ln) in ids]
+            if not mine:
+                continue
+            if len(mine) == len(held):
+                b["boxclass"] = cls
+                continue
+            rest = [ln for ln in held if id(ln) not in ids and (ln.box[1] >= y1 - 1 if top else ln.box[3] <= y0 + 1)]
+            if not rest:
+                continue
+            part = dict(b, boxclass=cls, y0=y0, y1=y1)
+            if top:  # the body keeps everything below the row (its lines' boxes may reach up to it)
+                b["y0"] = min(y1, min(ln.box[1] for ln in rest))
+            else:
+                b["y1"] = max(y0, max(ln.box[3] for ln in rest))
+            boxes.insert(boxes.index(b) + (0 if top else 1), part)

@@ -28,7 +28,7 @@ from app.core.layout.display_math import split_displays
 from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMargins, settle
 from app.core.layout.side_tables import join_side_tables
 from app.core.layout.table_split import named_captions, split_table
-from app.core.text.layer_math import set_as_math
+from app.core.text.layer_math import SCRIPT_SIZE, set_as_math
 from app.core.layout.base import STRIP_ASPECT  # a picture this much wider than tall is a strip: a line, not a photo
 from app.core.text.textlayer import inside_fraction
 from app.core.text.word_grid import Word, grid
@@ -89,8 +89,21 @@ def lines_in(lines: list[Line], box, min_inside: float = 0.5) -> list[Line]:
 
 
 def _one_band(lines: list[Line]) -> bool:
-    """One line, or pieces of one (PyMuPDF splits a display equation at a \\quad into lines side by side)."""
-    return bool(lines) and all(_band_overlap(a.box, b.box) >= 0.5 for a in lines for b in lines)
+    """One line, or pieces of one (PyMuPDF splits a display equation at a \\quad into lines side by side), or one
+    line of math with its scripts and limits: a text layer written from HTML puts `e` and its raised `iπ`, or `∫`
+    and its limits, on lines of their own. Those are set smaller than the line's main size (SCRIPT_SIZE) and lie
+    within a main line's height above or below it."""
+    if not lines:
+        return False
+    top = max(ln.size for ln in lines)
+    main = [ln for ln in lines if top <= 0 or ln.size > SCRIPT_SIZE * top]
+    if not all(_band_overlap(a.box, b.box) >= 0.5 for a in main for b in main):
+        return False
+    if len(main) == len(lines):
+        return True
+    y0, y1 = min(ln.box[1] for ln in main), max(ln.box[3] for ln in main)
+    reach = y1 - y0
+    return all(y0 - reach <= ln.box[1] and ln.box[3] <= y1 + reach for ln in lines)
 
 
 def _prose_words(text: str) -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from app.core.text.formula_layout import (BIG_OPERATORS, PIECES, RULE_MAX_THICK, TALL, Atom, Rule, build,
                                           rows_of)
 from app.core.text.layer_math import MATH_FONTS, command, layer_latex, parse_problem
-from app.core.text.tex_fonts import font_style, glyph_char, is_extension_font, unicode_math
+from app.core.text.tex_fonts import bold_font, font_style, glyph_char, is_extension_font, unicode_math
 
 _ITALIC = re.compile(r"CMMI|Italic|Oblique|LMMathItalic|-It\b|Ital", re.IGNORECASE)
 
@@ -74,6 +74,8 @@ def glyph_atom(font: str, size: float, ch: dict, raw: dict) -> Atom | None:
     c, style = unicode_math(c)  # 𝐸 → E; 𝔾 → G in \mathbb
     tex = command(c)
     style = style or (font_style(font) if "A" <= c <= "Z" else None)
+    if style is None and c.isascii() and c.isalpha() and bold_font(font):  # a vector or matrix: E, B, x
+        style = r"\boldsymbol" if _ITALIC.search(font) else r"\mathbf"
     if style and c.isalnum():
         tex = style + "{" + tex + "}"
     if not tex.strip():

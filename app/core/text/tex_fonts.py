@@ -6,8 +6,9 @@ Adobe glyph list knows: PyMuPDF reads them as U+FFFD, or (with TEXT_CID_FOR_UNKN
 character code, so a display sum comes out as "X" and a radical as "p". `glyph_char(font, code, known)` maps
 such a glyph by its font and code to the Unicode character it draws (∑, √, a tall "(" or one piece of one);
 `font_style(font)` says which alphabet a font's letters are (MSBM: `\\mathbb`, CMSY's capitals: `\\mathcal`,
-EUFM: `\\mathfrak`); `unicode_math(c)` reads Unicode's mathematical letters (𝐸, 𝔾: what Word's and MathML's
-fonts write) as a letter and its alphabet.
+EUFM: `\\mathfrak`); `bold_font(font)` whether it is a bold face (a formula's vectors: `\\mathbf`);
+`unicode_math(c)` reads Unicode's mathematical letters (𝐸, 𝔾: what Word's and MathML's fonts write) as a letter
+and its alphabet.
 
 What must never live here: the LaTeX commands of characters (app.core.text.layer_math), formula structure
 (app.core.text.formula_layout).
@@ -83,6 +84,14 @@ def font_style(font: str) -> str | None:
         if pattern.match(font or ""):
             return style
     return None
+
+
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|^(?:[A-Z]{6}\+)?(?:CMBX|CMBXTI|LMRomanDemi)", re.IGNORECASE)
+
+
+def bold_font(font: str) -> bool:
+    """Is `font` a bold face (Times-Bold, Arial,Bold, CMBX10: where a formula sets its vectors and matrices)?"""
+    return bool(_BOLD_FONT.search((font or "").split("+")[-1]))
 
 
 _STYLE_WORDS = (("DOUBLE-STRUCK", r"\mathbb"), ("FRAKTUR", r"\mathfrak"), ("SCRIPT", r"\mathcal"),
