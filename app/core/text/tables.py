@@ -29,6 +29,7 @@ from rapidfuzz import fuzz
 Box = tuple[float, float, float, float]
 _CURRENCY = re.compile(r"^[$€£¥]$")
 NUMBER = re.compile(r"^[-+−–(]?[$€£¥]?\d[\d.,\s%]*\)?%?$")  # a figure (a row of them is never a line of a cell)
+_YEAR = re.compile(r"^(?:19|20)\d\d$")  # a column's year is a name, not a figure
 OUTLIER_ROWS = 5  # from this many rows on, one row's stray piece is not a column (infer_columns)
 OVERLAP = 0.3  # two pieces overlapping by less than this share of a line's height stand in two columns
 
@@ -133,7 +134,57 @@ def from_finder(table, words) -> str:
     if names:  # the column names stand above the ruled body (booktabs): they are the header row, cell by cell
         out.insert(0, [Cell(name, 1, 1) for name in names])
         header_rows = 1
+    out, header_rows = tidy_columns(out, header_rows)
     return html_table(out, header_rows)
+
+
+def tidy_columns(rows: list[list[Cell]], header_rows: int) -> tuple[list[list[Cell]], int]:
+    """A finder's grid as a reader sees the table (statements typeset with a column per "$" and spacer columns):
+    columns empty in every row dropped; a column of lone currency signs joined to the figures on its right
+    ("$" "178" → "$178"); a row of one label over the figure columns ("Year Ended", "(In millions)") spanning
+    them; and the rows above the first row of figures are header rows. Tables with row spans are left as they are."""
+    if not rows or any(c.rowspan > 1 for r in rows for c in r) or len(rows) < 2:
+        return rows, header_rows
+    width = max(sum(c.colspan for c in r) for r in rows)
+    if any(sum(c.colspan for c in r) != width for r in rows):
+        return rows, header_rows
+    grid: list[list[Cell | None]] = []  # slot by slot: the cell starting there, None where a span covers it
+    for r in rows:
+        line: list[Cell | None] = []
+        for c in r:
+            line += [c] + [None] * (c.colspan - 1)
+        grid.append(line)
+
+    def label_row(g: list[Cell | None]) -> bool:  # one label over the figure columns, the stub cell empty
+        return (len(g) >= 3 and all(c is not None and c.colspan == 1 for c in g) and not g[0].text.strip()
+                and sum(1 for c in g[1:] if c.text.strip()) == 1)
+
+    labels = {k for k, g in enumerate(grid) if label_row(g)}
+
+    def lone(col: int, test) -> bool:
+        cells = [g[col] for k, g in enumerate(grid) if k not in labels]
+        return all(c is not None and c.colspan == 1 and (not c.text.strip() or test(c.text.strip())) for c in cells)
+
+    for col in range(width - 1):  # "$" beside its figure
+        if lone(col, _CURRENCY.match) and any(g[col].text.strip() for k, g in enumerate(grid) if k not in labels):
+            for g in grid:
+                sign, right = g[col], g[col + 1]
+                if sign.text.strip() and right is not None and right.colspan == 1:
+                    right.text, sign.text = sign.text.strip() + right.text.strip(), ""
+    dropped = {col for col in range(width) if lone(col, lambda t: False)}  # empty in every row (never spanned)
+    if len(dropped) >= width - 1:
+        return rows, header_rows
+    out = []
+    for k, g in enumerate(grid):
+        if k in labels:
+            out.append([Cell(""), Cell(next(c.text for c in g[1:] if c.text.strip()), 1, width - len(dropped) - 1)])
+        else:
+            out.append([c for col, c in enumerate(g) if c is not None and col not in dropped])
+    figures = [k for k, line in enumerate(out) if any(NUMBER.match(c.text.strip()) and not _YEAR.match(c.text.strip())
+                                                      for c in line[1:] if c.text.strip())]
+    if figures and figures[0] > header_rows:
+        header_rows = figures[0]
+    return out, header_rows
 
 
 def _header_second_line(boxes, out: list[list[Cell]], words) -> bool:

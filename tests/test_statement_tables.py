@@ -1,0 +1,40 @@
+"""A financial statement's table as a reader sees it (app.core.text.tables.tidy_columns): the "$" columns join
+their figures, spacer columns go, a lone label over the figure columns spans them, and the rows above the first
+figures are the header — checked on a real 10-K page by its unit tests' neighbours and headings."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.bench.unit_checks import check, grids
+from app.core.text.tables import Cell, tidy_columns
+
+UNITS = Path(__file__).resolve().parents[1] / "corpora" / "unittests"
+
+
+def _row(*texts: str) -> list[Cell]:
+    return [Cell(t) for t in texts]
+
+
+def test_currency_and_spacer_columns_and_a_spanning_label() -> None:
+    rows = [_row("", "", "", "Year Ended", "", ""), _row("", "", "2025", "", "", "2024"),
+            _row("Cost", "$", "178", "", "$", "141"), _row("R&D", "", "3,423", "", "", "2,532")]
+    out, head = tidy_columns(rows, 1)
+    assert [[c.text for c in r] for r in out] == [["", "Year Ended"], ["", "2025", "2024"], ["Cost", "$178", "$141"],
+                                                  ["R&D", "3,423", "2,532"]]
+    assert out[0][1].colspan == 2 and head == 2
+    spanned = [[Cell("a", rowspan=2), Cell("b")], [Cell("c")]]
+    assert tidy_columns(spanned, 1) == (spanned, 1)  # row spans: left alone
+
+
+def test_a_real_statement_passes_its_unit_tests() -> None:
+    from pipeline_kit import read
+
+    md = read(UNITS / "pdfs" / "earnings.pdf", markdown=True, engine="auto", layout="auto")
+    tests = [json.loads(line) for line in (UNITS / "dataset.jsonl").read_text(encoding="utf-8").splitlines()
+             if line.strip() and json.loads(line)["pdf"] == "earnings.pdf"]
+    assert len(tests) == 5
+    for t in tests:
+        assert check(t, md)[0], (t["id"], check(t, md)[1])
+    table = next(g for g in grids(md) if any(t == "Year Ended" for t in g.text.values()))
+    assert "$4,737" in table.text.values()
