@@ -153,7 +153,7 @@ def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
     """PyMuPDF's table finder on a born-digital page: (bbox in points, HTML) per table; [] when it fails."""
     import pymupdf
 
-    from app.core.text.tables import column_edges, external_header, from_finder, split_at_edges
+    from app.core.text.tables import column_edges, external_header, from_finder, header_above, split_at_edges
 
     def pymupdf_union(a, b):  # the table's box with its column names above it
         return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
@@ -167,8 +167,14 @@ def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
     try:
         found = page.find_tables()
         words = page.get_text("words") if found.tables else []
-        return [(tuple(float(v) for v in (t.bbox if not external_header(t) else pymupdf_union(t.bbox, t.header.bbox))),
-                 from_finder(t, split_at_edges(words, column_edges(t), t.bbox, chars_of))) for t in found.tables]
+        out = []
+        for t in found.tables:
+            cut = split_at_edges(words, column_edges(t), t.bbox, chars_of)
+            above = None if external_header(t) else header_above(t, cut)
+            box = pymupdf_union(t.bbox, t.header.bbox) if external_header(t) else \
+                pymupdf_union(t.bbox, above[1]) if above else t.bbox
+            out.append((tuple(float(v) for v in box), from_finder(t, cut)))
+        return out
     except Exception:  # noqa: BLE001 - the finder on a damaged page: the layout's box stands
         return []
 

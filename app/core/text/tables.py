@@ -130,7 +130,7 @@ def from_finder(table, words) -> str:
         del out[1], boxes[1]
     # the first row is the header, with the rows its tall cells reach down over ("Item" over two header rows)
     header_rows = max((c.rowspan for c in out[0]), default=0) if len(out) > 1 else 0
-    names = external_header(table)
+    names = external_header(table) or (header_above(table, words) or ([], None))[0]
     if names:  # the column names stand above the ruled body (booktabs): they are the header row, cell by cell
         out.insert(0, [Cell(name, 1, 1) for name in names])
         header_rows = 1
@@ -226,6 +226,48 @@ def external_header(table) -> list[str]:
     said = [re.sub(r"\s+", "", n) for n in names]
     repeats = sum(1 for n, c in zip(said, first) if c and n.endswith(c))
     return [] if repeats >= max(2, len([n for n in said if n]) // 2) else names
+
+
+def header_above(table, words) -> tuple[list[str], Box] | None:
+    """The column names standing on the line just above a table the finder found without them (a header set
+    between two rules above the shaded body): one row of words right above the table's top, each word under one
+    column, pieces in different columns set well apart, naming at least half the columns (at least two).
+    Returns the names (one per column, "" where none) and the row's box, or None."""
+    cols = _finder_columns(table)
+    if len(cols) < 2:
+        return None
+    x0, top, x1 = table.bbox[0], table.bbox[1], table.bbox[2]
+    near = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and w[3] <= top + 1]
+    if not near:
+        return None
+    height = median(w[3] - w[1] for w in near)
+    row = [w for w in near if w[3] >= top - 1.6 * height]
+    if not row or max(w[1] for w in row) - min(w[1] for w in row) > 0.6 * height:
+        return None  # nothing right above, or more than one line there
+    names = [[] for _ in cols]
+    placed = []
+    for w in sorted(row, key=lambda w: w[0]):
+        k = next((i for i, (a, b) in enumerate(cols) if a - 1 <= (w[0] + w[2]) / 2 <= b + 1), None)
+        if k is None:
+            return None
+        names[k].append(w[4])
+        placed.append((k, w))
+    for (k1, w1), (k2, w2) in zip(placed, placed[1:]):
+        if k1 != k2 and w2[0] - w1[2] < 0.8 * height:  # a caption runs on across the columns: not names
+            return None
+    named = sum(1 for n in names if n)
+    if named < max(2, (len(cols) + 1) // 2):
+        return None
+    box = (min(w[0] for w in row), min(w[1] for w in row), max(w[2] for w in row), max(w[3] for w in row))
+    return [" ".join(n) for n in names], box
+
+
+def _finder_columns(table) -> list[tuple[float, float]]:
+    """The x-ranges of a finder table's columns (from its row with the most cells)."""
+    best = max((list(r.cells) for r in table.rows), key=lambda r: sum(c is not None for c in r), default=[])
+    if not best or any(c is None for c in best):
+        return []
+    return [(float(c[0]), float(c[2])) for c in best]
 
 
 # -- read pieces: columns inferred from x-positions ---------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -125,6 +126,52 @@ class PageLayer:
         return any(inside_fraction(h, box_pt) >= min_inside for h in self.hidden)
 
 
+_SPACING_ACCENTS = {"\u00b4": "\u0301", "\u02c6": "\u0302", "\u02dc": "\u0303", "\u00a8": "\u0308",
+                    "\u02c7": "\u030c", "\u02d8": "\u0306", "\u02d9": "\u0307", "\u00af": "\u0304",
+                    "\u02da": "\u030a", "\u02dd": "\u030b"}
+_ACCENTED = re.compile("([" + "".join(_SPACING_ACCENTS) + "])([A-Za-z\u0131\u0237])")
+
+
+def typeset_marks(text: str) -> str:
+    """What TeX's text layers spell in two glyphs, as one: an accent set over a letter ("J´an Min´aˇc" → "Ján
+    Mináč"; an accent before a dotless ı is over an i) and quotes set as two single ones ("‘‘…’’" → "“…”").
+    An accent that makes no single letter with the next one (an apostrophe typed as ´) is left as it is."""
+    if "\u2018\u2018" in text or "\u2019\u2019" in text:
+        text = text.replace("\u2018\u2018", "\u201c").replace("\u2019\u2019", "\u201d")
+
+    def one(m: re.Match) -> str:
+        base = {"\u0131": "i", "\u0237": "j"}.get(m.group(2), m.group(2))
+        made = unicodedata.normalize("NFC", base + _SPACING_ACCENTS[m.group(1)])
+        return made if len(made) == 1 else m.group(0)
+
+    return _ACCENTED.sub(one, text)
+
+
+RESPACE_MIN = 12  # a word this long without a space may be several whose spaces the layer left out
+WORD_GAP = 0.1  # a gap between two glyphs of at least this share of the font size is a space ...
+GLYPH_GAP = 0.04  # ... where the word's other glyphs stand at most this far apart
+
+
+def respaced(page, box, text: str) -> str:
+    """A long word of the layer read again glyph by glyph: a font set tight with no space glyphs
+    ("CompositionofthepretrainingdataforOLMo2.") shows its word breaks only as gaps a little wider than the
+    letters'. Spaces go where a gap stands out; a word whose gaps are all alike is left as it is."""
+    if len(text) < RESPACE_MIN or any(c.isspace() for c in text) or sum(c.isalpha() for c in text) < RESPACE_MIN:
+        return text
+    raw = page.get_text("rawdict", clip=box)
+    chars = [(c["c"], c["bbox"], float(sp.get("size") or 0)) for b in raw.get("blocks", ()) for ln in b.get("lines", ())
+             for sp in ln.get("spans", ()) for c in sp.get("chars", ())]
+    chars = [c for c in chars if box[0] - 0.5 <= (c[1][0] + c[1][2]) / 2 <= box[2] + 0.5]
+    if "".join(c[0] for c in chars) != text or not chars:
+        return text
+    size = max(c[2] for c in chars) or 1.0
+    gaps = [b[1][0] - a[1][2] for a, b in zip(chars, chars[1:])]
+    wide = [g >= WORD_GAP * size for g in gaps]
+    if not any(wide) or sorted(g for g, w in zip(gaps, wide) if not w)[-1:] > [GLYPH_GAP * size]:
+        return text
+    return "".join(c[0] + (" " if w else "") for c, w in zip(chars, wide + [False]))
+
+
 def _untrusted_span(span: dict) -> bool:
     flags = int(span.get("char_flags", _FILLED))
     painted = bool(flags & (_STROKED | _FILLED)) and int(span.get("alpha", 255)) > 0
@@ -157,7 +204,8 @@ def _read_layer(page) -> PageLayer:
         cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
         if any(h[0] <= cx <= h[2] and h[1] <= cy <= h[3] for h in hidden):
             continue
-        words.append(TextWord(text, box, int(block), int(line), int(word)))
+        text = respaced(page, (x0, y0, x1, y1), text) if rot is None else text
+        words.append(TextWord(typeset_marks(text), box, int(block), int(line), int(word)))
     return PageLayer(words, hidden, lines)
 
 
