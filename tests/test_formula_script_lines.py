@@ -36,3 +36,39 @@ def test_a_page_of_html_formulas_reads_as_latex() -> None:
         assert any(mathml_symbols(ref) == mathml_symbols(f) for f in found), ref
     maxwell = next(f for f in found if r"\nabla" in f)
     assert r"\mathbf{E}" in maxwell and r"\mathbf{B}" in maxwell
+
+
+def test_a_display_cut_into_rows_by_the_layout_is_one_formula_again() -> None:
+    """The same equations as cards in the other order: the layout boxes Maxwell's equations row by row, the
+    fractions' denominators as text between them, and Euler's identity over a card's background picture."""
+    from pipeline_kit import read
+
+    md = read(PAGE.with_name("mathfuncs_colswitch.pdf"), markdown=True, engine="auto", layout="auto")
+    found = display_formulas(md)
+    maxwell = [f for f in found if r"\nabla" in f]
+    assert len(maxwell) == 1, found
+    for part in (r"\frac{\rho}{\varepsilon_{0}}", r"\frac{\partial \mathbf{B}}{\partial t}", r"\mu_{0} \mathbf{J}"):
+        assert part in maxwell[0]
+    assert any(normalise(f) == normalise(r"e^{i \pi}+1=0") for f in found)
+    assert "∂t ∇×" not in md  # no fragment left as prose
+
+
+def test_numbered_cards_in_a_grid_read_in_their_numbers_order() -> None:
+    from app.core.layout.page_boxes import numbered_order
+
+    def box(cls, text, y):
+        return {"boxclass": cls, "x0": 0, "y0": y, "x1": 10, "y1": y + 5, "t": text}
+
+    cards = [box("section-header", "1. One", 0), box("text", "a", 1), box("section-header", "3. Three", 2),
+             box("text", "c", 3), box("section-header", "2. Two", 4), box("text", "b", 5),
+             box("section-header", "4. Four", 6)]
+    text_of = {(b["x0"], b["y0"], b["x1"], b["y1"]): b["t"] for b in cards}.get
+    assert [b["t"] for b in numbered_order(cards, text_of)] == ["1. One", "a", "2. Two", "b", "3. Three", "c",
+                                                                "4. Four"]
+    gap = [cards[0], cards[2], cards[6]]  # 1, 3, 4: not consecutive, left alone
+    assert numbered_order(gap, text_of) == gap
+    from pipeline_kit import read
+
+    md = read(PAGE, markdown=True, engine="auto", layout="auto")
+    spots = [md.index(h) for h in ("1. Euler", "2. Pythagorean", "3. The Fundamental", "4. Maxwell")]
+    assert spots == sorted(spots)

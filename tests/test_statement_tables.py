@@ -38,3 +38,19 @@ def test_a_real_statement_passes_its_unit_tests() -> None:
         assert check(t, md)[0], (t["id"], check(t, md)[1])
     table = next(g for g in grids(md) if any(t == "Year Ended" for t in g.text.values()))
     assert "$4,737" in table.text.values()
+
+
+def test_stacked_header_rows_above_a_shaded_table() -> None:
+    """DiscoveryWorld's table 4: a group row (ReACT, Plan+Execute, Hypothesizer) over column names set on their
+    side, both above the finder's table; spacer columns under section rows; words over a spanning cell's edges."""
+    from pipeline_kit import read
+
+    md = read(UNITS / "pdfs" / "discoverworld_crazy_table4.pdf", markdown=True, engine="auto", layout="auto")
+    tests = [json.loads(line) for line in (UNITS / "dataset.jsonl").read_text(encoding="utf-8").splitlines()
+             if line.strip() and json.loads(line)["pdf"] == "discoverworld_crazy_table4.pdf"
+             and json.loads(line)["type"] == "table"]
+    assert len(tests) == 7
+    for t in tests:
+        assert check(t, md)[0], (t["id"], check(t, md)[1])
+    assert "Proteomics" in md and "Prot eomics" not in md
+    assert '<th colspan="3">ReACT</th>' in md

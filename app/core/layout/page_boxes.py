@@ -201,6 +201,84 @@ def word_tables(page, boxes: list[dict]) -> None:
             b["word_table"] = html
 
 
+def _equation(inside: list[Line]) -> bool:
+    """Is a box's text one line of math (with its scripts) rather than prose or a heading?"""
+    text = " ".join(ln.text for ln in inside)
+    return _one_band(inside) and (looks_like_math(text) or (
+        all(ln.math for ln in inside) and bool(_RELATION.search(text)) and _prose_words(text) <= 1))
+
+
+_MATH_GLYPHS = re.compile(r"[=+−×·∂∇∑∫∏√±∞≤≥≈≠→εμρσαβγδθλπφψω]")
+
+
+def _math_piece(box: dict, held: list[Line]) -> bool:
+    """A piece of a display equation the layout boxed as text: math glyphs and no words of prose ("ε 0", "∂B")."""
+    text = " ".join(ln.text for ln in held)
+    return (box.get("boxclass") in ("text", "picture-text") and bool(held) and _prose_words(text) == 0
+            and bool(_MATH_GLYPHS.search(text)) and len(text) <= 80)
+
+
+def join_display_pieces(boxes: list[dict], lines_in) -> list[dict]:
+    """A display equation the layout cut into rows — a formula box per row and the fractions' lower halves as text
+    boxes between them — as one formula box again. A run of boxes one under the other in reading order (each
+    overlapping the next across, a line's height apart at most) joins when it holds a formula and a text piece
+    of math (`_math_piece`); formulas that follow each other with no such piece stay apart."""
+    out: list[dict] = []
+    run: list[dict] = []
+
+    def flush() -> None:
+        if len(run) > 1 and any(b.get("boxclass") == "formula" for b in run) and \
+                any(b.get("boxclass") != "formula" for b in run):
+            # a numerator above the first row's box, a denominator below the last's: half a row more each way
+            pad = 0.5 * min(float(b["y1"]) - float(b["y0"]) for b in run)
+            joined = dict(run[0], boxclass="formula", x0=min(b["x0"] for b in run),
+                          y0=min(b["y0"] for b in run) - pad, x1=max(b["x1"] for b in run),
+                          y1=max(b["y1"] for b in run) + pad)
+            for key in ("textlines", "ocr_lines"):
+                joined.pop(key, None)
+            out.append(joined)
+        else:
+            out.extend(run)
+        run.clear()
+
+    for b in boxes:
+        held = lines_in(_box(b))
+        piece = b.get("boxclass") == "formula" or _math_piece(b, held)
+        if piece and run:
+            last = run[-1]
+            height = max((ln.box[3] - ln.box[1] for ln in held), default=10.0)
+            across = min(last["x1"], b["x1"]) - max(last["x0"], b["x0"])
+            if across > 0.3 * min(last["x1"] - last["x0"], b["x1"] - b["x0"]) and \
+                    -height <= float(b["y0"]) - float(last["y1"]) <= 1.5 * height:
+                run.append(b)
+                continue
+        flush()
+        if piece:
+            run.append(b)
+        else:
+            out.append(b)
+    flush()
+    return out
+
+
+_NUMBERED = re.compile(r"^\s*(\d{1,2})[.)]\s+\S")
+
+
+def numbered_order(boxes: list[dict], text_of) -> list[dict]:
+    """Sections numbered 1, 2, 3, … read in their numbers' order. Cards set in a grid (1 and 2 side by side, 3 and
+    4 under them) are read column by column; when the page's numbered headings then come out of order but are
+    consecutive numbers, each heading with the boxes after it (up to the next) moves into its number's place."""
+    heads = [(k, int(m.group(1))) for k, b in enumerate(boxes) if b.get("boxclass") == "section-header"
+             for m in [_NUMBERED.match(text_of(_box(b)))] if m]
+    numbers = [n for _, n in heads]
+    if len(heads) < 3 or numbers == sorted(numbers) or sorted(numbers) != list(range(min(numbers),
+                                                                                    min(numbers) + len(numbers))):
+        return boxes
+    starts = [k for k, _ in heads] + [len(boxes)]
+    groups = sorted((n, boxes[starts[i]:starts[i + 1]]) for i, (_, n) in enumerate(heads))
+    return boxes[:starts[0]] + [b for _, group in groups for b in group]
+
+
 def _band_overlap(a, b) -> float:
     """Vertical overlap of two boxes as a share of the shorter one's height."""
     inter = min(a[3], b[3]) - max(a[1], b[1])
@@ -339,8 +417,7 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         cls = b.get("boxclass") or "text"
         inside = lines_in(lines, _box(b))
         text = " ".join(ln.text for ln in inside)
-        if cls in ("caption", "text", "section-header") and _one_band(inside) and (looks_like_math(text) or (
-                all(ln.math for ln in inside) and _RELATION.search(text) and _prose_words(text) <= 1)):
+        if cls in ("caption", "text", "section-header") and _equation(inside):
             b["boxclass"] = cls = "formula"  # an equation the layout took for prose or a heading
         elif cls == "formula" and inside and not any(looks_like_math(ln.text) for ln in inside) \
                 and _prose_words(text) >= 4 + len(_RELATION.findall(text)) \
@@ -383,7 +460,11 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
                 b.clear()
                 b.update(text_box, boxclass="table")
             else:
+                if _equation(own):  # an equation on a card's background picture
+                    text_box["boxclass"] = "formula"
                 out.append(text_box)
+    out = join_display_pieces(out, lambda box: lines_in(lines, box))
+    out = numbered_order(out, lambda box: " ".join(ln.text for ln in lines_in(lines, box)))
     named_captions(out, lambda box: " ".join(ln.text for ln in lines_in(lines, _box(box))))
     # the table's cells hold its text now: a line of it the layout boxed on its own (its column names) goes
     tables_held = [_box(b) for b in out if b.get("layer_table")]

@@ -83,7 +83,8 @@ def column_edges(table) -> list[float]:
 def split_at_edges(words, edges: Sequence[float], box: Box, chars_of) -> list:
     """The page's words with each word inside `box` that runs over a column edge cut there: the text layer can
     hold a cell's last glyph and the next cell's first as one word ("U코드◦" where "◦" opens the next cell). A cut
-    falls only between two glyphs (a word that overflows its cell, the rule through a glyph, stays whole).
+    falls only between two glyphs (a word that overflows its cell, the rule through a glyph, stays whole), and never
+    before a lower-case letter that goes on a word (a spanning cell's word over its columns' edge).
     `chars_of(word)` gives the word's glyphs as (x0, x1, char); a word whose glyphs do not spell it stays whole."""
     out = []
     for w in words:
@@ -98,7 +99,9 @@ def split_at_edges(words, edges: Sequence[float], box: Box, chars_of) -> list:
             continue
         pieces: list[list] = [[]]
         for x0, x1, c in chars:
-            if pieces[-1] and any(pieces[-1][-1][1] <= x + 0.5 and x0 >= x - 0.5 for x in cuts):
+            prev = pieces[-1][-1][2] if pieces[-1] else ""
+            inside_word = prev.isalpha() and c.isalpha() and c.islower()  # "Prot|eomics" under a spanning cell
+            if pieces[-1] and not inside_word and any(pieces[-1][-1][1] <= x + 0.5 and x0 >= x - 0.5 for x in cuts):
                 pieces.append([])
             pieces[-1].append((x0, x1, c))
         for k, piece in enumerate(p for p in pieces if p):
@@ -130,10 +133,15 @@ def from_finder(table, words) -> str:
         del out[1], boxes[1]
     # the first row is the header, with the rows its tall cells reach down over ("Item" over two header rows)
     header_rows = max((c.rowspan for c in out[0]), default=0) if len(out) > 1 else 0
-    names = external_header(table) or (header_above(table, words) or ([], None))[0]
+    names = external_header(table)
     if names:  # the column names stand above the ruled body (booktabs): they are the header row, cell by cell
         out.insert(0, [Cell(name, 1, 1) for name in names])
         header_rows = 1
+    else:
+        above = header_above(table, words)
+        if above:
+            out[:0] = above[0]
+            header_rows = len(above[0])
     out, header_rows = tidy_columns(out, header_rows)
     return html_table(out, header_rows)
 
@@ -161,9 +169,12 @@ def tidy_columns(rows: list[list[Cell]], header_rows: int) -> tuple[list[list[Ce
 
     labels = {k for k, g in enumerate(grid) if label_row(g)}
 
-    def lone(col: int, test) -> bool:
+    def lone(col: int, test, covered: bool = False) -> bool:
+        """Is every slot of the column a one-column cell that is empty or passes `test` (with `covered`: or a slot
+        a span from the left reaches over)?"""
         cells = [g[col] for k, g in enumerate(grid) if k not in labels]
-        return all(c is not None and c.colspan == 1 and (not c.text.strip() or test(c.text.strip())) for c in cells)
+        return all((c is None and covered) or (c is not None and c.colspan == 1
+                                               and (not c.text.strip() or test(c.text.strip()))) for c in cells)
 
     for col in range(width - 1):  # "$" beside its figure
         if lone(col, _CURRENCY.match) and any(g[col].text.strip() for k, g in enumerate(grid) if k not in labels):
@@ -171,15 +182,22 @@ def tidy_columns(rows: list[list[Cell]], header_rows: int) -> tuple[list[list[Ce
                 sign, right = g[col], g[col + 1]
                 if sign.text.strip() and right is not None and right.colspan == 1:
                     right.text, sign.text = sign.text.strip() + right.text.strip(), ""
-    dropped = {col for col in range(width) if lone(col, lambda t: False)}  # empty in every row (never spanned)
+    # empty in every row, or reached over by a span (a spacer column under a section row): dropped, spans shrink
+    dropped = {col for col in range(1, width) if lone(col, lambda t: False, covered=True)}
     if len(dropped) >= width - 1:
         return rows, header_rows
     out = []
     for k, g in enumerate(grid):
         if k in labels:
             out.append([Cell(""), Cell(next(c.text for c in g[1:] if c.text.strip()), 1, width - len(dropped) - 1)])
-        else:
-            out.append([c for col, c in enumerate(g) if c is not None and col not in dropped])
+            continue
+        line = []
+        for col, c in enumerate(g):
+            if c is not None:
+                kept = sum(1 for x in range(col, col + c.colspan) if x not in dropped)
+                if kept:
+                    line.append(Cell(c.text, 1, kept))
+        out.append(line)
     figures = [k for k, line in enumerate(out) if any(NUMBER.match(c.text.strip()) and not _YEAR.match(c.text.strip())
                                                       for c in line[1:] if c.text.strip())]
     if figures and figures[0] > header_rows:
@@ -228,38 +246,78 @@ def external_header(table) -> list[str]:
     return [] if repeats >= max(2, len([n for n in said if n]) // 2) else names
 
 
-def header_above(table, words) -> tuple[list[str], Box] | None:
-    """The column names standing on the line just above a table the finder found without them (a header set
-    between two rules above the shaded body): one row of words right above the table's top, each word under one
-    column, pieces in different columns set well apart, naming at least half the columns (at least two).
-    Returns the names (one per column, "" where none) and the row's box, or None."""
+def header_above(table, words) -> tuple[list[list[Cell]], Box] | None:
+    """The header rows standing just above a table the finder found without them (names set between two rules
+    above the shaded body, or turned on their side): rows of words right above the table's top, walking up, each
+    word under one column and words in different columns set well apart (a caption's words run on: it ends the
+    walk). The row next to the body names at least half the columns (at least two); a row above it with fewer
+    names is a group row, each of its names spanning the columns under it (as far to each side). Returns the
+    rows of cells, top first, and their box; or None."""
     cols = _finder_columns(table)
     if len(cols) < 2:
         return None
     x0, top, x1 = table.bbox[0], table.bbox[1], table.bbox[2]
-    near = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and w[3] <= top + 1]
-    if not near:
+    body = [w for w in words if x0 <= (w[0] + w[2]) / 2 <= x1 and top <= (w[1] + w[3]) / 2 <= table.bbox[3]]
+    if not body:
         return None
-    height = median(w[3] - w[1] for w in near)
-    row = [w for w in near if w[3] >= top - 1.6 * height]
-    if not row or max(w[1] for w in row) - min(w[1] for w in row) > 0.6 * height:
-        return None  # nothing right above, or more than one line there
-    names = [[] for _ in cols]
-    placed = []
-    for w in sorted(row, key=lambda w: w[0]):
-        k = next((i for i, (a, b) in enumerate(cols) if a - 1 <= (w[0] + w[2]) / 2 <= b + 1), None)
-        if k is None:
+    h = median(min(w[3] - w[1], w[2] - w[0]) for w in body)  # the body's text height
+    rows: list[list[str]] = []
+    used: list = []
+    floor = top + 1
+    while len(rows) < 3:
+        near = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and w[3] <= floor]
+        if not near:
+            break
+        bottom = max(w[3] for w in near)
+        if floor - bottom > 2.5 * h:
+            break
+        row = sorted((w for w in near if w[3] >= bottom - 0.5 * h), key=lambda w: w[0])
+        names: list[list[str]] = [[] for _ in cols]
+        placed = []
+        for w in row:
+            k = next((i for i, (a, b) in enumerate(cols) if a - 1 <= (w[0] + w[2]) / 2 <= b + 1), None)
+            if k is None:
+                break
+            names[k].append(w[4])
+            placed.append((k, w))
+        else:
+            k = None
+        if k is not None or any(k1 != k2 and 0 <= w2[0] - w1[2] < 0.8 * h
+                                for (k1, w1), (k2, w2) in zip(placed, placed[1:])):
+            break  # a word outside the columns, or a caption running on across them
+        named = sum(1 for n in names if n)
+        if not rows and named < max(2, (len(cols) + 1) // 2):
             return None
-        names[k].append(w[4])
-        placed.append((k, w))
-    for (k1, w1), (k2, w2) in zip(placed, placed[1:]):
-        if k1 != k2 and w2[0] - w1[2] < 0.8 * height:  # a caption runs on across the columns: not names
-            return None
-    named = sum(1 for n in names if n)
-    if named < max(2, (len(cols) + 1) // 2):
+        rows.insert(0, [" ".join(n) for n in names])
+        used += row
+        floor = min(w[1] for w in row) + 0.5 * h
+    if not rows:
         return None
-    box = (min(w[0] for w in row), min(w[1] for w in row), max(w[2] for w in row), max(w[3] for w in row))
-    return [" ".join(n) for n in names], box
+    out: list[list[Cell]] = []
+    below = rows[-1]
+    for names in rows[:-1]:  # group rows: each name over the columns on both sides of it that the row below names
+        n, taken, starts = len(names), [False] * len(names), {}
+        for k in (k for k in range(n) if names[k]):
+            lo = hi = k
+            while lo > 0 and hi + 1 < n and below[lo - 1] and below[hi + 1] and not names[lo - 1] \
+                    and not names[hi + 1] and not taken[lo - 1] and not taken[hi + 1]:
+                lo, hi = lo - 1, hi + 1
+            taken[lo:hi + 1] = [True] * (hi - lo + 1)
+            starts[lo] = (hi, names[k])
+        line: list[Cell] = []
+        c = 0
+        while c < n:
+            if c in starts:
+                hi, name = starts[c]
+                line.append(Cell(name, 1, hi - c + 1))
+                c = hi + 1
+            else:
+                line.append(Cell(""))
+                c += 1
+        out.append(line)
+    out.append([Cell(n) for n in below])
+    box = (min(w[0] for w in used), min(w[1] for w in used), max(w[2] for w in used), max(w[3] for w in used))
+    return out, box
 
 
 def _finder_columns(table) -> list[tuple[float, float]]:
