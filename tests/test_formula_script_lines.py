@@ -72,3 +72,22 @@ def test_numbered_cards_in_a_grid_read_in_their_numbers_order() -> None:
     md = read(PAGE, markdown=True, engine="auto", layout="auto")
     spots = [md.index(h) for h in ("1. Euler", "2. Pythagorean", "3. The Fundamental", "4. Maxwell")]
     assert spots == sorted(spots)
+
+
+def test_a_display_with_many_scripts_keeps_them_as_scripts() -> None:
+    """An arXiv paper's displays where script-size glyphs outnumber the main ones (ζ_n^{ψ(gs)} twice, sums with
+    limits, a bracket around a sum): the row is read in its main size, the bracket is no matrix, and a comma
+    under a sum is part of its limit."""
+    from pipeline_kit import read
+
+    md = read(PAGE.with_name("math_2503_04086.pdf"), markdown=True, engine="auto", layout="auto")
+    found = display_formulas(md)
+    strip = lambda f: [t for t in normalise(f) if t != "."]  # noqa: E731 - a display's closing full stop
+    first = r"\lambda_{g}=\sum_{s \in S} \zeta_{n}^{\psi(g s)}=\sum_{i=1}^{k}\left[\sum_{s, R s=\mathcal{I}_{i}} " \
+            r"\zeta_{n}^{\psi(g s)}\right]"
+    assert any(strip(first) == strip(f) for f in found), found
+    head, tail = strip(r"\sum_{s, R s=\mathcal{I}_{i}} \zeta_{n}^{\psi(g s)}="), strip(r"=c(g, R / \mathrm{Ann}_{R}(x_{i}))")
+    assert any(strip(f)[:len(head)] == head and strip(f)[-len(tail):] == tail for f in found), found
+    for latex in found:
+        assert parse_problem(latex) is None, latex
+    assert not any(r"\begin{bmatrix}" in f or r"\begin{gathered}" in f for f in found)

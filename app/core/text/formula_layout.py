@@ -109,10 +109,22 @@ def _take_names(atoms: list[Atom]) -> list[Atom]:
     return [a for a in atoms if id(a) not in used] + made
 
 
+MAIN_SHARE = 0.2  # a larger size this share of the glyphs or more is the main one, however many scripts
+
+
 def _main_size(atoms: list[Atom]) -> float:
-    """The most common size (the larger on a tie: "A²" is an A with a script, not a 2 with a big letter)."""
-    sizes = [round(a.size, 1) for a in atoms if a.size > 0]
-    return max(set(sizes), key=lambda z: (sizes.count(z), z)) if sizes else 0.0
+    """The size the formula's row is set in: the most common size (the larger on a tie: "A²" is an A with a
+    script, not a 2 with a big letter) — or a larger one that a fair share (MAIN_SHARE) of the glyphs have, up to
+    1.6 times it: "ζ_n^{ψ(gs)}" twice and a sum's limits make the script size the most common, not the main one.
+    Big operators do not vote."""
+    sizes = [round(a.size, 1) for a in atoms if a.size > 0 and a.char not in BIG_OPERATORS and a.char not in "∫∮"]
+    if not sizes:
+        sizes = [round(a.size, 1) for a in atoms if a.size > 0]
+    if not sizes:
+        return 0.0
+    common = max(set(sizes), key=lambda z: (sizes.count(z), z))
+    larger = [z for z in set(sizes) if common < z <= 1.6 * common and sizes.count(z) >= MAIN_SHARE * len(sizes)]
+    return max(larger) if larger else common
 
 
 def _chain(rule: Rule, atoms: list[Atom], above: bool) -> list[Atom]:
@@ -210,7 +222,7 @@ def _limit(op: Atom, atoms: list[Atom], above: bool) -> list[Atom]:
         if a is op or a.size >= op.size * 0.95:
             return False
         return (op.y0 - a.y1 < 0.8 * max(a.size, 1) and a.y1 <= op.y0 + 1) if above else (
-            a.y0 - op.y1 < 0.8 * max(a.size, 1) and a.y0 >= op.y1 - 1)
+            a.y0 - op.y1 <= max(a.size, 1) and a.y0 >= op.y1 - 1)  # (a comma under it starts low)
 
     row = [a for a in atoms if near(a)]
     chain = [a for a in row if op.x0 - 1 <= a.cx <= op.x1 + 1]
@@ -277,7 +289,7 @@ def _take_matrices(atoms: list[Atom]) -> list[Atom]:
         end = right.x0 if right is not None else float("inf")
         inside = [a for a in atoms if left.x1 - 0.5 <= a.x0 and a.x1 <= end + 0.5 and a is not right
                   and left.y0 - 1 <= (a.y0 + a.y1) / 2 <= left.y1 + 1]
-        rows = rows_of(inside)
+        rows = rows_of(inside, main)  # in the formula's size: a bracketed "ζ_n^{ψ(gs)}" is one row, not three
         if len(rows) < 2 or (right is None and left.char != "{"):
             continue
         env = OPENERS[left.char] if right is not None or left.char == "{" else "matrix"

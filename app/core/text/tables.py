@@ -138,7 +138,9 @@ def from_finder(table, words) -> str:
         out.insert(0, [Cell(name, 1, 1) for name in names])
         header_rows = 1
     else:
-        above = header_above(table, words)
+        first = [c.text.strip() for c in out[0]] if out else []
+        complete = len(out[0]) == width_of(out) and all(t and not NUMBER.match(t) for t in first) if out else False
+        above = None if complete else header_above(table, words)  # its own first row names every column already
         if above:
             out[:0] = above[0]
             header_rows = len(above[0])
@@ -283,8 +285,9 @@ def header_above(table, words) -> tuple[list[list[Cell]], Box] | None:
         else:
             k = None
         if k is not None or any(k1 != k2 and 0 <= w2[0] - w1[2] < 0.8 * h
-                                for (k1, w1), (k2, w2) in zip(placed, placed[1:])):
-            break  # a word outside the columns, or a caption running on across them
+                                for (k1, w1), (k2, w2) in zip(placed, placed[1:])) \
+                or _CAPTION.match(" ".join(w[4] for w in row)):
+            break  # a word outside the columns, or a caption (running on across them, or "Table 2-1  Its name")
         named = sum(1 for n in names if n)
         if not rows and named < max(2, (len(cols) + 1) // 2):
             return None
@@ -318,6 +321,13 @@ def header_above(table, words) -> tuple[list[list[Cell]], Box] | None:
     out.append([Cell(n) for n in below])
     box = (min(w[0] for w in used), min(w[1] for w in used), max(w[2] for w in used), max(w[3] for w in used))
     return out, box
+
+
+_CAPTION = re.compile(r"^\s*(?:Table|Tab\.|Figure|Fig\.|Tableau|Tabelle|Tabla|表|图|圖)\s*[\dIVXLC]", re.IGNORECASE)
+
+
+def width_of(rows: list[list[Cell]]) -> int:
+    return max((sum(c.colspan for c in r) for r in rows), default=0)
 
 
 def _finder_columns(table) -> list[tuple[float, float]]:
