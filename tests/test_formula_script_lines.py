@@ -54,7 +54,7 @@ def test_a_display_cut_into_rows_by_the_layout_is_one_formula_again() -> None:
 
 
 def test_numbered_cards_in_a_grid_read_in_their_numbers_order() -> None:
-    from app.core.layout.page_boxes import numbered_order
+    from app.core.layout.regroup import numbered_order
 
     def box(cls, text, y):
         return {"boxclass": cls, "x0": 0, "y0": y, "x1": 10, "y1": y + 5, "t": text}

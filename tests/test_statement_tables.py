@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from app.bench.unit_checks import check, grids
-from app.core.text.tables import Cell, tidy_columns
+from app.core.text.finder_tables import tidy_columns
+from app.core.text.tables import Cell
 
 UNITS = Path(__file__).resolve().parents[1] / "corpora" / "unittests"
 

@@ -145,7 +145,7 @@ def test_a_word_of_the_text_layer_that_runs_over_a_column_rule_is_cut_at_the_rul
 
 
 def test_cutting_words_at_column_edges_keeps_words_inside_a_cell_and_outside_the_table():
-    from app.core.text.tables import split_at_edges
+    from app.core.text.finder_tables import split_at_edges
 
     def chars_of(w):  # glyphs 5 pt wide
         return [(w[0] + 5 * k, w[0] + 5 * (k + 1), c) for k, c in enumerate(w[4])]

@@ -134,7 +134,7 @@ def test_column_names_above_a_ruled_table_are_its_header_row(tmp_path):
     import pymupdf
 
     from app.core.layout.page_boxes import find_tables
-    from app.core.text.tables import from_finder
+    from app.core.text.finder_tables import from_finder
 
     doc = pymupdf.open()
     page = doc.new_page()

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from app.core.layout.display_math import split_displays
+from app.core.layout.regroup import join_display_pieces, numbered_order
 from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMargins, settle
 from app.core.layout.side_tables import join_side_tables
 from app.core.layout.table_split import named_captions, split_table
@@ -153,7 +154,7 @@ def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
     """PyMuPDF's table finder on a born-digital page: (bbox in points, HTML) per table; [] when it fails."""
     import pymupdf
 
-    from app.core.text.tables import column_edges, external_header, from_finder, header_above, split_at_edges
+    from app.core.text.finder_tables import column_edges, external_header, from_finder, header_above, split_at_edges
 
     def pymupdf_union(a, b):  # the table's box with its column names above it
         return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
@@ -216,67 +217,6 @@ def _math_piece(box: dict, held: list[Line]) -> bool:
     text = " ".join(ln.text for ln in held)
     return (box.get("boxclass") in ("text", "picture-text") and bool(held) and _prose_words(text) == 0
             and bool(_MATH_GLYPHS.search(text)) and len(text) <= 80)
-
-
-def join_display_pieces(boxes: list[dict], lines_in) -> list[dict]:
-    """A display equation the layout cut into rows — a formula box per row and the fractions' lower halves as text
-    boxes between them — as one formula box again. A run of boxes one under the other in reading order (each
-    overlapping the next across, a line's height apart at most) joins when it holds a formula and a text piece
-    of math (`_math_piece`); formulas that follow each other with no such piece stay apart."""
-    out: list[dict] = []
-    run: list[dict] = []
-
-    def flush() -> None:
-        if len(run) > 1 and any(b.get("boxclass") == "formula" for b in run) and \
-                any(b.get("boxclass") != "formula" for b in run):
-            # a numerator above the first row's box, a denominator below the last's: half a row more each way
-            pad = 0.5 * min(float(b["y1"]) - float(b["y0"]) for b in run)
-            joined = dict(run[0], boxclass="formula", x0=min(b["x0"] for b in run),
-                          y0=min(b["y0"] for b in run) - pad, x1=max(b["x1"] for b in run),
-                          y1=max(b["y1"] for b in run) + pad)
-            for key in ("textlines", "ocr_lines"):
-                joined.pop(key, None)
-            out.append(joined)
-        else:
-            out.extend(run)
-        run.clear()
-
-    for b in boxes:
-        held = lines_in(_box(b))
-        piece = b.get("boxclass") == "formula" or _math_piece(b, held)
-        if piece and run:
-            last = run[-1]
-            height = max((ln.box[3] - ln.box[1] for ln in held), default=10.0)
-            across = min(last["x1"], b["x1"]) - max(last["x0"], b["x0"])
-            if across > 0.3 * min(last["x1"] - last["x0"], b["x1"] - b["x0"]) and \
-                    -height <= float(b["y0"]) - float(last["y1"]) <= 1.5 * height:
-                run.append(b)
-                continue
-        flush()
-        if piece:
-            run.append(b)
-        else:
-            out.append(b)
-    flush()
-    return out
-
-
-_NUMBERED = re.compile(r"^\s*(\d{1,2})[.)]\s+\S")
-
-
-def numbered_order(boxes: list[dict], text_of) -> list[dict]:
-    """Sections numbered 1, 2, 3, … read in their numbers' order. Cards set in a grid (1 and 2 side by side, 3 and
-    4 under them) are read column by column; when the page's numbered headings then come out of order but are
-    consecutive numbers, each heading with the boxes after it (up to the next) moves into its number's place."""
-    heads = [(k, int(m.group(1))) for k, b in enumerate(boxes) if b.get("boxclass") == "section-header"
-             for m in [_NUMBERED.match(text_of(_box(b)))] if m]
-    numbers = [n for _, n in heads]
-    if len(heads) < 3 or numbers == sorted(numbers) or sorted(numbers) != list(range(min(numbers),
-                                                                                    min(numbers) + len(numbers))):
-        return boxes
-    starts = [k for k, _ in heads] + [len(boxes)]
-    groups = sorted((n, boxes[starts[i]:starts[i + 1]]) for i, (_, n) in enumerate(heads))
-    return boxes[:starts[0]] + [b for _, group in groups for b in group]
 
 
 def _band_overlap(a, b) -> float:
@@ -463,7 +403,7 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
                 if _equation(own):  # an equation on a card's background picture
                     text_box["boxclass"] = "formula"
                 out.append(text_box)
-    out = join_display_pieces(out, lambda box: lines_in(lines, box))
+    out = join_display_pieces(out, lambda box: lines_in(lines, box), _math_piece)
     out = numbered_order(out, lambda box: " ".join(ln.text for ln in lines_in(lines, box)))
     named_captions(out, lambda box: " ".join(ln.text for ln in lines_in(lines, _box(box))))
     # the table's cells hold its text now: a line of it the layout boxed on its own (its column names) goes
