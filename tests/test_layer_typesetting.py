@@ -47,3 +47,20 @@ def test_real_pages_pass_their_unit_tests() -> None:
     assert "We also thank Ján Mináč for his constant encouragement" in md
     md = read(UNITS / "pdfs" / "multi_column_miss.pdf", markdown=True, engine="auto", layout="auto")
     assert "The term “corporate social responsibility” is in vogue" in md
+
+
+def test_a_drop_cap_joins_its_word() -> None:
+    from app.core.document.base import TextWord
+    from app.core.text.textlayer import _drop_caps
+
+    cap = TextWord("O", (165.7, 583.3, 191.8, 619.3))
+    rest = TextWord("ver", (192.8, 584.9, 204.1, 592.7))
+    far = TextWord("the", (206.0, 584.9, 220.0, 592.7))
+    assert [w.text for w in _drop_caps([cap, rest, far])] == ["Over", "the"]
+    label = TextWord("A", (100, 100, 110, 112))  # a letter beside text of its own size: left alone
+    beside = TextWord("side", (111, 100, 130, 112))
+    assert [w.text for w in _drop_caps([label, beside])] == ["A", "side"]
+    from pipeline_kit import read
+
+    md = read(UNITS / "pdfs" / "multi_column_miss.pdf", markdown=True, engine="auto", layout="auto")
+    assert "Over the past three decades increasing pressure" in md

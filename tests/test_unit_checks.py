@@ -93,3 +93,8 @@ def test_a_formula_shown_inside_a_block_counts() -> None:
     assert same_formula(r"\nabla \times \mathbf{E}=-\frac{\partial \mathbf{B}}{\partial t}", block)
     assert same_formula(r"\nabla \times E=-\frac{\partial B}{\partial t}", block)  # bold or not, the same picture
     assert not same_formula(r"\nabla \times \mathbf{E}=\frac{\partial \mathbf{B}}{\partial t}", block)
+
+
+def test_operator_names_and_upright_words_compare_alike() -> None:
+    assert same_formula(r"R / \operatorname{Ann}_{R}(x_{i})", r"R / \mathrm{Ann}_{R} ( x_{i} )")
+    assert same_formula(r"\operatorname{lim}_{n} a_n", r"\lim_{n} a_{n}")

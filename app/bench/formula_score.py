@@ -52,8 +52,13 @@ def display_formulas(markdown: str) -> list[str]:
 
 
 def _tokens(latex: str) -> list[str]:
+    from app.core.text.formula_layout import OPERATOR_NAMES
+
     latex = re.sub(r"(?<!\\)%.*", "", latex)
-    latex = re.sub(r"\\operatorname\*?\{\s*([A-Za-z]+)\s*\}", r"\\\1", latex)
+    # \operatorname{lim} is \lim; \operatorname{Ann} is upright letters, as \mathrm{Ann} (they render alike)
+    latex = re.sub(r"\\operatorname\*?\{\s*([A-Za-z]+)\s*\}",
+                   lambda m: "\\" + m.group(1) + " " if m.group(1) in OPERATOR_NAMES else r"\mathrm{" + m.group(1) + "}",
+                   latex)
     return _TOKEN.findall(latex)
 
 

@@ -36,6 +36,8 @@ from app.core.text.word_grid import Word, grid
 
 OCR_INSERT_FONT = "Droid Sans Fallback"  # the font pymupdf4llm's OCR hook writes recognised text in
 STRIP_LETTERS = 3  # ... and a few letters read in it are its text (a one-line image of a word or two)
+LOGO_MIN = 12.0  # a picture strip at least this tall (points) may be a logo's or banner's words ...
+LOGO_SHARE = 0.12  # ... and at most this share of the page's height
 TEXT_MIN_LETTERS = 12  # fewer letters (in a picture, on a page) are a chart's labels, not text a reader misses
 MATH_FUNCTIONS = frozenset("sum int prod lim log ln exp sin cos tan max min det mod sqrt frac".split())
 _RELATION = re.compile(r"[=<>≤≥≈≠∝∈⊂→]")
@@ -353,6 +355,8 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
     ordered = join_side_tables(ordered, lambda box: lines_in(lines, box))  # a scanned table boxed column by column
     # lines another box holds: text wrapping round a photo reaches into its box, and must not be read twice
     held = {id(ln) for b in ordered if b.get("boxclass") != "picture" for ln in lines_in(lines, _box(b))}
+    born = any(ln.font and not ln.ocr for ln in lines)  # the page has a text layer of its own
+    page_h = margins[2] if margins else max((ln.box[3] for ln in lines), default=0.0)
     for b in ordered:
         cls = b.get("boxclass") or "text"
         inside = lines_in(lines, _box(b))
@@ -389,6 +393,10 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         own = [ln for ln in inside if id(ln) not in held] if cls == "picture" else []
         bx = _box(b)
         strip = bx[2] - bx[0] >= STRIP_ASPECT * max(1e-6, bx[3] - bx[1])  # a one-line image is a line of text
+        if cls == "picture" and strip and not inside and born and LOGO_MIN <= bx[3] - bx[1] <= LOGO_SHARE * page_h:
+            # a born-digital page's strip of a picture with no text over it: a logo or banner, its words drawn
+            out.append(dict(b, boxclass="picture-text", textlines=None, drawn_words=True))
+            continue
         if own and _letters(own) >= (STRIP_LETTERS if strip else TEXT_MIN_LETTERS):
             # over its own lines only (a text layer's words are taken by box: none of the neighbours')
             text_box = dict(zip(("x0", "y0", "x1", "y1"), (min(ln.box[0] for ln in own), min(ln.box[1] for ln in own),

@@ -206,7 +206,30 @@ def _read_layer(page) -> PageLayer:
             continue
         text = respaced(page, (x0, y0, x1, y1), text) if rot is None else text
         words.append(TextWord(typeset_marks(text), box, int(block), int(line), int(word)))
-    return PageLayer(words, hidden, lines)
+    return PageLayer(_drop_caps(words), hidden, lines)
+
+
+def _drop_caps(words: list[TextWord]) -> list[TextWord]:
+    """A paragraph's large initial letter (a drop cap: "O" two or more lines tall, then "ver the past …") joins
+    the word it begins: a one-letter capital followed, right beside its top, by a word in small letters starting
+    lower-case. The joined word keeps the small word's place in its line."""
+    caps = [w for w in words if len(w.text) == 1 and w.text.isupper()]
+    if not caps:
+        return words
+    gone: set[int] = set()
+    out = list(words)
+    for cap in caps:
+        x0, y0, x1, y1 = cap.box_pt
+        h = y1 - y0
+        nxt = min((w for w in words if w is not cap and w.text[:1].islower() and 0 <= w.box_pt[0] - x1 < 0.5 * h
+                   and y0 - 0.2 * h <= w.box_pt[1] <= y0 + 0.4 * h and w.box_pt[3] - w.box_pt[1] < 0.6 * h),
+                  key=lambda w: w.box_pt[0] - x1, default=None)
+        if nxt is None:
+            continue
+        k = out.index(nxt)
+        out[k] = TextWord(cap.text + nxt.text, nxt.box_pt, nxt.block, nxt.line, nxt.word)
+        gone.add(id(cap))
+    return [w for w in out if id(w) not in gone]
 
 
 def original_layer(document: "Document", index: int, password: str | None = None) -> PageLayer:
