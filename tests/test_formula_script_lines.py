@@ -91,3 +91,20 @@ def test_a_display_with_many_scripts_keeps_them_as_scripts() -> None:
     for latex in found:
         assert parse_problem(latex) is None, latex
     assert not any(r"\begin{bmatrix}" in f or r"\begin{gathered}" in f for f in found)
+
+
+def test_inline_math_whose_letters_are_the_text_italics() -> None:
+    """mathpazo sets a formula's letters in the text face's italics (URW Palladio Italic) and its symbols in
+    PazoMath: a lone italic letter beside math is a variable, so "u ∈ (R/Ann_R(x_i))^×" is one formula."""
+    from pipeline_kit import read
+
+    from app.bench.unit_checks import formulas, same_formula
+
+    md = read(PAGE.with_name("math_2503_04086.pdf"), markdown=True, engine="auto", layout="auto")
+    found = formulas(md)
+    assert any(same_formula(r"u \in\left(R / \operatorname{Ann}_{R}\left(x_{i}\right)\right)^{\times}", f)
+               for f in found), found
+    assert any(same_formula(r"\lambda_{g}=\sum_{i=1}^{k} c\left(g, R / \operatorname{Ann}_{R}\left(x_{i}\right)\right)",
+                            f) for f in found), found
+    assert "We remark that by Corollary 2.7, if $s \\in R$ such that" in md
+    assert "$$\n□\n$$" not in md

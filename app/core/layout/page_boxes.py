@@ -363,6 +363,8 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         text = " ".join(ln.text for ln in inside)
         if cls in ("caption", "text", "section-header") and _equation(inside):
             b["boxclass"] = cls = "formula"  # an equation the layout took for prose or a heading
+        elif cls == "formula" and inside and not text.strip("□■∎ "):
+            b["boxclass"] = cls = "text"  # the end-of-proof box, set on a line of its own
         elif cls == "formula" and inside and not any(looks_like_math(ln.text) for ln in inside) \
                 and _prose_words(text) >= 4 + len(_RELATION.findall(text)) \
                 and 2 * sum(ln.math for ln in inside) < len(inside):  # prose ("nodes = 3, splits = 4" is not)

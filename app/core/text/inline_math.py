@@ -38,7 +38,7 @@ from app.core.text.tex_fonts import glyph_char
 SHIFT = 0.12  # of the row's size: a glyph's baseline this far off the row's is raised or lowered
 GAP = 0.15  # of the size: a gap this wide between glyphs (with no space glyph) is a space
 _GLUE = set("0123456789()[]{}=+-−*/<>|,.;:!'′ ") | set("×·±∓÷≤≥≠≈")
-_NOT_MATH = set("•∙◦▪‣⋄\u2022")  # list bullets, set in CMSY by LaTeX's itemize
+_NOT_MATH = set("•∙◦▪‣⋄\u2022□■∎")  # list bullets, set in CMSY by LaTeX's itemize; the end-of-proof box
 _TRAILING = set(".,;:")
 _MARKS = set("†‡∗*§¶♯♭♮")  # a footnote's mark (CMSY's dagger after "Smith"): no formula on its own
 # "N ( T , 2 T )" → "N(T, 2 T)": the same formula, written as a person would
@@ -123,7 +123,38 @@ def _classify(row: list[Glyph]) -> float:
         else:
             g.kind = "text"
     _operator_names(row)
+    _italic_variables(row)
     return main
+
+
+_TEXT_ITALIC = re.compile(r"Ital|Oblique|-It\b|Slanted", re.IGNORECASE)
+
+
+def _italic_variables(row: list[Glyph]) -> None:
+    """A lone italic letter in a text font is a variable where the row holds math: TeX setups whose math letters
+    are the text face's italics (mathpazo, newtx, mathptmx: "u ∈ (R/Ann_R(x_i))^×" has its u, R and x in
+    URW Palladio Italic). A letter standing alone between spaces, glue or math, not beside an italic word of two
+    letters or more (italic prose keeps its "a"), becomes math."""
+    if not any(g.kind in ("math", "script") for g in row):
+        return
+    words: list[list[int]] = []
+    for i, g in enumerate(row):
+        italic = g.kind == "text" and g.c.isalpha() and bool(_TEXT_ITALIC.search(g.font or ""))
+        if italic and words and words[-1][-1] == i - 1:
+            words[-1].append(i)
+        elif italic:
+            words.append([i])
+        elif g.kind == "text" and g.c.isalpha() and words and words[-1][-1] == i - 1:
+            words[-1].append(-1)  # an italic letter stuck to an upright one: part of a prose word
+    lone = [w[0] for w in words if len(w) == 1]
+    prose = {i for w in words if len(w) >= 2 for i in w}
+    for i in lone:
+        before = next((k for k in range(i - 1, -1, -1) if row[k].kind != "space"), None)
+        after = next((k for k in range(i + 1, len(row)) if row[k].kind != "space"), None)
+        if (before is None or before not in prose) and (after is None or after not in prose) and not (
+                before is not None and row[before].kind == "text" and row[before].c.isalpha()
+                and row[before].box[2] >= row[i].box[0] - 0.5):
+            row[i].kind = "math"
 
 
 def _operator_names(row: list[Glyph]) -> None:

@@ -20,7 +20,8 @@ import re
 
 SCRIPT_SIZE = 0.85  # a span at most this share of the line's main size is a super- or subscript
 MATH_FONTS = re.compile(r"^(?:[A-Z]{6}\+)?(?:CMMI|CMSY|CMEX|CMBSY|MSAM|MSBM|EUFM|EUSM|LMMath|STIX|Cambria ?Math|"
-                        r"Latin ?Modern ?Math|XITS|Asana|MathJax|Symbol|rsfs|esint|wasy|stmary|txsy|pxsy|MnSymbol)",
+                        r"Latin ?Modern ?Math|XITS|Asana|MathJax|Symbol|rsfs|esint|wasy|stmary|txsy|pxsy|MnSymbol|"
+                        r"PazoMath|txmi|pxmi|NewTXMI|NewTXSY|NewPXMI|zxxmi|MTMI|MTSY|MTEX)",
                         re.IGNORECASE)
 SYMBOLS = {
     "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\varepsilon", "ϵ": r"\epsilon",
