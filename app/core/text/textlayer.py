@@ -148,15 +148,18 @@ def typeset_marks(text: str) -> str:
 
 
 RESPACE_MIN = 12  # a word this long without a space may be several whose spaces the layer left out
+_LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
 WORD_GAP = 0.1  # a gap between two glyphs of at least this share of the font size is a space ...
 GLYPH_GAP = 0.04  # ... where the word's other glyphs stand at most this far apart
 
 
 def respaced(page, box, text: str) -> str:
-    """A long word of the layer read again glyph by glyph: a font set tight with no space glyphs
-    ("CompositionofthepretrainingdataforOLMo2.") shows its word breaks only as gaps a little wider than the
-    letters'. Spaces go where a gap stands out; a word whose gaps are all alike is left as it is."""
-    if len(text) < RESPACE_MIN or any(c.isspace() for c in text) or sum(c.isalpha() for c in text) < RESPACE_MIN:
+    """A long word of the layer (or one where letters and digits meet) read again glyph by glyph: a font set tight
+    with no space glyphs ("CompositionofthepretrainingdataforOLMo2.", "Table1") shows its word breaks only as gaps
+    a little wider than the letters'. Spaces go where a gap stands out; a word whose gaps are all alike is left as
+    it is."""
+    joined = len(text) >= 4 and _LETTER_DIGIT.search(text)  # "Table1": a number set tight after its word
+    if any(c.isspace() for c in text) or not (joined or sum(c.isalpha() for c in text) >= RESPACE_MIN):
         return text
     raw = page.get_text("rawdict", clip=box)
     chars = [(c["c"], c["bbox"], float(sp.get("size") or 0)) for b in raw.get("blocks", ()) for ln in b.get("lines", ())
@@ -169,6 +172,9 @@ def respaced(page, box, text: str) -> str:
     wide = [g >= WORD_GAP * size for g in gaps]
     if not any(wide) or sorted(g for g, w in zip(gaps, wide) if not w)[-1:] > [GLYPH_GAP * size]:
         return text
+    if len(text) < RESPACE_MIN and any(w and not (chars[k][0].isalpha() and chars[k + 1][0].isdigit())
+                                       for k, w in enumerate(wide)):
+        return text  # a short word breaks only between its letters and its number (math spacing is no space)
     return "".join(c[0] + (" " if w else "") for c, w in zip(chars, wide + [False]))
 
 
