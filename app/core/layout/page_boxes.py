@@ -396,8 +396,11 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         bx = _box(b)
         strip = bx[2] - bx[0] >= STRIP_ASPECT * max(1e-6, bx[3] - bx[1])  # a one-line image is a line of text
         if cls == "picture" and strip and not inside and born and LOGO_MIN <= bx[3] - bx[1] <= LOGO_SHARE * page_h:
-            # a born-digital page's strip of a picture with no text over it: a logo or banner, its words drawn
-            out.append(dict(b, boxclass="picture-text", textlines=None, drawn_words=True))
+            # a born-digital page's strip of a picture with no text over it: a logo or banner, its words drawn;
+            # beside the page's running footer (or header) it is furniture too (a sponsor's logo under a slide)
+            edge = next((m["boxclass"] for m in ordered if m.get("boxclass") in MARGIN_CLASSES
+                         and _band_overlap(bx, _box(m)) >= 0.5), None)
+            out.append(dict(b, boxclass=edge or "picture-text", textlines=None, drawn_words=True))
             continue
         if own and _letters(own) >= (STRIP_LETTERS if strip else TEXT_MIN_LETTERS):
             # over its own lines only (a text layer's words are taken by box: none of the neighbours')
