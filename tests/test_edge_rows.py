@@ -70,3 +70,12 @@ def test_a_poster_s_logo_drawn_as_a_picture_is_read() -> None:
     shows that the same beside a running footer is furniture."""
     md = _markdown(UNITS / "test-graphical-text.pdf")
     assert "FutureSkill" in md and "THE POWER OF STORYTELLING" in md
+
+
+def test_a_small_scanned_book_page_loses_its_running_head() -> None:
+    """A 180 × 300 pt page of a scanned book: its running head "400 BRITISH HUSBANDRY. [Ch. XIX." stands in
+    three pieces across the top row, inside the box the layout took for a picture of the page's first paragraph;
+    it is cut off as a header and the paragraph under it is read whole."""
+    md = _markdown(UNITS / "small_page_size.pdf")
+    assert "BRITISH HUSBANDRY" not in md and "XIX" not in md and not md.lstrip().startswith("400")
+    assert "very tri" in md and "Since the use of bones" in md and "An examination" in md

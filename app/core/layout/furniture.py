@@ -212,7 +212,8 @@ def settle(boxes: list[dict], lines_in, page_h: float, lines, neighbours: Neighb
         cls = "page-header" if top else "page-footer"
         y0, y1 = min(ln.box[1] for ln in row), max(ln.box[3] for ln in row)
         for b in list(boxes):
-            if (b.get("boxclass") or "text") not in ("text", "section-header", "caption", "title", "footnote"):
+            if (b.get("boxclass") or "text") not in ("text", "section-header", "caption", "title", "footnote",
+                                                     "picture"):
                 continue
             box = (float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"]))
             held = lines_in(box)
@@ -226,6 +227,9 @@ def settle(boxes: list[dict], lines_in, page_h: float, lines, neighbours: Neighb
             if not rest:
                 continue
             part = dict(b, boxclass=cls, y0=y0, y1=y1)
+            if b.get("boxclass") == "picture":  # a picture's text leaves out the lines another box holds
+                boxes.insert(boxes.index(b), part)
+                continue
             if top:  # the body keeps everything below the row (its lines' boxes may reach up to it)
                 b["y0"] = min(y1, min(ln.box[1] for ln in rest))
             else:

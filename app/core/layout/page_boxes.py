@@ -22,6 +22,7 @@ What must never live here: the child process (budget.py), the label mapping (pym
 from __future__ import annotations
 
 import re
+from statistics import median
 from dataclasses import dataclass
 
 from app.core.layout.display_math import split_displays
@@ -407,6 +408,15 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
             text_box = dict(zip(("x0", "y0", "x1", "y1"), (min(ln.box[0] for ln in own), min(ln.box[1] for ln in own),
                                                           max(ln.box[2] for ln in own), max(ln.box[3] for ln in own))))
             text_box.update(boxclass="picture-text", textlines=None)
+            others = [ln for ln in inside if id(ln) in held]  # lines another box holds (a running header cut off)
+            if others:  # the text reaches up (down) to them, a line's pitch at most: its lines' boxes may be thin
+                tops = sorted(ln.box[1] for ln in own)
+                pitch = median([b2 - a2 for a2, b2 in zip(tops, tops[1:]) if b2 - a2 > 0.5] or
+                               [2 * max(ln.box[3] - ln.box[1] for ln in own)])
+                top, bottom = tops[0], max(ln.box[3] for ln in own)
+                text_box["y0"] = max([float(b["y0"]), top - pitch] + [ln.box[3] for ln in others if ln.box[3] <= top])
+                text_box["y1"] = min([float(b["y1"]), bottom + pitch] +
+                                     [ln.box[1] for ln in others if ln.box[1] >= bottom])
             if any(ln.ocr for ln in own):
                 text_box["ocr_lines"] = [[*ln.box, ln.text] for ln in own if ln.ocr]
             if looks_like_grid(own):  # a scanned table the layout took for a picture: it is the table
