@@ -79,7 +79,8 @@ def parse_page(mupdf_doc, index: int, use_ocr: bool, given: list | None = None) 
         # column): here, under the page's budget, not in the parent where nothing could stop it
         from app.core.layout.page_boxes import find_tables
 
-        page["finder_tables"] = [[list(bbox), html] for bbox, html in find_tables(mupdf_doc.load_page(index))]
+        tables = [(b["x0"], b["y0"], b["x1"], b["y1"]) for b in page.get("boxes") or [] if b.get("boxclass") == "table"]
+        page["finder_tables"] = [[list(bbox), html] for bbox, html in find_tables(mupdf_doc.load_page(index), tables)]
     from app.core.layout.page_boxes import word_tables
 
     word_tables(mupdf_doc.load_page(index), page.get("boxes") or [])  # borderless tables from word alignment

@@ -153,9 +153,15 @@ def _letters(lines: list[Line]) -> int:
     return sum(c.isalpha() for ln in lines for c in ln.text)
 
 
-def find_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
-    """PyMuPDF's table finder on a born-digital page: (bbox in points, HTML) per table; [] when it fails."""
+def find_tables(page, layout_tables=None) -> list[tuple[tuple[float, float, float, float], str]]:
+    """PyMuPDF's table finder on a born-digital page: (bbox in points, HTML) per table; [] when it fails.
+    `layout_tables`: the table boxes the layout model found on this page already; the finder, which runs the
+    model again to know where tables are (a quarter of a second a page), takes them instead."""
     import pymupdf
+
+    if layout_tables is not None:
+        page.layout_information = [(*map(float, box[:4]), "table") for box in layout_tables]
+        page.get_layout = lambda **_kw: None  # the finder's call keeps what is given
 
     from app.core.text.finder_tables import column_edges, external_header, from_finder, header_above, split_at_edges
 
