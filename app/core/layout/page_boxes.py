@@ -402,7 +402,8 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         own = [ln for ln in inside if id(ln) not in held] if cls == "picture" else []
         bx = _box(b)
         strip = bx[2] - bx[0] >= STRIP_ASPECT * max(1e-6, bx[3] - bx[1])  # a one-line image is a line of text
-        if cls == "picture" and strip and not inside and born and LOGO_MIN <= bx[3] - bx[1] <= LOGO_SHARE * page_h:
+        if cls == "picture" and strip and not inside and born and LOGO_MIN <= bx[3] - bx[1] <= LOGO_SHARE * page_h \
+                and bx[1] > 1.0 and bx[3] < page_h - 1.0:  # (a band bled off the page's edge is its decoration)
             # a born-digital page's strip of a picture with no text over it: a logo or banner, its words drawn;
             # beside the page's running footer (or header) it is furniture too (a sponsor's logo under a slide)
             edge = next((m["boxclass"] for m in ordered if m.get("boxclass") in MARGIN_CLASSES
