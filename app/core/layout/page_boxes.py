@@ -26,7 +26,7 @@ from statistics import median
 from dataclasses import dataclass
 
 from app.core.layout.display_math import split_displays
-from app.core.layout.regroup import join_display_pieces, numbered_order
+from app.core.layout.regroup import continued_sentences, join_display_pieces, numbered_order
 from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMargins, settle
 from app.core.layout.side_tables import join_side_tables
 from app.core.layout.table_split import named_captions, split_table
@@ -434,7 +434,9 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
                     text_box["boxclass"] = "formula"
                 out.append(text_box)
     out = join_display_pieces(out, lambda box: lines_in(lines, box), _math_piece)
-    out = numbered_order(out, lambda box: " ".join(ln.text for ln in lines_in(lines, box)))
+    text_of = lambda box: " ".join(ln.text for ln in sorted(lines_in(lines, box),  # noqa: E731 - top to bottom
+                                                            key=lambda ln: ((ln.box[1] + ln.box[3]) / 2, ln.box[0])))
+    out = continued_sentences(numbered_order(out, text_of), text_of)
     named_captions(out, lambda box: " ".join(ln.text for ln in lines_in(lines, _box(box))))
     # the table's cells hold its text now: a line of it the layout boxed on its own (its column names) goes
     tables_held = [_box(b) for b in out if b.get("layer_table")]

@@ -1,6 +1,7 @@
 """Layout boxes regrouped after the layout model: a display equation it cut into rows joined again
 (`join_display_pieces`), and numbered sections set as cards in a grid put in their numbers' order
-(`numbered_order`).
+(`numbered_order`), and a paragraph cut mid-sentence at a column's foot read on in its continuation
+(`continued_sentences`).
 
 What must never live here: reading text, classifying a single box (app.core.layout.page_boxes).
 """
@@ -72,3 +73,31 @@ def numbered_order(boxes: list[dict], text_of) -> list[dict]:
     starts = [k for k, _ in heads] + [len(boxes)]
     groups = sorted((n, boxes[starts[i]:starts[i + 1]]) for i, (_, n) in enumerate(heads))
     return boxes[:starts[0]] + [b for _, group in groups for b in group]
+
+
+LOOK_AHEAD = 6  # boxes after a sentence cut off at a box's end searched for the box it goes on in
+_ENDS = re.compile(r"[.!?:;)\]”\"’]\s*$")
+
+
+def continued_sentences(boxes: list[dict], text_of) -> list[dict]:
+    """A paragraph cut mid-sentence at the foot of a column ("…examines whether a") goes on in the first text box
+    after it that starts in lower case ("tobacco company espousing…"); the boxes the reading order put between
+    them (a sidebar, the next column's start) follow the continuation. Only text boxes, and only when the box
+    right after the cut starts otherwise (an upper-case letter, a digit, another kind of box)."""
+    out = list(boxes)
+    k = 0
+    while k < len(out) - 2:
+        text = text_of(_box_of(out[k])).rstrip()
+        if out[k].get("boxclass") != "text" or not text or _ENDS.search(text) or not (
+                text[-1].isalpha() and text[-1].islower()):
+            k += 1
+            continue
+        nxt = text_of(_box_of(out[k + 1])).lstrip()
+        if not (out[k + 1].get("boxclass") == "text" and nxt[:1].islower()):
+            for j in range(k + 2, min(len(out), k + 2 + LOOK_AHEAD)):
+                start = text_of(_box_of(out[j])).lstrip()
+                if out[j].get("boxclass") == "text" and start[:1].isalpha() and start[:1].islower():
+                    out.insert(k + 1, out.pop(j))
+                    break
+        k += 1
+    return out
