@@ -113,18 +113,22 @@ def test_inline_math_whose_letters_are_the_text_italics() -> None:
 def test_a_sentence_cut_at_a_column_s_foot_goes_on_in_its_continuation() -> None:
     from app.core.layout.regroup import continued_sentences
 
-    def box(cls, text, y):
-        return {"boxclass": cls, "x0": 0, "y0": y, "x1": 10, "y1": y + 5, "t": text}
+    def box(cls, text, y, x=0):
+        return {"boxclass": cls, "x0": x, "y0": y, "x1": x + 10, "y1": y + 5, "t": text}
 
-    boxes = [box("text", "This paper examines whether a", 0), box("text", "Correspondence to: Dr N", 1),
-             box("section-header", "Received", 2), box("text", "tobacco company espousing CSR.", 3),
-             box("text", "A new paragraph.", 4)]
+    boxes = [box("text", "This paper examines whether a", 50), box("text", "Correspondence to: Dr N", 60),
+             box("section-header", "Received", 70), box("text", "tobacco company espousing CSR.", 0, 20),
+             box("text", "A new paragraph.", 10, 20)]
     text_of = {(b["x0"], b["y0"], b["x1"], b["y1"]): b["t"] for b in boxes}.get
     order = [b["t"] for b in continued_sentences(boxes, text_of)]
     assert order.index("tobacco company espousing CSR.") == 1
-    ended = [box("text", "A sentence that ends.", 0), box("text", "Other", 1), box("text", "lower start", 2)]
+    ended = [box("text", "A sentence that ends.", 0), box("text", "Other", 1), box("text", "lower start", 0, 20)]
     text_of2 = {(b["x0"], b["y0"], b["x1"], b["y1"]): b["t"] for b in ended}.get
     assert continued_sentences(ended, text_of2) == ended
+    # "…the energy is" and its display formula, "where E is …" under it: the formula goes on the sentence
+    maths = [box("text", "the energy is", 0), box("formula", "E = mc^2", 10), box("text", "where E is", 20)]
+    text_of3 = {(b["x0"], b["y0"], b["x1"], b["y1"]): b["t"] for b in maths}.get
+    assert continued_sentences(maths, text_of3) == maths
     from pipeline_kit import read
 
     md = read(PAGE.with_name("multi_column_miss.pdf"), markdown=True, engine="auto", layout="auto")

@@ -82,8 +82,9 @@ _ENDS = re.compile(r"[.!?:;)\]”\"’]\s*$")
 def continued_sentences(boxes: list[dict], text_of) -> list[dict]:
     """A paragraph cut mid-sentence at the foot of a column ("…examines whether a") goes on in the first text box
     after it that starts in lower case ("tobacco company espousing…"); the boxes the reading order put between
-    them (a sidebar, the next column's start) follow the continuation. Only text boxes, and only when the box
-    right after the cut starts otherwise (an upper-case letter, a digit, another kind of box)."""
+    them (a sidebar, the next column's start) follow the continuation. Only text boxes; only when the box right
+    after the cut is prose starting otherwise (an upper-case letter, a digit: a display formula or a table after
+    "…is" goes on the sentence); and only a continuation in the next column, starting higher than the cut ends."""
     out = list(boxes)
     k = 0
     while k < len(out) - 2:
@@ -93,10 +94,13 @@ def continued_sentences(boxes: list[dict], text_of) -> list[dict]:
             k += 1
             continue
         nxt = text_of(_box_of(out[k + 1])).lstrip()
-        if not (out[k + 1].get("boxclass") == "text" and nxt[:1].islower()):
+        between = out[k + 1].get("boxclass") in ("text", "section-header", "caption", "footnote")
+        if between and not (out[k + 1].get("boxclass") == "text" and nxt[:1].islower()):
+            a = _box_of(out[k])
             for j in range(k + 2, min(len(out), k + 2 + LOOK_AHEAD)):
-                start = text_of(_box_of(out[j])).lstrip()
-                if out[j].get("boxclass") == "text" and start[:1].isalpha() and start[:1].islower():
+                start, b = text_of(_box_of(out[j])).lstrip(), _box_of(out[j])
+                if out[j].get("boxclass") == "text" and start[:1].isalpha() and start[:1].islower() \
+                        and b[0] >= a[2] - 0.1 * (a[2] - a[0]) and b[1] < a[3]:  # the next column, higher up
                     out.insert(k + 1, out.pop(j))
                     break
         k += 1
