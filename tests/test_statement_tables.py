@@ -55,3 +55,22 @@ def test_stacked_header_rows_above_a_shaded_table() -> None:
         assert check(t, md)[0], (t["id"], check(t, md)[1])
     assert "Proteomics" in md and "Prot eomics" not in md
     assert '<th colspan="3">ReACT</th>' in md
+
+
+def test_a_first_row_that_names_every_column_skips_the_finder_s_header_analysis() -> None:
+    """external_header with the page's words answers at once for a table whose first row names every column, and
+    says what the finder's (slow) header analysis says, on real ruled tables."""
+    import pymupdf
+
+    from app.core.text.finder_tables import external_header
+
+    pages = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages"
+    seen = 0
+    for name in ("t10-redbook-p9.pdf", "d06-report-p2.pdf", "d01-table-paper.pdf", "d11-wide-table.pdf"):
+        with pymupdf.open(pages / name) as doc:
+            page = doc[0]
+            words = page.get_text("words")
+            for t in page.find_tables().tables:
+                assert external_header(t, words) == external_header(t)
+                seen += 1
+    assert seen >= 4

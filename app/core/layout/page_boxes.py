@@ -180,8 +180,9 @@ def find_tables(page, layout_tables=None) -> list[tuple[tuple[float, float, floa
         out = []
         for t in found.tables:
             cut = split_at_edges(words, column_edges(t), t.bbox, chars_of)
-            above = None if external_header(t) else header_above(t, cut)
-            box = pymupdf_union(t.bbox, t.header.bbox) if external_header(t) else \
+            ext = external_header(t, cut)
+            above = None if ext else header_above(t, cut)
+            box = pymupdf_union(t.bbox, t.header.bbox) if ext else \
                 pymupdf_union(t.bbox, above[1]) if above else t.bbox
             out.append((tuple(float(v) for v in box), from_finder(t, cut)))
         return out

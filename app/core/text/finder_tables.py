@@ -92,7 +92,7 @@ def from_finder(table, words) -> str:
         del out[1], boxes[1]
     # the first row is the header, with the rows its tall cells reach down over ("Item" over two header rows)
     header_rows = max((c.rowspan for c in out[0]), default=0) if len(out) > 1 else 0
-    names = external_header(table)
+    names = external_header(table, words)
     if names:  # the column names stand above the ruled body (booktabs): they are the header row, cell by cell
         out.insert(0, [Cell(name, 1, 1) for name in names])
         header_rows = 1
@@ -190,9 +190,16 @@ def _header_second_line(boxes, out: list[list[Cell]], words) -> bool:
     return min(w[1] for w in low) - max(w[3] for w in top) < 0.5 * h
 
 
-def external_header(table) -> list[str]:
+def external_header(table, words=None) -> list[str]:
     """The column names PyMuPDF's finder found on the line above a table's ruled body (`header.external`), one per
-    column; [] when the header is the table's own first row or the names do not line up with the columns."""
+    column; [] when the header is the table's own first row or the names do not line up with the columns. With the
+    page's `words`: [] at once when the table's first row names every column itself (no figure, no empty or
+    spanned cell) — the finder's header analysis reads the page around the table, a quarter second a table."""
+    if words is not None:
+        first = list(table.rows[0].cells) if table.rows else []
+        texts = [cell_text(words, b) for b in first if b is not None]
+        if first and len(texts) == len(first) and all(t.strip() and not NUMBER.match(t.strip()) for t in texts):
+            return []
     header = getattr(table, "header", None)
     if header is None or not getattr(header, "external", False):
         return []
