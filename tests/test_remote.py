@@ -57,10 +57,12 @@ def test_cancel_stops_dispatch_and_ends_the_requests_in_flight(server):
     engine = open_engine("remote", servers=[server.url], concurrency=3, max_new_tokens=400)
     cancel = CancelToken()
     events = []
+    cut = []  # how many events there were when Cancel came
 
     def emit(event):
         events.append(event)
-        if event.type == "tokens_committed" and len(events) > 5:
+        if event.type == "tokens_committed" and len(events) > 5 and not cut:
+            cut.append(len(events))
             cancel.cancel()
 
     jobs = jobs_of(12)
@@ -68,7 +70,9 @@ def test_cancel_stops_dispatch_and_ends_the_requests_in_flight(server):
         schedule(engine, jobs, emit, cancel)
     started = [e.region_id for e in events if e.type == "region_started"]
     finished = {e.region_id: e for e in events if e.type == "region_finished"}
-    assert 1 <= len(started) <= 3  # nothing dispatched after Cancel
+    # nothing dispatched after Cancel (a region the random model ended early may have made room for one before)
+    assert cut and not [e for e in events[cut[0]:] if e.type == "region_started"]
+    assert 1 <= len(started) < len(jobs)
     assert set(started) == set(finished) and any(e.cancelled for e in finished.values())
     assert engine.in_flight == 0 and all(s.in_flight == 0 for s in engine.servers)
 
