@@ -21,6 +21,7 @@ What must never live here: the child process (budget.py), the label mapping (pym
 """
 from __future__ import annotations
 
+import functools
 import re
 from statistics import median
 from dataclasses import dataclass
@@ -435,8 +436,11 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
                     text_box["boxclass"] = "formula"
                 out.append(text_box)
     out = join_display_pieces(out, lambda box: lines_in(lines, box), _math_piece)
-    text_of = lambda box: " ".join(ln.text for ln in sorted(lines_in(lines, box),  # noqa: E731 - top to bottom
-                                                            key=lambda ln: ((ln.box[1] + ln.box[3]) / 2, ln.box[0])))
+    @functools.lru_cache(maxsize=None)  # a box's text is asked for several times (each box looks ahead)
+    def text_of(box) -> str:
+        return " ".join(ln.text for ln in sorted(lines_in(lines, box),  # top to bottom
+                                                key=lambda ln: ((ln.box[1] + ln.box[3]) / 2, ln.box[0])))
+
     out = continued_sentences(numbered_order(out, text_of), text_of)
     named_captions(out, lambda box: " ".join(ln.text for ln in lines_in(lines, _box(box))))
     # the table's cells hold its text now: a line of it the layout boxed on its own (its column names) goes
