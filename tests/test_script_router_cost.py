@@ -161,3 +161,62 @@ def test_a_pages_language_keeps_its_lines_unless_another_of_its_script_reads_the
     assert choose("rus", noisy) == "rus"  # the page is Russian
     clearly = {"rus": 0.70, "ukr": 0.70 + PAGE_LEAD + 0.01, "bul": 0.5}
     assert choose("rus", clearly) == "ukr"  # a Ukrainian quotation on a Russian page
+
+
+def specks(image, box, seed: int = 7) -> None:
+    """Specks where the line in `box` was (its ink whitened first): noise no script detector names."""
+    import random
+
+    from PIL import ImageDraw
+
+    x0, y0, x1, y1 = box
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((x0 - 2, y0 - 2, x1 + 2, y1 + 2), fill="white")
+    rng = random.Random(seed)
+    for _ in range(160):
+        cx, cy, r = rng.uniform(x0, x1), rng.uniform(y0, y1), rng.uniform(1, 4)
+        draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill="black")
+
+
+def specks_only(lines: list[str]):
+    """A page of `lines`' boxes with nothing on it but specks where the last line was."""
+    image, boxes = page(lines)
+    image.paste("white", (0, 0, *image.size))
+    specks(image, boxes[-1])
+    return image, boxes
+
+
+def test_noise_alone_in_its_block_on_a_latin_image_is_left_as_read():
+    """Picture text on a magazine page (UNLV 8087: "o opory erre eiasero Y rrgoricnia,") came as a block of its own,
+    with no other lines to tell its script by: Tesseract's script detector names no script for the line, and over
+    the whole image it names Latin, so the bundled reading stands (it went through every model: 1 s of the page)."""
+    from app.core.scripts.router import ScriptRouter
+
+    tess = counting_tesseract()
+    image, boxes = page(LATIN + ["x" * 40])
+    specks(image, boxes[-1])
+    assert tess.script_name(image) == "Latin"
+    noise = [(boxes[-1], "o opory erre eiasero Y rrgoricnia,", 0.5)]
+    assert ScriptRouter(tess).route(image, noise) == [None]
+    assert tess.reads == [] and tess.blocks == []
+
+
+def test_a_chinese_blocks_unsure_line_is_not_read_in_every_script():
+    """On a Chinese page the bundled recogniser reads, a long unsure line with no letters of another script keeps
+    its reading: the block's other lines are Chinese (the Latin names in them are not look-alikes either)."""
+    from app.core.scripts.router import ScriptRouter
+
+    tess = counting_tesseract()
+    image, boxes = specks_only(LATIN + ["x" * 40])
+    assert tess.script_name(image) is None  # nothing to tell by but the lines' readings
+    texts = ["性数据集（ICDAR2013,PubTabNet），其效果总结", "Tensmeyer等，2019", "Raja等，2020（tabstruct-net）",
+             "测阶段进行研究，提出了CascadeTabNet，一种基于", "表 5 PubTabNet 表格结构识别结果比较"]
+    from app.core.text.textcheck import WIDE_SCRIPTS, line_coverage, script_of
+
+    h = 30.0  # each Chinese line's box as wide as its characters (read in full: no suspect)
+    width = [0.55 * h * sum(2 if script_of(c) in WIDE_SCRIPTS else 1 for c in t if c != " ") for t in texts]
+    sized = [(60.0, 60.0 + 48 * k, 60 + w, 90.0 + 48 * k) for k, w in enumerate(width)]
+    assert all(line_coverage(b, t) >= 0.9 for b, t in zip(sized, texts))
+    lines = [(box, text, 0.97) for box, text in zip(sized, texts)] + [(boxes[-1], "Yan beane lat ahtut srrer", 0.4)]
+    assert ScriptRouter(tess).route(image, lines) == [None] * len(lines)
+    assert tess.reads == [] and tess.blocks == []

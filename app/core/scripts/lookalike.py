@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from app.core.text.textcheck import script_of
+
 # wordfreq's Latin-script languages: a word any of them knows is a word
 LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl", "pl", "sv", "da", "nb", "fi", "cs", "sk", "sl", "sh",
              "ro", "hu", "tr", "id", "ms", "vi", "ca", "lt", "lv", "is", "fil")
@@ -48,7 +50,11 @@ def known_share(text: str) -> float | None:
 
 
 def lookalike(text: str) -> bool:
-    """Do `text`'s Latin letters make (mostly) no words? (False when there are too few to tell.)"""
+    """Do `text`'s Latin letters make (mostly) no words? (False when there are too few to tell, and for a reading
+    that holds a Chinese or Japanese character: the bundled recogniser read that script there, and the Latin words
+    beside it are names — "Tensmeyer等，2019" on a Chinese page.)"""
+    if any(script_of(c) == "cjk" for c in text):
+        return False
     share = known_share(text)
     return share is not None and share < KNOWN_SHARE
 

@@ -8,6 +8,10 @@ knows (Greek), or a low confidence. A region without suspects costs nothing more
    detector (OSD) first: when it names a script the bundled recogniser reads, the bundled readings stand.
    Lines read as Latin look-alikes (letters that make no words: app.core.scripts.lookalike) are suspects too
    when other lines are or most lines are such, unless OSD over the whole image names a script it reads.
+   Suspects with no such evidence, which OSD cannot name, in a block that reads as a script the bundled
+   recogniser reads (its other lines make Latin words or hold Chinese/Japanese text; else OSD over the whole
+   image), keep their bundled readings (noise, picture text, codes): only a cell of a few characters is tried
+   further, and another reading of it must be SURE.
 1. **The script.** Its widest suspect lines are read with the first Tesseract language of every installed
    script (and English); the best mean confidence wins when it reaches ACCEPT and its letters are in that
    language's script. The page's language so far is tried first and kept without the comparison when it reads
@@ -51,6 +55,7 @@ SURE = 0.8  # the page's language reading this sure is not compared with the oth
 SHAKY = {"tha": 0.9}  # models that read other scripts this confidently (Thai: 0.8 on a Hebrew line)
 PAGE_LEAD = 0.1  # another language of the page's script must read the samples this much surer to take over from it
 SAMPLES = 3  # suspect lines (the widest) the script and its language are found on
+MIN_CJK = 10  # Chinese/Japanese characters a block's other lines need to say the block is in that script
 SHORT = 3  # characters: a suspect this short (a table's figure) is tried in every script whatever its block reads
 # a line's crop for Tesseract: its box widened by these shares of its height (0.1 made a chart's tick labels read
 # sure as text on a Latin page, its picture then taken for text: tests/test_batch_pipeline.py)
@@ -231,15 +236,19 @@ class ScriptRouter:
         if not evidence and osd_name() in catalogue.BUNDLED_OSD:
             return out
         # ... nor, when the detector cannot tell (no script named for a few lines of noise, a stamp, codes) and the
-        # block's other lines read as words, do its longer suspects: a Latin page's speck, DNA sequences or
-        # picture text went through every model (a second a page) and codes were flagged as a script nothing
-        # reads. A cell of a few characters still goes: another model reads a misread figure cheaply.
-        if not evidence and osd_name() is None and words_around(lines, todo):
+        # block reads as a script the bundled recogniser reads, do its longer suspects: a Latin page's speck, DNA
+        # sequences or picture text went through every model (a second a page) and codes were flagged as a
+        # script nothing reads. A cell of a few characters still goes: another model reads a misread figure
+        # cheaply, and its reading is taken only when SURE (Hebrew's read a Chinese page's quote mark as "₪3").
+        cells_only = not evidence and osd_name() is None and self._bundled_block(image, lines, todo)
+        if cells_only:
             todo = [i for i in todo if 0 < len(lines[i][1].strip()) <= SHORT]
             if not todo:
                 return out
             samples = sorted(todo, key=lambda i: -(lines[i][0][2] - lines[i][0][0]))[:SAMPLES]
         lang = self._identify(samples, mean_conf, read)
+        if cells_only and (lang is None or mean_conf(samples, lang) < SURE):
+            return out
         if lang is not None and not self._confirmed(lang, mean_conf(samples, lang), osd_name):
             lang = self._by_osd(samples, mean_conf, read, osd_name)  # OSD's script, when its model reads it
         left = [i for i in todo if line_coverage(tuple(lines[i][0][:4]), lines[i][1]) < MIN_LINE_COVERAGE
@@ -284,6 +293,18 @@ class ScriptRouter:
                           *w[4:]] for w in got.words]
                 out[i] = Routed(got.text, got.conf, f"tesseract:{lang}", script.id if script else "", words, rtl)
         return out
+
+    def _bundled_block(self, image, lines, todo: list[int]) -> bool:
+        """Does the block read as a script the bundled recogniser reads? Its other lines make Latin words or are
+        Chinese/Japanese text (free to tell), else OSD over the whole image (asked once an image) names such a
+        script: the two columns of picture text on a magazine page (UNLV 8087) had no other lines to tell by."""
+        if words_around(lines, todo):
+            return True
+        skip = set(todo)
+        around = [text for i, (_, text, _) in enumerate(lines) if i not in skip]
+        if script_counts(" ".join(around)).get("cjk", 0) >= MIN_CJK:  # however many Latin names beside them
+            return True
+        return self.page_script(image) in catalogue.BUNDLED_OSD
 
     def _read_alone(self, image, box, crops: dict, i: int, read, lang: str, bar: float):
         """Line `i` read on its own crop: (its reading, the crop's origin in `image`); a taller crop, as it is
