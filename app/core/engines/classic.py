@@ -22,6 +22,7 @@ from app.core.scripts.pieces import routed_pieces
 from app.core.scripts.router import ScriptRouter
 from app.core.base.cancel import CancelToken
 from app.core.rapid.empty_lines import UNREAD, keep_empty
+from app.core.rapid.det_input import fast_input
 from app.core.rapid.script_mask import ScriptMask, install
 from app.core.record.events import RegionFinished, RegionStarted
 from app.core.text.tables import from_rows
@@ -62,7 +63,8 @@ def _rapidocr():
             logger = logging.getLogger("RapidOCR")
             logger.setLevel(logging.ERROR)
             install(_ENGINE, SCRIPT_MASK)
-            keep_empty(_ENGINE)  # a line read as nothing still reaches the script router
+            keep_empty(_ENGINE)
+            fast_input(_ENGINE)  # the detector's input made in float32 (app.core.rapid.det_input)  # a line read as nothing still reaches the script router
         return _ENGINE
 
 

@@ -64,6 +64,7 @@ def detector():
     from rapidocr import RapidOCR
 
     from app.core.base.threads import rapidocr_params
+    from app.core.rapid.det_input import fast_input
 
     try:  # threads: a `convert --jobs` worker's share of the cores (app.core.base.threads)
         ocr = RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False, "Det.limit_type": "max",
@@ -71,6 +72,7 @@ def detector():
     except Exception:  # noqa: BLE001 - another params schema
         ocr = RapidOCR()
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
+    fast_input(ocr)  # its input made in float32 (app.core.rapid.det_input)
     return ocr
 
 
