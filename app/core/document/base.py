@@ -143,6 +143,9 @@ class Document:
     def text_layer(self, index: int) -> list[TextWord]:
         return []
 
+    def has_text_layer(self, index: int) -> bool:
+        return bool(self.text_layer(index))
+
     @property
     def title(self) -> str:
         return ""

@@ -23,7 +23,7 @@ import struct
 import subprocess
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from app.core.layout.base import LayoutError
 
@@ -242,10 +242,12 @@ class LayoutProcess:
             raise LayoutError("the layout process did not start")
 
     def parse(self, pdf_bytes: bytes, use_ocr: bool, *, timeout: float | None = None, cancel=None,
-              given: list | None = None) -> dict:
+              given: list | None = None, meanwhile: Callable[[], object] | None = None) -> dict:
         """pymupdf4llm's JSON page of the one-page PDF `pdf_bytes` (`given`: its lines already read, in place of
         the layout's OCR). Raises LayoutTimeout past `timeout` seconds, Cancelled when `cancel` fires, LayoutError
-        when the child fails; KeyboardInterrupt ends the child too."""
+        when the child fails; KeyboardInterrupt ends the child too. `meanwhile`: work of the caller's done here
+        while the child lays the page out (on another core); its errors are left to the caller's own call of it
+        later, where they are reported."""
         with self._lock:
             try:
                 self._ensure(cancel)
@@ -255,6 +257,11 @@ class LayoutProcess:
                     self.stop()
                     raise LayoutError("the layout process ended before the page was sent") from None
                 deadline = time.monotonic() + timeout if timeout else None
+                if meanwhile is not None:
+                    try:
+                        meanwhile()
+                    except Exception:  # noqa: BLE001 - done again (and reported) where the caller needs it
+                        pass
                 kind, value = self._wait(deadline, cancel, "laying out the page")
             except BaseException:  # Ctrl+C, Cancel, the budget: the child may be mid-page; end it
                 self.stop()

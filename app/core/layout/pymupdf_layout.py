@@ -108,6 +108,7 @@ def _displayed(parsed: dict, shown_size: tuple[float, float]) -> bool:
 
 class PyMuPDFLayout:
     name = "pymupdf"
+    overlaps = True  # it lays a page out in another process: `analyse(meanwhile=...)` runs the caller's work then
 
     def __init__(self, use_ocr: bool = True, **_ignored) -> None:
         self.use_ocr = use_ocr
@@ -119,20 +120,21 @@ class PyMuPDFLayout:
             raise LayoutError("PyMuPDF layout is not available; install pymupdf4llm >= 2")
 
     def analyse(self, document, index, image, dpi, *, keep_headers: bool = False, cancel=None,
-                timeout: float | None = None, page_lines: list | None = None) -> list[Region]:
+                timeout: float | None = None, page_lines: list | None = None, meanwhile=None) -> list[Region]:
         """The page's regions. The analysis runs in a child process under `timeout` seconds (LayoutTimeout past
         it) and stops at once on `cancel` or Ctrl+C (app.core.layout.budget); timed as the "layout" stage, the
         child's detector and recogniser apart (app.core.base.stages). `page_lines` ([x0, y0, x1, y1, text] in
         points, the page as shown): a scan's lines the pipeline already read, inserted in place of the layout's own
-        OCR (none is run)."""
+        OCR (none is run). `meanwhile`: the caller's work for this page that needs no layout, done while the child
+        lays the page out."""
         from app.core.base.stages import stage
 
         with stage("layout"):
             return self._analyse(document, index, image, dpi, keep_headers=keep_headers, cancel=cancel,
-                                 timeout=timeout, page_lines=page_lines)
+                                 timeout=timeout, page_lines=page_lines, meanwhile=meanwhile)
 
     def _analyse(self, document, index, image, dpi, *, keep_headers: bool, cancel, timeout,
-                 page_lines=None) -> list[Region]:
+                 page_lines=None, meanwhile=None) -> list[Region]:
         import pymupdf
 
         from app.core.layout.budget import shared_process
@@ -158,7 +160,7 @@ class PyMuPDFLayout:
         finally:
             tmp.close()
         parsed = shared_process().parse(one_page, self.use_ocr, timeout=timeout, cancel=cancel,
-                                        given=page_lines)
+                                        given=page_lines, meanwhile=meanwhile)
         s = dpi / 72.0
         dets, natives = [], []
         boxes = parsed.get("boxes") or []

@@ -31,7 +31,7 @@ def orient_page(pipe, index: int) -> tuple[int, float]:
     if pipe.options.rotate != "auto" or index in pipe.fixed_layouts:
         return doc.orientation(index)
     doc.set_orientation(index)  # judged as it is
-    if doc.text_layer(index):
+    if doc.has_text_layer(index):
         return 0, 0.0
     from app.core.layout.orientation import detect
 

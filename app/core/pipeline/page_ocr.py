@@ -97,7 +97,7 @@ class ScanReader:
         p = self.pipeline
         layout = p.layout
         return (isinstance(p.engine, PageLineEngine) and isinstance(layout, PyMuPDFLayout) and layout.use_ocr
-                and p.document is not None and not p.document.text_layer(index))
+                and p.document is not None and not p.document.has_text_layer(index))
 
     def _key(self, index: int) -> tuple:
         doc = self.pipeline.document

@@ -277,11 +277,13 @@ class Pipeline:
         source = layout.name
         from app.core.layout.budget import LayoutTimeout
 
-        budget = layout_budget(self.options.layout_timeout, doc, index, bool(self.text_words(index)))
+        budget = layout_budget(self.options.layout_timeout, doc, index, doc.has_text_layer(index))
         try:
-            read_once = self.text_source.scan.layout_kw(index)  # a scan's lines, read once (page_ocr.py)
+            kw = self.text_source.scan.layout_kw(index)  # a scan's lines, read once (page_ocr.py)
+            if getattr(layout, "overlaps", False):  # its child lays out while this process reads the text layer
+                kw["meanwhile"] = lambda: self.text_source.layer(index)
             regions = layout.analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers,
-                                     cancel=self.cancel, timeout=budget, **read_once)
+                                     cancel=self.cancel, timeout=budget, **kw)
         except Cancelled:
             raise
         except LayoutTimeout:
