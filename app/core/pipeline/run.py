@@ -280,7 +280,7 @@ class Pipeline:
         budget = layout_budget(self.options.layout_timeout, doc, index, doc.has_text_layer(index))
         try:
             kw = self.text_source.scan.layout_kw(index)  # a scan's lines, read once (page_ocr.py)
-            if getattr(layout, "overlaps", False):  # its child lays out while this process reads the text layer
+            if getattr(layout, "overlaps", False):  # its child lays out while this process reads the layer
                 kw["meanwhile"] = lambda: self.text_source.layer(index)
             regions = layout.analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers,
                                      cancel=self.cancel, timeout=budget, **kw)
