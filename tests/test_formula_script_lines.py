@@ -108,6 +108,20 @@ def test_inline_math_whose_letters_are_the_text_italics() -> None:
                             f) for f in found), found
     assert "We remark that by Corollary 2.7, if $s \\in R$ such that" in md
     assert "$$\n□\n$$" not in md
+    # the end-of-proof box, which the layout boxed again inside the proof's last paragraph, is written once
+    assert md.count("□") == 1, md
+
+
+def test_a_piece_of_a_paragraph_boxed_again_inside_it_goes() -> None:
+    from app.core.layout.regroup import nested_pieces
+
+    def box(cls, x0, y0, x1, y1):
+        return {"boxclass": cls, "x0": x0, "y0": y0, "x1": x1, "y1": y1}
+
+    para, qed, header = box("text", 72, 279, 531, 310), box("text", 522, 298, 531, 306), box("section-header", 80, 282, 200, 290)
+    side = box("text", 500, 250, 560, 300)  # beside it, half out: its own
+    picture, caption = box("picture", 60, 100, 540, 260), box("text", 100, 240, 300, 255)
+    assert nested_pieces([para, qed, header, side, picture, caption]) == [para, header, side, picture, caption]
 
 
 def test_a_sentence_cut_at_a_column_s_foot_goes_on_in_its_continuation() -> None:

@@ -27,7 +27,7 @@ from statistics import median
 from dataclasses import dataclass
 
 from app.core.layout.display_math import split_displays
-from app.core.layout.regroup import continued_sentences, join_display_pieces, numbered_order
+from app.core.layout.regroup import continued_sentences, join_display_pieces, nested_pieces, numbered_order
 from app.core.layout.furniture import MARGIN_CLASSES, MARGIN_SHARE, NeighbourMargins, settle
 from app.core.layout.side_tables import join_side_tables
 from app.core.layout.table_split import named_captions, split_table
@@ -441,7 +441,7 @@ def refine(boxes: list[dict], lines: list[Line], tables=None, margins: tuple[Mar
         return " ".join(ln.text for ln in sorted(lines_in(lines, box),  # top to bottom
                                                 key=lambda ln: ((ln.box[1] + ln.box[3]) / 2, ln.box[0])))
 
-    out = continued_sentences(numbered_order(out, text_of), text_of)
+    out = nested_pieces(continued_sentences(numbered_order(out, text_of), text_of))
     named_captions(out, lambda box: " ".join(ln.text for ln in lines_in(lines, _box(box))))
     # the table's cells hold its text now: a line of it the layout boxed on its own (its column names) goes
     tables_held = [_box(b) for b in out if b.get("layer_table")]

@@ -1,7 +1,7 @@
 """Layout boxes regrouped after the layout model: a display equation it cut into rows joined again
 (`join_display_pieces`), and numbered sections set as cards in a grid put in their numbers' order
-(`numbered_order`), and a paragraph cut mid-sentence at a column's foot read on in its continuation
-(`continued_sentences`).
+(`numbered_order`), a paragraph cut mid-sentence at a column's foot read on in its continuation
+(`continued_sentences`), and a piece of a paragraph boxed a second time inside it left out (`nested_pieces`).
 
 What must never live here: reading text, classifying a single box (app.core.layout.page_boxes).
 """
@@ -105,3 +105,24 @@ def continued_sentences(boxes: list[dict], text_of) -> list[dict]:
                     break
         k += 1
     return out
+
+
+NESTED = 0.8  # a text box this much inside another text box is a piece of it the layout boxed again
+
+
+def nested_pieces(boxes: list[dict]) -> list[dict]:
+    """The boxes without a text box that lies inside another text (or list) box: the layout boxed a piece of a
+    paragraph a second time (a proof's end-of-proof box at the end of its last line), and its words, read with the
+    paragraph already, came out twice."""
+    def area(b: dict) -> float:
+        x0, y0, x1, y1 = _box_of(b)
+        return max(0.0, x1 - x0) * max(0.0, y1 - y0)
+
+    def within(a: dict, b: dict) -> float:  # the share of a's area inside b
+        (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = _box_of(a), _box_of(b)
+        w, h = min(ax1, bx1) - max(ax0, bx0), min(ay1, by1) - max(ay0, by0)
+        return w * h / max(1e-9, area(a)) if w > 0 and h > 0 else 0.0
+
+    hosts = [b for b in boxes if b.get("boxclass") in ("text", "list-item")]
+    return [b for b in boxes if b.get("boxclass") != "text" or not any(
+        h is not b and area(h) > area(b) and within(b, h) >= NESTED for h in hosts)]
