@@ -63,8 +63,8 @@ def _rapidocr():
             logger = logging.getLogger("RapidOCR")
             logger.setLevel(logging.ERROR)
             install(_ENGINE, SCRIPT_MASK)
-            keep_empty(_ENGINE)
-            fast_input(_ENGINE)  # the detector's input made in float32 (app.core.rapid.det_input)  # a line read as nothing still reaches the script router
+            keep_empty(_ENGINE)  # a line read as nothing still reaches the script router
+            fast_input(_ENGINE)  # the detector's input made in float32 (app.core.rapid.det_input)
         return _ENGINE
 
 

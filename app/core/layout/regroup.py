@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from app.core.text.textlayer import inside_fraction
+
 
 def _box_of(b: dict) -> tuple[float, float, float, float]:
     return (float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"]))
@@ -118,11 +120,6 @@ def nested_pieces(boxes: list[dict]) -> list[dict]:
         x0, y0, x1, y1 = _box_of(b)
         return max(0.0, x1 - x0) * max(0.0, y1 - y0)
 
-    def within(a: dict, b: dict) -> float:  # the share of a's area inside b
-        (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = _box_of(a), _box_of(b)
-        w, h = min(ax1, bx1) - max(ax0, bx0), min(ay1, by1) - max(ay0, by0)
-        return w * h / max(1e-9, area(a)) if w > 0 and h > 0 else 0.0
-
     hosts = [b for b in boxes if b.get("boxclass") in ("text", "list-item")]
     return [b for b in boxes if b.get("boxclass") != "text" or not any(
-        h is not b and area(h) > area(b) and within(b, h) >= NESTED for h in hosts)]
+        h is not b and area(h) > area(b) and inside_fraction(_box_of(b), _box_of(h)) >= NESTED for h in hosts)]

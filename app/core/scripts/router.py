@@ -13,10 +13,10 @@ knows (Greek), or a low confidence. A region without suspects costs nothing more
    image), keep their bundled readings (noise, picture text, codes): only a cell of a few characters is tried
    further, and another reading of it must be SURE.
 1. **The script.** Its widest suspect lines are read with the first Tesseract language of every installed
-   script (and English), in turn; the best mean confidence wins when it reaches ACCEPT and its letters are in that
-   language's script, and one that reads them CLEAR ends the comparison. The page's language so far is tried first and kept without the comparison when it reads
-   SURE. Then the other languages of the same script (Russian, Ukrainian, Bulgarian, Serbian; Arabic, Persian;
-   Hindi, Marathi) are compared on the same lines.
+   script (and English), in turn; the best mean confidence wins when it reaches ACCEPT and its letters are in
+   that language's script, and one that reads them CLEAR ends the comparison. The page's language so far is
+   tried first and kept without the comparison when it reads SURE. Then the other languages of the same script
+   (Russian, Ukrainian, Bulgarian, Serbian; Arabic, Persian; Hindi, Marathi) are compared on the same lines.
 2. **The lines.** Every suspect line is read with that language and keeps Tesseract's reading when its
    confidence reaches ACCEPT and its letters are in the script; otherwise the bundled reading stands (and
    stays flagged by the engines' coverage check). A region whose script is Latin keeps the bundled readings.
