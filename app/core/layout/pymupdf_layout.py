@@ -81,16 +81,23 @@ JPEG_PIXELS = 2_000_000  # a scan page this large goes to the layout as JPEG whe
 
 
 def layout_image(document, index: int) -> bytes:
-    """The page image for the layout child when the page's lines are given (it runs no OCR on it): as the page is
-    read (`Document.image_bytes`), but JPEG for a large page. Encoded as PNG, a skewed 300-DPI scan was 25 MB: 0.9 s
-    to encode, more to send and to decode each of the four times the layout lists the page's blocks (its layout
-    2.0 s a page, 0.7 s as JPEG; the regions of the real set's large scans the same). Small pages keep PNG: it
-    costs little there, and the layout model's reading of a small table crop moved with JPEG's artefacts."""
+    """The page image for the layout child when the page's lines are given (it runs no OCR on it): the image file's
+    own bytes where they are the page as read (`source_bytes`: a JPEG, or a PNG under JPEG_PIXELS), else the page
+    as read (`Document.image_bytes`, PNG), but JPEG for a large page. Encoded as PNG, a skewed 300-DPI scan was
+    25 MB: 0.9 s to encode, more to send and to decode each of the four times the layout lists the page's blocks
+    (its layout 2.0 s a page, 0.7 s as JPEG; the regions of the real set's large scans the same). Small pages keep
+    PNG: it costs little there, and the layout model's reading of a small table crop moved with JPEG's artefacts
+    (a JPEG file is given as it is: its pixels are the ones read). A JPEG passes through MuPDF's listing of the
+    page's blocks as it is stored, where a PNG is written out again each time; encoded afresh by Pillow, it also
+    cost the parent 30-100 ms."""
     import io
 
     from app.core.document.base import DEFAULT_DPI
 
     page = document.render(index, document.native_dpi(index) or DEFAULT_DPI)
+    own = document.source_bytes(index) if hasattr(document, "source_bytes") else None
+    if own is not None and (own[:2] == b"\xff\xd8" or page.width * page.height < JPEG_PIXELS):
+        return own
     if page.width * page.height < JPEG_PIXELS:
         return document.image_bytes(index)
     buf = io.BytesIO()
