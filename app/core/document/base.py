@@ -271,6 +271,18 @@ def _oriented(img: "Image.Image", turn: int, skew: float) -> "Image.Image":
         img = img.transpose({90: Image.Transpose.ROTATE_270, 180: Image.Transpose.ROTATE_180,
                              270: Image.Transpose.ROTATE_90}[turn])
     if skew:
+        if _grey_rgb(img):  # one band turned is the three turned alike, pixel for pixel, in half the time
+            return img.getchannel(0).rotate(skew, resample=Image.Resampling.BICUBIC, fillcolor=255).convert("RGB")
         fill = (255,) * len(img.getbands()) if len(img.getbands()) > 1 else 255
         img = img.rotate(skew, resample=Image.Resampling.BICUBIC, fillcolor=fill)
     return img
+
+
+def _grey_rgb(img: "Image.Image") -> bool:
+    """Is `img` an RGB image whose three bands are one (a grey or bilevel scan read as RGB)?"""
+    import numpy as np
+
+    if img.mode != "RGB":
+        return False
+    a = np.asarray(img)
+    return bool(np.array_equal(a[..., 0], a[..., 1]) and np.array_equal(a[..., 1], a[..., 2]))

@@ -9,9 +9,9 @@ nor solid); the lines are grouped into blocks (a gap under two line heights join
 regions marked `layout_missed` (their lines' boxes in `ink_lines`, points, for an engine that reads given
 lines), placed in the reading order by their top, and the page gets a warning.
 
-Numpy and Pillow only, on a copy of the page reduced to WORK_DPI: a few tens of milliseconds a page. What must
-never live here: reading text (the engine reads the new regions like any other), born-digital pages (their text
-layer says what the layout missed: app.core.pipeline.text_source).
+Numpy, Pillow and OpenCV's median, on a copy of the page reduced to WORK_DPI: a few tens of milliseconds a page.
+What must never live here: reading text (the engine reads the new regions like any other), born-digital pages
+(their text layer says what the layout missed: app.core.pipeline.text_source).
 """
 from __future__ import annotations
 
@@ -32,11 +32,12 @@ MISSED = "the layout missed these lines; read as plain text (check their place i
 
 
 def _ink(image, scale: float) -> np.ndarray:
-    """Bool ink of the despeckled page reduced by `scale`."""
-    from PIL import ImageFilter
+    """Bool ink of the despeckled page reduced by `scale`. The 3 × 3 median is OpenCV's (pixel for pixel Pillow's
+    MedianFilter(3) on the real set's pages, edges replicated alike; 3-150 times faster: 0.14 s on a 300-DPI scan)."""
+    import cv2
 
     small = image.convert("L").resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
-    grey = np.asarray(small.filter(ImageFilter.MedianFilter(3)), dtype=np.uint8)
+    grey = cv2.medianBlur(np.ascontiguousarray(np.asarray(small, dtype=np.uint8)), 3)
     bg, dark = float(np.percentile(grey, 90)), float(np.percentile(grey, 1))
     if bg - dark < 40:  # no contrast: a blank or a flat page
         return np.zeros(grey.shape, dtype=bool)
