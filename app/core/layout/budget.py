@@ -257,12 +257,13 @@ class LayoutProcess:
                 except OSError:
                     self.stop()
                     raise LayoutError("the layout process ended before the page was sent") from None
-                deadline = time.monotonic() + timeout if timeout else None
                 if meanwhile is not None:
                     try:
                         meanwhile()
                     except Exception:  # noqa: BLE001 - done again (and reported) where the caller needs it
                         pass
+                # (the budget counts from here: the caller's work may have taken longer than the page)
+                deadline = time.monotonic() + timeout if timeout else None
                 kind, value = self._wait(deadline, cancel, "laying out the page")
             except BaseException:  # Ctrl+C, Cancel, the budget: the child may be mid-page; end it
                 self.stop()

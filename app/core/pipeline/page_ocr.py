@@ -154,6 +154,25 @@ class ScanReader:
         s = dpi / 72.0
         return {"page_lines": [[*(round(v / s, 2) for v in line.det), line.text] for line in found]}
 
+    def decode_ahead(self, index: int) -> int:
+        """While the layout lays page `index` out (its `meanwhile`): the engine decodes the page lines it will
+        decode, each as it will be given them (a fresh reading, its words settled), so that reading the regions
+        finds them decoded (app.core.engines.builtin.ahead). Only under the engine's `decoder="unsure"`; the lines
+        decoded."""
+        from app.core.engines.builtin.engine import line_budget
+        from app.core.engines.builtin.lexicon import settle_reading
+
+        engine, key = self.pipeline.engine, self._key(index)
+        if key not in self._pages or getattr(engine, "decoder", None) != "unsure" or not hasattr(engine, "ahead"):
+            return 0
+        readings = []
+        for line in self._pages[key][1]:
+            if line.reading.routed is None:  # a line another recogniser read is not decoded
+                readings.append(line.fresh_reading())
+                settle_reading(readings[-1])
+        with stage("decoder"):
+            return engine.ahead.run(engine, index, readings, line_budget, self.pipeline.cancel)
+
     def found_again(self, region, crop, dpi: float, origin: tuple[float, float]) -> list | None:
         """For a region of a page read here that came with no lines of the page's (none fell in it, or they were
         set aside for print outside them: app.core.layout.lost_lines): the engine's detector over its crop, each

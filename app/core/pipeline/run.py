@@ -281,7 +281,7 @@ class Pipeline:
         try:
             kw = self.text_source.scan.layout_kw(index)  # a scan's lines, read once (page_ocr.py)
             if getattr(layout, "overlaps", False):  # its child lays out while this process reads the layer
-                kw["meanwhile"] = lambda: self.text_source.layer(index)
+                kw["meanwhile"] = lambda: self.text_source.meanwhile(index)
             regions = layout.analyse(doc, index, image, dpi, keep_headers=self.options.keep_headers,
                                      cancel=self.cancel, timeout=budget, **kw)
         except Cancelled:

@@ -103,6 +103,12 @@ class TextSource:
             self._layer = (key, original_layer(doc, index, self.pipeline.options.password))
         return self._layer[1]
 
+    def meanwhile(self, index: int) -> None:
+        """What page `index` needs that no layout decides, done while its layout runs in the child: its text layer
+        read, a scan's unsure lines decoded (ScanReader.decode_ahead)."""
+        self.layer(index)
+        self.scan.decode_ahead(index)
+
     @property
     def mode(self) -> str:
         return self.pipeline.options.text_layer

@@ -40,6 +40,7 @@ from app.core.engines.builtin.lexicon import settle_reading
 from app.core.engines.builtin.line_boxes import group_rows, padded_apart
 from app.core.engines.builtin.page_lines import detect, detector, known_rows, read_page_lines
 from app.core.engines.builtin.sure_lines import kept_line, skips
+from app.core.engines.builtin.ahead import Ahead
 from app.core.engines.builtin.routed import reader_stats, reading_rows, route_region, routed_line
 from app.core.scripts.router import Routed, ScriptRouter
 from app.core.text.tables import from_rows
@@ -96,6 +97,7 @@ class ReaderEngine:
         self.recogniser = Recogniser(threads=threads, mask=self.script, stretch=True)
         self._det = None
         self.router = ScriptRouter()  # lines in scripts the recogniser cannot read: another recogniser's
+        self.ahead = Ahead()  # lines decoded while their page was laid out (ahead.py)
         self._page: int | None = None
         vocab = self.tokenizer.get_vocab()
         self._texts = {i: (t if len(t) == 1 else "") for t, i in vocab.items()}
@@ -191,7 +193,6 @@ class ReaderEngine:
         from app.core.decoding.autoregressive import ar_decode
         from app.core.engines.builtin.reader import prefill
 
-        prefix = prefill(self.model, self.codec, reading)
         pending = {"sep": sep}
 
         def lead(text: str) -> str:
@@ -208,17 +209,18 @@ class ReaderEngine:
                                     tokens_before=offsets["tokens"]))
 
             listening = emit is not no_emit
-            decoded = selfspec_decode(self.model, prefix, mask_id=self.mask_id, block_size=self.block_size,
-                                      stop_ids=self.stop_ids, max_new_tokens=budget,
-                                      on_round=on_round if listening else None, cancel=cancel,
-                                      inspect=self.inspect if listening else None)
+            ahead = self.ahead.take(self._page, reading, budget)  # decoded while the page was laid out (ahead.py)
+            decoded = ahead.replay(on_round if listening else None) if ahead is not None else selfspec_decode(
+                self.model, prefill(self.model, self.codec, reading), mask_id=self.mask_id,
+                block_size=self.block_size, stop_ids=self.stop_ids, max_new_tokens=budget,
+                on_round=on_round if listening else None, cancel=cancel, inspect=self.inspect if listening else None)
         else:
             def on_token(step: int, token: int, ms: float, cache_len: int) -> None:
                 emit(tokens_committed(region_id, step + offsets["step"], token, lead(self.text_of([token])), ms,
                                       cache_len, self.token_texts))
 
-            decoded = ar_decode(self.model, prefix, stop_ids=self.stop_ids, max_new_tokens=budget, on_token=on_token,
-                                cancel=cancel)
+            decoded = ar_decode(self.model, prefill(self.model, self.codec, reading), stop_ids=self.stop_ids,
+                                max_new_tokens=budget, on_token=on_token, cancel=cancel)
         return decoded, self.text_of(decoded.tokens)
 
     def decode_region(self, image: "Image.Image", task: str, *, region_id: str, emit: Emit = no_emit,
