@@ -77,4 +77,7 @@ def test_a_large_scan_goes_to_the_layout_as_jpeg_and_a_small_one_as_its_own_png(
         assert sent[:3] == b"\xff\xd8\xff"  # JPEG
         assert one_page_pdf(sent) < one_page_pdf(large.image_bytes(0)) / 4
     with open_document(pages / "s07-phototest.png") as small:
+        # the file's own PNG (lossless, the page as read: app.core.document.images.source_bytes)
+        assert layout_image(small, 0) == (pages / "s07-phototest.png").read_bytes()
+        small.set_orientation(0, 0, 0.3)  # straightened: the page as read is no longer the file
         assert layout_image(small, 0) == small.image_bytes(0)
