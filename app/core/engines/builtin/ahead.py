@@ -2,11 +2,12 @@
 (app.core.pipeline.page_ocr), and the layout then runs in its child process for a third of a second or more while
 this process waits. Under `decoder="unsure"` (convert's default) the lines the decoder will read are known by
 then: each page line the recogniser was unsure of, as the engine will see it (its fresh reading, the word list's
-settling applied: lexicon.settle_reading). `decode_ahead` decodes those in that wait; when the engine reaches
-such a line in a region (`read_line`), it takes the decode kept for exactly that reading and token budget and
-replays its rounds to the listener, so the events, the text and the statistics are those of decoding it there:
-the decode is greedy and its input is the reading alone. A line read otherwise (turned, routed to another
-recogniser, read with another budget, a region read again) is decoded where it is read, as before.
+settling applied: lexicon.settle_reading). `Ahead.run` decodes those in that wait (the pipeline's
+`ScanReader.decode_ahead` calls it); when the engine reaches such a line in a region (`read_line`), it takes the
+decode kept for exactly that reading and token budget and replays its rounds to the listener, so the events, the
+text and the statistics are those of decoding it there: the decode is greedy and its input is the reading alone.
+A line read otherwise (turned, routed to another recogniser, read with another budget, a region read again) is
+decoded where it is read, as before.
 
 Not under `decoder="always"` (the window): there the rounds are drawn as they are decoded.
 
