@@ -16,27 +16,72 @@ FULL_PAGE = 0.9  # an image over this share of the page is the scan itself (pymu
 
 def inserting(lines: Sequence[Sequence]):
     """pymupdf4llm's `ocr_function(page, dpi=, language=, keep_ocr_text=)` writing `lines` ([x0, y0, x1, y1, text])
-    into the page."""
+    into the page.
+
+    The page's content comes out byte for byte as pymupdf4llm's own hook writes it (`Page.insert_text` with its
+    `adjust_width`), but each line goes to `Shape.insert_text` already encoded (`encoded`): given plain text,
+    PyMuPDF measures every code point up to the line's highest (65,000 of them for a line with one Chinese
+    letter) and looks each character up in the font for its width. Each character is measured here once a page:
+    40-125 ms of a scanned page's layout."""
 
     def ocr_function(page, dpi=None, language=None, keep_ocr_text=False) -> None:  # noqa: ARG001 - its signature
         import pymupdf
-        from pymupdf4llm.ocr.exec_ocr_interface import FONT, FONTNAME, adjust_width
+        from pymupdf4llm.ocr.exec_ocr_interface import FONT, FONTNAME
 
         if not lines:
             return
         page.insert_font(fontname=FONTNAME, fontbuffer=FONT.buffer)
         shape = page.new_shape()  # every line in one content stream (`Page.insert_text` adds one per line)
+        font = _Measured(FONT)
         for x0, y0, x1, y1, text, *_ in lines:
             rect = pymupdf.Rect(x0, y0, x1, y1)
             if not str(text).strip() or rect.is_empty:
                 continue
             size = rect.height
             text = stand_in(str(text), FONT)
-            shape.insert_text(rect.bl + (0, -0.2 * size), text, fontsize=size, fontname=FONTNAME,
-                              morph=(rect.bl, adjust_width(text, size, rect)))
+            length = font.length(text) * size  # pymupdf4llm's adjust_width, its sum in the same order
+            stretch = pymupdf.Matrix(rect.width / length, 1) if length > 0 else pymupdf.Matrix(1, 1)
+            shape.insert_text(rect.bl + (0, -0.2 * size), font.encoded(text), fontsize=size, fontname=FONTNAME,
+                              morph=(rect.bl, stretch))
         shape.commit()
 
     return ocr_function
+
+
+class _Measured:
+    """A font's advance and glyph number per character, each looked up once: the sums `Font.text_length` makes
+    (`fz_encode_character_with_fallback`, then the advance) and the glyph string `Shape.insert_text` writes for a
+    font embedded whole (`fz_encode_character`, four hex digits a glyph, as `Document.get_char_widths` lists
+    them)."""
+
+    def __init__(self, font) -> None:
+        self.font = font
+        self._advance: dict[str, float] = {}
+        self._glyph: dict[str, str] = {}
+
+    def length(self, text: str) -> float:
+        import pymupdf
+
+        total = 0
+        for ch in text:
+            advance = self._advance.get(ch)
+            if advance is None:
+                glyph, font = pymupdf.mupdf.fz_encode_character_with_fallback(self.font.this, ord(ch), 0, 0)
+                advance = self._advance[ch] = pymupdf.mupdf.fz_advance_glyph(font, glyph, 0)
+            total += advance
+        return total
+
+    def encoded(self, text: str) -> str:
+        """`text` as the TJ operand `Shape.insert_text` passes on as it is; a text it would split into lines
+        (a line or paragraph separator in it) is left to it."""
+        import pymupdf
+
+        if len(text.splitlines()) != 1:
+            return text
+        glyphs = self._glyph
+        for ch in set(text) - glyphs.keys():
+            glyphs[ch] = "%04x" % pymupdf.mupdf.fz_encode_character(self.font.this, ord(ch))
+        return "[<" + "".join(glyphs[ch] for ch in text) + ">]"
 
 
 def stand_in(text: str, font) -> str:
