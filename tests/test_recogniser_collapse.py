@@ -65,3 +65,27 @@ def test_all_blank_and_empty_posteriors_read_as_nothing():
     blank = np.tile(np.array([[0.9, 0.05, 0.05]], dtype=np.float32), (6, 1))
     assert collapse(blank, characters).text == ""
     assert collapse(np.zeros((0, 3), dtype=np.float32), characters).text == ""
+
+
+def test_a_readings_copy_is_its_deep_copy_and_apart_from_it():
+    """`Reading.copy` (what the engine settles in place while the page keeps its own) equals a deep copy, with
+    and without another recogniser's reading, and changing the copy leaves the original as it was."""
+    import copy
+
+    from app.core.scripts.router import Routed
+
+    rng = np.random.default_rng(3)
+    characters = ["<blank>", *"abcdef", " "]
+    probs = rng.dirichlet(np.full(len(characters), 0.3), size=40).astype(np.float32)
+    for routed in (None, Routed("привет", 0.9, "tesseract:rus", "cyrillic", [[0, 0, 9, 9, "привет", 0.9]])):
+        reading = collapse(probs, characters)
+        reading.routed = routed
+        assert reading.chars
+        copied = reading.copy()
+        assert copied == copy.deepcopy(reading)
+        copied.chars[0], copied.conf[0] = "#", -1.0
+        copied.cols.append((99, 100))
+        if routed is not None:
+            copied.routed.words[0][4] = "changed"
+        assert reading.chars[0] != "#" and reading.conf[0] != -1.0 and (99, 100) not in reading.cols
+        assert routed is None or reading.routed.words[0][4] == "привет"

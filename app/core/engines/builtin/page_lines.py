@@ -15,7 +15,6 @@ What must never live here: layout, turning pages, decoding.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -53,7 +52,7 @@ class PageLine:
 
     def fresh_reading(self):
         """A copy of the reading the engine may settle in place (the page's stays as read)."""
-        return copy.deepcopy(self.reading)
+        return self.reading.copy()
 
 
 def detector():
@@ -140,10 +139,11 @@ def read_page_lines(engine, image, page: int = 0, dets: Sequence[Sequence[float]
 
 
 def cut(image, box):
-    """The BGR crop of `image` (PIL) inside `box`, turned when it is a vertical piece (as `crops` cuts it)."""
+    """The BGR crop of `image` (PIL, or its RGB array) inside `box`, turned when it is a vertical piece (as `crops`
+    cuts it)."""
     import numpy as np
 
-    rgb = np.asarray(image.convert("RGB"))
+    rgb = image if isinstance(image, np.ndarray) else np.asarray(image.convert("RGB"))
     crop = rgb[max(0, int(box[1])):int(round(box[3])), max(0, int(box[0])):int(round(box[2]))]
     if crop.shape[0] * 1.0 / max(1, crop.shape[1]) >= 1.5:
         crop = np.rot90(crop)
@@ -154,6 +154,8 @@ def known_rows(image, known: Sequence[tuple]):
     """The engine's rows ([[(box, crop), ...], ...], as its own line finding gives them) and their readings in row
     order, for lines already read: `known` is (box in `image`'s pixels, reading) per line; a line with no reading
     (None: a part of a line, cut at a column's edge) is cut as given lines are (padded, apart) and keeps None."""
+    import numpy as np
+
     from app.core.engines.builtin.line_boxes import group_rows, padded_apart
 
     boxes = [tuple(float(v) for v in box) for box, _ in known]
@@ -161,7 +163,8 @@ def known_rows(image, known: Sequence[tuple]):
     for i, box in zip(fresh, padded_apart([boxes[i] for i in fresh], image.width, image.height)):
         boxes[i] = box
     rows = group_rows(boxes)
-    return ([[(tuple(round(v, 1) for v in boxes[i]), cut(image, boxes[i])) for i in row] for row in rows],
+    rgb = np.asarray(image.convert("RGB"))  # once, not once a line
+    return ([[(tuple(round(v, 1) for v in boxes[i]), cut(rgb, boxes[i])) for i in row] for row in rows],
             [known[i][1] for row in rows for i in row])
 
 
