@@ -47,3 +47,25 @@ def test_the_detector_finds_the_same_boxes_with_it():
     got = fast(image, use_det=True, use_cls=False, use_rec=False)
     assert isinstance(fast.text_det.get_preprocess(), _Float32Input)  # it is the one that ran
     assert len(want.boxes) > 10 and np.array_equal(np.asarray(got.boxes), np.asarray(want.boxes))
+
+
+def test_a_detection_only_call_cuts_no_crops_and_finds_the_same_boxes():
+    """`boxes_only`: asked for boxes alone, RapidOCR no longer cuts a crop of each line for a recogniser it does not
+    run; the boxes are its own, and a call that recognises still cuts and reads the crops."""
+    from rapidocr import RapidOCR
+
+    from app.core.rapid.det_input import boxes_only
+
+    image = _page()
+    own, lean = RapidOCR(params=PARAMS), RapidOCR(params=PARAMS)
+    boxes_only(lean)
+    cuts = []
+    cut = lean.crop_text_regions
+    lean.crop_text_regions = lambda img, boxes: cuts.append(len(boxes)) or cut(img, boxes)
+    want = own(image, use_det=True, use_cls=False, use_rec=False)
+    got = lean(image, use_det=True, use_cls=False, use_rec=False)
+    assert cuts and np.array_equal(np.asarray(got.boxes), np.asarray(want.boxes))
+    assert own.crop_text_regions(image, want.boxes)  # RapidOCR's own cuts them
+    assert cut(image, want.boxes) == []  # ours, for this call, does not
+    read = lean(image, use_det=True, use_cls=False, use_rec=True)
+    assert read.txts and len(read.txts) >= 0.8 * len(want.boxes)

@@ -89,3 +89,27 @@ def test_a_readings_copy_is_its_deep_copy_and_apart_from_it():
             copied.routed.words[0][4] = "changed"
         assert reading.chars[0] != "#" and reading.conf[0] != -1.0 and (99, 100) not in reading.cols
         assert routed is None or reading.routed.words[0][4] == "привет"
+
+
+def test_percentiles_from_the_histogram_are_numpys_own():
+    """The crop's contrast stretch takes its 1st and 99th percentiles from a histogram: the very numbers
+    `np.percentile` gives, on real line crops of a scan and on random and posterised ones of every shape."""
+    from pathlib import Path
+
+    from PIL import Image
+
+    from app.core.rapid.recogniser import percentiles
+
+    page = Path(__file__).resolve().parents[1] / "corpora" / "realdocs" / "pages" / "s06-eurotext.png"
+    rgb = np.asarray(Image.open(page).convert("RGB"))
+    rng = np.random.default_rng(5)
+    crops = [rgb[y:y + h, x:x + w] for y, x, h, w in zip(rng.integers(0, rgb.shape[0] - 60, 60),
+                                                        rng.integers(0, rgb.shape[1] - 700, 60),
+                                                        rng.integers(1, 60, 60), rng.integers(1, 700, 60))]
+    for k in range(400):
+        shape = (int(rng.integers(1, 60)), int(rng.integers(1, 500)), *((3,) if k % 2 else ()))
+        crop = rng.integers(0, 256, size=shape, dtype=np.uint8)
+        crops.append(crop // 50 * 50 if k % 3 == 0 else crop)
+    for crop in crops:
+        for qs in ((1.0, 99.0), (0.0, 50.0, 100.0), (12.5, 87.5)):
+            assert percentiles(crop, qs) == [float(v) for v in np.percentile(crop, qs)]

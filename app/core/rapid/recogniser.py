@@ -178,11 +178,32 @@ def stretch_contrast(image: np.ndarray) -> np.ndarray:
     """`image` (uint8, grey or BGR) with its grey levels mapped linearly so that its darkest and lightest
     STRETCH_PERCENT become 0 and 255 (all channels alike, so colours keep their order); unchanged when it already
     spans the range or is flat (a blank crop gains no noise)."""
-    lo, hi = np.percentile(image, (STRETCH_PERCENT, 100.0 - STRETCH_PERCENT))
+    lo, hi = percentiles(image, (STRETCH_PERCENT, 100.0 - STRETCH_PERCENT))
     if hi - lo < MIN_SPREAD or (lo <= 2 and hi >= 253):
         return image
     out = (image.astype(np.float32) - float(lo)) * (255.0 / float(hi - lo))
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def percentiles(image: np.ndarray, qs: Sequence[float]) -> list[float]:
+    """`np.percentile(image, qs)` (its default, linear interpolation between the two nearest values) of a uint8
+    array, the same numbers from its histogram: a sort of every pixel of a line crop cost more than its
+    recognition's share of columns (about 1 ms a line)."""
+    if image.dtype != np.uint8 or not image.size:
+        return [float(v) for v in np.percentile(image, qs)]
+    flat = image.ravel()
+    n = flat.size
+    below = np.cumsum(np.bincount(flat, minlength=256))  # pixels at or under each level
+    out = []
+    for q in qs:
+        at = (n - 1) * (q / 100.0)  # numpy's virtual index for "linear"
+        k = int(math.floor(at))
+        t = at - k
+        a = float(np.searchsorted(below, k, side="right"))  # the k-th smallest value
+        b = float(np.searchsorted(below, min(k + 1, n - 1), side="right"))
+        # numpy's lerp, which works from the nearer end
+        out.append(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
+    return out
 
 
 def normalise(images: Sequence[np.ndarray]) -> np.ndarray:

@@ -63,7 +63,7 @@ def detector():
     from rapidocr import RapidOCR
 
     from app.core.base.threads import rapidocr_params
-    from app.core.rapid.det_input import fast_input
+    from app.core.rapid.det_input import boxes_only, fast_input
 
     try:  # threads: a `convert --jobs` worker's share of the cores (app.core.base.threads)
         ocr = RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False, "Det.limit_type": "max",
@@ -72,6 +72,7 @@ def detector():
         ocr = RapidOCR()
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
     fast_input(ocr)  # its input made in float32 (app.core.rapid.det_input)
+    boxes_only(ocr)  # and no crops cut for the recogniser it does not run
     return ocr
 
 
