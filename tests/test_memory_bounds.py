@@ -36,8 +36,8 @@ def test_a_run_gives_the_freed_heap_back_after_every_page(tmp_path, monkeypatch)
 
     events, trims = [], []
 
-    def release() -> bool:
-        trims.append(sum(e.type == "page_finished" for e in events))  # pages announced when it was called
+    def release(since: float = 0.0) -> bool:
+        trims.append((sum(e.type == "page_finished" for e in events), since))  # pages announced when it was called
         return True
 
     monkeypatch.setattr(run_module, "release_free_memory", release)
@@ -49,8 +49,18 @@ def test_a_run_gives_the_freed_heap_back_after_every_page(tmp_path, monkeypatch)
         pipe.close()
     assert len(out.pages) == 2
     read = sum(e.type == "region_finished" for e in events)
-    assert trims[-1] == 2 and 1 in trims  # right after each page's PageFinished
-    assert len(trims) >= 2 + read  # and after each region read one at a time (its crops and tensors freed)
+    pages = [n for n, since in trims if since == 0]
+    assert pages[-1] == 2 and 1 in pages  # right after each page's PageFinished, always
+    # and after each region read one at a time (its crops and tensors freed) when the last trim is old enough
+    assert len(trims) - len(pages) >= read and {since for _, since in trims} == {0, heap.REGION_TRIM}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim is Linux's")
+def test_a_trim_asked_for_soon_after_the_last_is_skipped():
+    heap.release_free_memory()
+    before = heap.releases
+    assert heap.release_free_memory(since=60.0) is False and heap.releases == before
+    assert heap.release_free_memory(since=0.0) is True and heap.releases == before + 1
 
 
 def test_a_run_keeps_the_renderings_of_the_pages_in_flight_only(tmp_path):
