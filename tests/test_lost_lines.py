@@ -104,6 +104,12 @@ def test_a_region_whose_layout_lines_miss_print_lets_the_engine_find_its_lines()
     cut, whole = _region(0, boxes["para1"], ocr_lines=short), _region(1, boxes["para2"])
     recover_lost_lines(image, 200.0, [cut, whole])
     assert "ocr_lines" not in cut.extra and cut.extra["layout_lines_dropped"]
+    # where that print lies goes with it (points): the lines' other two thirds, each in its own line's rows
+    outside = cut.extra["print_outside"]
+    assert len(outside) == len(boxes["para1_lines"])
+    for (x0, y0, x1, y1), b in zip(outside, boxes["para1_lines"]):
+        assert x0 >= (b[0] + (b[2] - b[0]) / 3) * s - 1 and x1 <= b[2] * s + 3
+        assert b[1] * s - 3 <= y0 < y1 <= b[3] * s + 3
     trusted = _region(0, boxes["para1"], ocr_lines=full)
     recover_lost_lines(image, 200.0, [trusted, whole])
     assert trusted.extra["ocr_lines"] == full

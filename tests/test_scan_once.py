@@ -225,6 +225,62 @@ def test_a_region_without_the_pages_lines_finds_them_again_and_recognises_none_t
     assert again.text == before
 
 
+def test_a_region_is_detected_again_only_around_the_print_outside_the_pages_lines():
+    """The rows to detect again (`_bands`, crop pixels): each line of print outside the page's lines grown by its
+    height above and below and out to the page lines it reaches, a page line the crop's edge cuts, merged; the
+    whole crop when that print is unknown or the bands would cover most of it."""
+    from app.core.document.regions import Region
+    from app.core.pipeline.page_ocr import _bands
+
+    def region(outside):
+        return Region(id="p0-r0", page=0, order=0, label="text", task="text", score=1.0, box=(0, 0, 1, 1),
+                      box_pt=(0, 0, 1, 1), extra={"print_outside": outside} if outside is not None else {})
+
+    lines = [(10, 100 + 40 * k, 700, 130 + 40 * k) for k in range(10)]  # crop pixels, 40 px apart
+    origin, size = (50.0, 20.0), (800, 600)
+    # 144 DPI: two pixels a point; a line of print at rows 322-346 of the crop
+    one = [[300.0, (322 + 20) / 2, 400.0, (346 + 20) / 2]]
+    assert _bands(region(one), 144.0, origin, size, lines) == [(298, 370)]  # 298-370: two page lines whole
+    assert _bands(region(None), 144.0, origin, size, lines) is None
+    assert _bands(region([]), 144.0, origin, size, lines) is None
+    cut = [*lines, (10, 585, 700, 615)]  # a page line the crop's bottom edge cuts
+    assert _bands(region(one), 144.0, origin, size, cut) == [(298, 370), (585, 600)]
+    many = [[300.0, (y + 20) / 2, 400.0, (y + 24 + 20) / 2] for y in range(102, 500, 40)]
+    assert _bands(region(many), 144.0, origin, size, lines) is None  # most of the crop: all of it
+
+
+@needs_shipped
+def test_a_region_detected_again_around_its_print_outside_reads_as_the_whole_crop_did(engines, monkeypatch,
+                                                                                     tmp_path):
+    """With where its print outside the page's lines lies known (lost_lines' `print_outside`), a region is
+    detected again only in the rows around it: the detector sees a strip, not the region, and the region reads
+    as it did; nothing is recognised twice."""
+    from app.core.layout import open_layout
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    engine = engines["unsure"]
+    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engine, layout=open_layout("pymupdf"))
+    try:
+        out = pipe.run(_scan(tmp_path))
+        scan = pipe.text_source.scan
+        (dpi, lines), = [v for v in scan._pages.values()]
+        region = max((r for r in out.pages[0].regions if r.text), key=lambda r: len(r.text))
+        before, own = region.text, region.extra.pop("ocr_lines")
+        region.extra["layout_lines_dropped"] = "a test: the engine finds its lines itself"
+        x0, y0, x1, y1 = own[1][:4]  # the print of its second line, as lost_lines would see it
+        region.extra["print_outside"] = [[x0 + 0.6 * (x1 - x0), y0 + 2, x1, y1 - 2]]
+        seen, strips = _Counted(engine.recogniser, monkeypatch), []
+        detect = engine.detect_page
+        monkeypatch.setattr(engine, "detect_page", lambda image: strips.append(image.size) or detect(image))
+        crop = pipe.document.crop(region.page, region.box_pt, dpi)
+        again = pipe.text_source.read(region, engine, dpi)
+    finally:
+        pipe.close()
+    assert strips and all(h < crop.height / 2 for _, h in strips)
+    assert seen.crops == 0 and again.stats["lines_from"] == "page"
+    assert again.text == before
+
+
 def _real_page(engines, name: str) -> str:
     """The Markdown of a scan of the real development set (corpora/realdocs/pages) read by the built-in engine."""
     from pipeline_kit import read

@@ -116,16 +116,19 @@ def _grow(box, pad: float) -> tuple[float, float, float, float]:
 
 def trust_layout_lines(ink: np.ndarray, scale: float, dpi: float, regions: list[Region]) -> None:
     """A region whose lines the layout's OCR read (`extra["ocr_lines"]`, points) but that holds print outside
-    them (a line cut short, a line not seen) loses those lines: the engine finds the region's lines itself."""
+    them (a line cut short, a line not seen) loses those lines: the engine finds the region's lines itself, and
+    where that print lies is kept (`extra["print_outside"]`: its line boxes, points)."""
     to_px, pad = float(dpi) / 72.0, PAD_PT * dpi / 72.0
     for r in regions:
         lines = r.extra.get("ocr_lines")
         if r.task != "text" or not lines:
             continue
         rest = _blank(_inside(ink, r.box, scale), [_grow([v * to_px for v in ln[:4]], pad) for ln in lines], scale)
-        if ink_lines(rest, WORK_DPI / 72.0):
+        outside = ink_lines(rest, WORK_DPI / 72.0)
+        if outside:
             del r.extra["ocr_lines"]
             r.extra["layout_lines_dropped"] = "print outside the layout's lines: the engine finds them itself"
+            r.extra["print_outside"] = [[round(v * 72.0 / WORK_DPI, 2) for v in box] for box in outside]
 
 
 def recover_lost_lines(image, dpi: float, regions: list[Region]) -> tuple[list[Region], int]:

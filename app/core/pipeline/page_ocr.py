@@ -18,6 +18,7 @@ What must never live here: detection, recognition or decoding themselves (the en
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 from app.core.base.stages import stage
@@ -36,6 +37,10 @@ MIN_IOU = 0.5  # a layout line is the page line it overlaps this much (its box c
 # joins across a gap the page's split is read afresh: its reading would lose the other piece)
 SAME_IOU = 0.7
 VERTICAL = 1.5  # a detected box this many times taller than wide is a vertical column (read turned)
+# a region whose page lines were set aside for print outside them is detected again around that print only: its
+# line's height above and below it, unless that comes to this share of the region (then all of it)
+BAND_GROW, BAND_SHARE = 1.0, 0.6
+WHOLE = 0.9  # ... and around every page line less than this share of which lies in the region
 
 
 def _iou(a: Sequence[float], b: Sequence[float]) -> float:
@@ -59,6 +64,45 @@ def _covers(a: Sequence[float], b: Sequence[float]) -> bool:
     w = min(a[2], b[2]) - max(a[0], b[0])
     h = min(a[3], b[3]) - max(a[1], b[1])
     return w > (b[2] - b[0]) / 3 and h >= 0.5 * (b[3] - b[1])
+
+
+def _shift(box: Sequence[float], ox: float, oy: float) -> tuple[float, float, float, float]:
+    return (box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy)
+
+
+def _bands(region, dpi: float, origin: tuple[float, float], size: tuple[int, int], lines: Sequence[Sequence[float]]
+           ) -> list[tuple[int, int]] | None:
+    """The rows [a, b) of `region`'s crop (`size`, at `dpi`, its top left at `origin` on the page) to detect again:
+    around each line of print lost_lines found outside the page's lines (`extra["print_outside"]`, points), grown
+    by BAND_GROW of its height above and below and out to the whole of every page line it reaches (`lines`, crop
+    pixels: a band never cuts a line the page read in two), and over every page line the crop's edge cuts,
+    merged. None (the whole crop) when that print is not known or the bands would cover BAND_SHARE of the crop."""
+    boxes = region.extra.get("print_outside")
+    if not boxes:
+        return None
+    s, (w, h) = dpi / 72.0, size
+    spans = []
+    for box in boxes:
+        y0, y1 = box[1] * s - origin[1], box[3] * s - origin[1]
+        a, b = y0 - BAND_GROW * (y1 - y0), y1 + BAND_GROW * (y1 - y0)
+        for line in sorted(lines, key=lambda ln: ln[1]):
+            across = min(line[2], w) - max(line[0], 0) > 0
+            if across and line[1] < b and line[3] > a:
+                a, b = min(a, line[1]), max(b, line[3])
+        spans.append((max(0, math.floor(a)), min(h, math.ceil(b))))
+    # a page line the crop's edge cuts: what the crop holds of it is found again, as the whole crop's detection
+    # finds it (the page's line, mostly outside, is not the region's to keep)
+    spans += [(max(0, math.floor(ln[1])), min(h, math.ceil(ln[3]))) for ln in lines
+              if 0 < _inside(ln, (0, 0, w, h)) < WHOLE]
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        elif b > a:
+            merged.append([a, b])
+    if sum(b - a for a, b in merged) >= BAND_SHARE * h:
+        return None
+    return [(a, b) for a, b in merged]
 
 
 def _upright(box: Sequence[float]) -> bool:
@@ -178,7 +222,9 @@ class ScanReader:
         set aside for print outside them: app.core.layout.lost_lines): the engine's detector over its crop, each
         line found given as (box in the crop's pixels, reading) — the page line it overlaps, read already, or
         None (a line the page pass dropped or missed: the engine reads that crop, and only that one); [] when the
-        detector finds none. None when the page was not read here at `dpi` (the engine reads the crop itself)."""
+        detector finds none. None when the page was not read here at `dpi` (the engine reads the crop itself).
+        Where lost_lines saw where the print outside the page's lines lies, only the bands of the crop around it
+        are detected again (`_bands`); the page's lines elsewhere stand as the page read them."""
         key = self._key(region.page)
         if key not in self._pages or self._pages[key][0] != dpi:
             return None
@@ -191,7 +237,7 @@ class ScanReader:
         # page's own lines, the region is not detected again only to find them (a third of s17's time)
         if any(_upright(pl.det) for pl in found if _inside(pl.det, area) >= 0.5):
             return None
-        dets = self.pipeline.engine.detect_page(crop)
+        dets = self._detect(crop, _bands(region, dpi, origin, crop.size, [_shift(pl.det, ox, oy) for pl in found]))
         if any(map(_upright, dets)):
             return None
         for d in dets:
@@ -219,6 +265,17 @@ class ScanReader:
             if any(_covers(b, box) for b, _ in out):
                 continue
             out.append((box, pl.fresh_reading()))
+        return out
+
+    def _detect(self, crop, bands: list[tuple[int, int]] | None) -> list:
+        """The engine's detector over `crop`, or over each of its `bands` (rows [a, b)) alone, their boxes in the
+        crop's pixels."""
+        if bands is None:
+            return self.pipeline.engine.detect_page(crop)
+        out = []
+        for a, b in bands:
+            found = self.pipeline.engine.detect_page(crop.crop((0, a, crop.width, b)))
+            out += [(d[0], d[1] + a, d[2], d[3] + a) for d in found]
         return out
 
     def known(self, region, lines_pt: Sequence[Sequence], dpi: float, origin: tuple[float, float]) -> list | None:
