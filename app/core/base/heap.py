@@ -4,8 +4,9 @@ A page's read frees most of what it allocated (crops, tensors, line images, the 
 malloc keeps the freed pages in its arenas (one per thread that allocated), so a long run's resident memory climbs
 by a few hundred MB of free heap that nothing uses. `release_free_memory()` asks glibc to give it back
 (`malloc_trim(0)`: a few milliseconds); the pipeline calls it after every page, and after a region it reads one at
-a time when the last trim is half a second old or more (`since`: trimming after every region cost 5 ms each,
-about 25 ms of a scanned page, while the next region reuses what the last one freed). Elsewhere (no glibc: macOS, Windows,
+a time when that region took REGION_TRIM or longer (`took`). Trimming after every region cost 5-15 ms each, 20 ms
+of a scanned page, whose regions mostly take milliseconds once its lines are read, and the next region reuses
+what the last one freed. Elsewhere (no glibc: macOS, Windows,
 musl) it does nothing and says so.
 
 What must never live here: caches, limits on what a run keeps (their owners bound them), platform checks of
@@ -16,13 +17,11 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
-import time
 
 _lock = threading.Lock()
 _trim = None  # glibc's malloc_trim, once looked up; False: not there
 releases = 0  # times the heap was trimmed (tests read it)
-_last = 0.0  # when it was last trimmed (time.monotonic)
-REGION_TRIM = 0.5  # seconds: after a region, the heap is trimmed when it was not trimmed for this long
+REGION_TRIM = 1.0  # seconds: a region read this long or longer has the heap trimmed after it
 
 
 def _malloc_trim():
@@ -40,17 +39,14 @@ def _malloc_trim():
     return _trim
 
 
-def release_free_memory(since: float = 0.0) -> bool:
-    """Give the heap's free pages back to the system, unless it was done less than `since` seconds ago; False
-    where nothing was done (that, or the C library cannot)."""
-    global releases, _last
+def release_free_memory(took: float | None = None) -> bool:
+    """Give the heap's free pages back to the system, after work that `took` REGION_TRIM seconds or more (None:
+    always); False where nothing was done (that, or the C library cannot)."""
+    global releases
     fn = _malloc_trim()
-    if not fn:
+    if not fn or (took is not None and took < REGION_TRIM):
         return False
     with _lock:  # two threads finishing pages at once trim once each, never together
-        if since > 0 and time.monotonic() - _last < since:
-            return False
         fn(0)
         releases += 1
-        _last = time.monotonic()
     return True

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 from app.core.document import RUN_RENDERS, Document, DocumentError, open_document
 from app.core.engines import Emit, no_emit, resolve_engine_name
 from app.core.base.cancel import CancelToken, Cancelled
-from app.core.base.heap import REGION_TRIM, release_free_memory
+from app.core.base.heap import release_free_memory
 from app.core.record.events import (
     DocumentOpened,
     ErrorRaised,
@@ -354,8 +354,9 @@ class Pipeline:
         for k, r in enumerate(todo):
             self.cancel.check()
             self.emit(PhaseChanged("decoding", detail=f"page {index + 1}", current=k + 1, total=len(todo)))
+            started = time.perf_counter()
             self._decode_one(r)
-            release_free_memory(since=REGION_TRIM)  # freed crops and tensors (app.core.base.heap)
+            release_free_memory(took=time.perf_counter() - started)  # a long one: app.core.base.heap
         return self.finish_page(page, t0)
 
     def regions_to_read(self, page: PageOutput, keep: set[str] | Sequence[str] = ()) -> list[Region]:
