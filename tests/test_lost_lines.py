@@ -115,6 +115,28 @@ def test_a_region_whose_layout_lines_miss_print_lets_the_engine_find_its_lines()
     assert trusted.extra["ocr_lines"] == full
 
 
+def test_the_ink_worked_out_ahead_is_the_checks_own(monkeypatch):
+    """`prepare` (run while the layout runs in its child) works the page's ink out once; the check on that very
+    image then finds the same lost lines without working it out again, and another image is not mistaken for it."""
+    from app.core.layout import lost_lines
+
+    image, boxes = report_page()
+    keep = [_region(0, boxes["title"], label="doc_title"), _region(1, boxes["head1"], label="paragraph_title"),
+            _region(2, boxes["head2"], label="paragraph_title"), _region(3, boxes["para2"])]
+    want, lost = recover_lost_lines(image, 200.0, [_region(r.order, r.box, r.label) for r in keep])
+    assert lost >= 3
+    made = []
+    real = lost_lines._ink
+    monkeypatch.setattr(lost_lines, "_ink", lambda img, scale: made.append(img) or real(img, scale))
+    lost_lines.prepare(image, 200.0)
+    got, again = recover_lost_lines(image, 200.0, [_region(r.order, r.box, r.label) for r in keep])
+    assert made == [image] and again == lost
+    assert [(r.box, r.extra.get("ink_lines")) for r in got] == [(r.box, r.extra.get("ink_lines")) for r in want]
+    other = image.copy()
+    recover_lost_lines(other, 200.0, [_region(r.order, r.box, r.label) for r in keep])
+    assert made == [image, other]
+
+
 def poor_scan(path):
     """The report page at 72 DPI, blurred and speckled (3 % of the pixels)."""
     image, _ = report_page()

@@ -44,6 +44,23 @@ def _ink(image, scale: float) -> np.ndarray:
     return grey < (bg + dark) / 2
 
 
+_INK: list = []  # the last page's (weak reference to its image, scale, ink): `prepare` fills it ahead
+
+
+def prepare(image, dpi: float) -> None:
+    """Work out the ink of `image` (a page rendered at `dpi`) ahead, for `recover_lost_lines` on that very image
+    (the pipeline does it while the layout runs in its child process)."""
+    import weakref
+
+    scale = WORK_DPI / float(dpi)
+    if image is not None and image.width and image.height and _cached_ink(image, scale) is None:
+        _INK[:] = [(weakref.ref(image), scale, _ink(image, scale))]
+
+
+def _cached_ink(image, scale: float) -> np.ndarray | None:
+    return next((ink for ref, at, ink in _INK if ref() is image and at == scale), None)
+
+
 def _blank(ink: np.ndarray, boxes, scale: float) -> np.ndarray:
     """A copy of `ink` with `boxes` (page pixels) cleared."""
     out = ink.copy()
@@ -140,7 +157,8 @@ def recover_lost_lines(image, dpi: float, regions: list[Region]) -> tuple[list[R
     scale = WORK_DPI / float(dpi)
     px_per_pt = WORK_DPI / 72.0
     pad = PAD_PT * dpi / 72.0
-    ink = _ink(image, scale)
+    ink = _cached_ink(image, scale)
+    ink = _ink(image, scale) if ink is None else ink
     trust_layout_lines(ink, scale, dpi, regions)
     found = ink_lines(_blank(ink, [_grow(r.box, pad) for r in regions], scale), px_per_pt)
     page_w, page_h = (v * 72.0 / float(dpi) for v in (image.width, image.height))

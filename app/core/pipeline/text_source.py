@@ -105,9 +105,15 @@ class TextSource:
 
     def meanwhile(self, index: int) -> None:
         """What page `index` needs that no layout decides, done while its layout runs in the child: its text layer
-        read, a scan's unsure lines decoded (ScanReader.decode_ahead)."""
+        read, a scan's unsure lines decoded (ScanReader.decode_ahead) and the ink its lost-lines check looks at
+        (app.core.layout.lost_lines.prepare, on the rendering the layout was given)."""
+        from app.core.layout import lost_lines
+
         self.layer(index)
         self.scan.decode_ahead(index)
+        if not self.pipeline.text_words(index):
+            lost_lines.prepare(self.pipeline.document.render(index, self.pipeline.page_dpi(index)),
+                               self.pipeline.page_dpi(index))
 
     @property
     def mode(self) -> str:
