@@ -5,6 +5,7 @@ same. Real models (the shipped built-in model, RapidOCR's ONNX), nothing mocked:
 recogniser."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,22 @@ def _scan(tmp_path: Path) -> Path:
     scan, _ = corpus._image_pdf([Image.frombytes("RGB", (pix.width, pix.height), pix.samples)])
     scan.save(str(tmp_path / "scan.pdf"))
     return tmp_path / "scan.pdf"
+
+
+@contextmanager
+def _longest_region(engine, tmp_path: Path):
+    """(pipeline, OCR DPI, its longest region with text) of `_scan` read by `engine` through PyMuPDF's layout, the
+    page's one pass kept; the pipeline is closed after."""
+    from app.core.layout import open_layout
+    from app.core.pipeline import Pipeline, PipelineOptions
+
+    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engine, layout=open_layout("pymupdf"))
+    try:
+        out = pipe.run(_scan(tmp_path))
+        (dpi, _), = [v for v in pipe.text_source.scan._pages.values()]
+        yield pipe, dpi, max((r for r in out.pages[0].regions if r.text), key=lambda r: len(r.text))
+    finally:
+        pipe.close()
 
 
 class _Counted:
@@ -203,23 +220,13 @@ def test_a_region_without_the_pages_lines_finds_them_again_and_recognises_none_t
     """A region that came with no lines of the page's (its layout lines set aside for print outside them: UNLV
     8087's columns; or none fell in it) has its lines detected again over its crop; those the page's one pass read
     keep their readings, only the others would be recognised. It recognised every line again: seconds a page."""
-    from app.core.layout import open_layout
-    from app.core.pipeline import Pipeline, PipelineOptions
-
     engine = engines["unsure"]
-    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engine, layout=open_layout("pymupdf"))
-    try:
-        out = pipe.run(_scan(tmp_path))
-        scan = pipe.text_source.scan
-        (dpi, lines), = [v for v in scan._pages.values()]
-        region = max((r for r in out.pages[0].regions if r.text), key=lambda r: len(r.text))
+    with _longest_region(engine, tmp_path) as (pipe, dpi, region):
         before = region.text
         region.extra.pop("ocr_lines")
         region.extra["layout_lines_dropped"] = "a test: the engine finds its lines itself"
         seen = _Counted(engine.recogniser, monkeypatch)
         again = pipe.text_source.read(region, engine, dpi)
-    finally:
-        pipe.close()
     assert seen.crops == 0  # every line it found again was one the page had read
     assert again.stats["lines_from"] == "page" and again.stats["lines"] >= 2
     assert again.text == before
@@ -255,16 +262,8 @@ def test_a_region_detected_again_around_its_print_outside_reads_as_the_whole_cro
     """With where its print outside the page's lines lies known (lost_lines' `print_outside`), a region is
     detected again only in the rows around it: the detector sees a strip, not the region, and the region reads
     as it did; nothing is recognised twice."""
-    from app.core.layout import open_layout
-    from app.core.pipeline import Pipeline, PipelineOptions
-
     engine = engines["unsure"]
-    pipe = Pipeline(PipelineOptions(text_layer="prefer"), engine=engine, layout=open_layout("pymupdf"))
-    try:
-        out = pipe.run(_scan(tmp_path))
-        scan = pipe.text_source.scan
-        (dpi, lines), = [v for v in scan._pages.values()]
-        region = max((r for r in out.pages[0].regions if r.text), key=lambda r: len(r.text))
+    with _longest_region(engine, tmp_path) as (pipe, dpi, region):
         before, own = region.text, region.extra.pop("ocr_lines")
         region.extra["layout_lines_dropped"] = "a test: the engine finds its lines itself"
         x0, y0, x1, y1 = own[1][:4]  # the print of its second line, as lost_lines would see it
@@ -274,8 +273,6 @@ def test_a_region_detected_again_around_its_print_outside_reads_as_the_whole_cro
         monkeypatch.setattr(engine, "detect_page", lambda image: strips.append(image.size) or detect(image))
         crop = pipe.document.crop(region.page, region.box_pt, dpi)
         again = pipe.text_source.read(region, engine, dpi)
-    finally:
-        pipe.close()
     assert strips and all(h < crop.height / 2 for _, h in strips)
     assert seen.crops == 0 and again.stats["lines_from"] == "page"
     assert again.text == before
