@@ -81,11 +81,12 @@ def _bands(region, dpi: float, origin: tuple[float, float], size: tuple[int, int
     if not boxes:
         return None
     s, (w, h) = dpi / 72.0, size
+    top_down = sorted(lines, key=lambda ln: ln[1])
     spans = []
     for box in boxes:
         y0, y1 = box[1] * s - origin[1], box[3] * s - origin[1]
         a, b = y0 - BAND_GROW * (y1 - y0), y1 + BAND_GROW * (y1 - y0)
-        for line in sorted(lines, key=lambda ln: ln[1]):
+        for line in top_down:
             across = min(line[2], w) - max(line[0], 0) > 0
             if across and line[1] < b and line[3] > a:
                 a, b = min(a, line[1]), max(b, line[3])

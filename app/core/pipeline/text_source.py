@@ -112,8 +112,8 @@ class TextSource:
         self.layer(index)
         self.scan.decode_ahead(index)
         if not self.pipeline.text_words(index):
-            lost_lines.prepare(self.pipeline.document.render(index, self.pipeline.page_dpi(index)),
-                               self.pipeline.page_dpi(index))
+            dpi = self.pipeline.page_dpi(index)
+            lost_lines.prepare(self.pipeline.document.render(index, dpi), dpi)
 
     @property
     def mode(self) -> str:
