@@ -41,6 +41,7 @@ from app.core.scripts import catalogue
 from app.core.scripts.block import MIN_LINES, block_readings
 from app.core.scripts.crops import crop_line as cut_line, stack
 from app.core.scripts.direction import vertical
+from app.core.scripts.line_reads import LineReads
 from app.core.scripts.lookalike import KNOWN_SHARE, known_share, lookalike, mostly_lookalikes
 from app.core.scripts.tesseract import Tesseract, TessLine, binding_missing, shared
 from app.core.text.textcheck import MIN_LINE_COVERAGE, dominant_script, line_coverage, script_counts
@@ -209,22 +210,34 @@ class ScriptRouter:
                     out[i] = Unread("", hint)
             return out
         crops = {i: crop_line(image, lines[i][0], isolate=False) for i in todo}
-        reads: dict[tuple[int, str], TessLine] = {}
 
-        def read(i: int, lang: str) -> TessLine:
+        def fetch(i: int, lang: str) -> TessLine:
             """Line `i` in `lang`; read again with its neighbours' halves whitened when it reads unsure, that
             reading taken only when SURE (whitened, a chart's bars read as a Korean letter 0.67 sure)."""
-            if (i, lang) not in reads:
-                got = self.tess.read(crops[i], lang)
-                if got.conf < ACCEPT:
-                    alone = self.tess.read(crop_line(image, lines[i][0]), lang)
-                    got = alone if alone.conf >= SURE else got
-                reads[i, lang] = got
-            return reads[i, lang]
+            got = self.tess.read(crops[i], lang)
+            if got.conf < ACCEPT:
+                alone = self.tess.read(crop_line(image, lines[i][0]), lang)
+                got = alone if alone.conf >= SURE else got
+            return got
 
-        def mean_conf(ids: list[int], lang: str) -> float:
-            got = [read(i, lang) for i in ids]
-            return sum(r.conf if in_script(r.text, lang) else 0.0 for r in got) / len(got)
+        reads = LineReads(fetch)  # each line in each language read once, the next ones on the other core meanwhile
+        try:
+            return self._routed(image, lines, todo, out, shams, crops, reads)
+        finally:
+            reads.settle()
+
+    def _routed(self, image, lines, todo: list[int], out: list, shams, crops: dict, reads: LineReads
+                ) -> list[Routed | Unread | None]:
+        read = reads.read
+
+        def mean_conf(ids: list[int], lang: str, *then: str) -> float:
+            """`ids`' mean confidence in `lang`; its other lines, then `ids` in each language of `then` (to be
+            asked for next), read meanwhile on the other core, each language from its last line (this thread reads
+            from the first)."""
+            reads.ahead(ids[:0:-1], lang)
+            for other in then:
+                reads.ahead(ids[::-1], other)
+            return reads.mean_conf(ids, lang, in_script)
 
         samples = sorted(todo, key=lambda i: -(lines[i][0][2] - lines[i][0][0]))[:SAMPLES]
         osd: list[str | None] = []  # Tesseract OSD's name for the samples' script, asked once
@@ -282,8 +295,12 @@ class ScriptRouter:
         # many lines: Tesseract reads their area whole, its words given to the lines (app.core.scripts.block)
         block = (block_readings(self.tess, image, lang, [line[0] for line in lines], todo + alike, rtl=rtl)
                  if len(todo) + len(alike) >= MIN_LINES else {})
+        bars = {i: SURE if i not in todo_set and script_counts(lines[i][1]) else ACCEPT for i in todo + alike}
+        # the lines read on their own crops (the block gave them no sure reading): the last ones on the other core
+        alone_ids = [i for i in todo + alike if block.get(i) is None or not taken(block[i], lang, bars[i])]
+        reads.ahead(alone_ids[:0:-1], lang)
         for i in todo + alike:
-            bar = SURE if i not in todo_set and script_counts(lines[i][1]) else ACCEPT
+            bar = bars[i]
             got, origin = block.get(i), (0.0, 0.0)
             if got is None or not taken(got, lang, bar):
                 alone, origin = self._read_alone(image, lines[i][0], crops, i, read, lang, bar)
@@ -313,13 +330,13 @@ class ScriptRouter:
     def _read_alone(self, image, box, crops: dict, i: int, read, lang: str, bar: float):
         """Line `i` read on its own crop: (its reading, the crop's origin in `image`); a taller crop, as it is
         (nothing whitened), when the first reads under `bar` (marks above or below the box: Arabic tanwin)."""
-        got = read(i, lang)
+        got, crop = read(i, lang), crops[i]
         if got.conf < bar:
             taller = crop_line(image, box, WIDE_PAD_Y, isolate=False)
             again = self.tess.read(taller, lang)
             if again.conf > got.conf:
-                crops[i], got = taller, again
-        return got, crops[i].info.get("origin", (0.0, 0.0))
+                crop, got = taller, again
+        return got, crop.info.get("origin", (0.0, 0.0))
 
     def _identify(self, samples: list[int], mean_conf, read, every: bool = False) -> str | None:
         """The language the sample lines read best in (None: none reads them ACCEPT-sure): the page's language
@@ -328,8 +345,10 @@ class ScriptRouter:
         if self.page_lang in self.tess.languages and mean_conf(samples, self.page_lang) >= SURE:
             return self.family(self.page_lang, samples, mean_conf, read)
         scored: dict[str, float] = {}
-        for lang in self.candidates():  # in turn; one that reads them CLEAR ends the comparison (no other nears it)
-            scored[lang] = mean_conf(samples, lang)
+        langs = self.candidates()
+        for k, lang in enumerate(langs):  # in turn; one that reads them CLEAR ends the comparison (no other nears it)
+            # the next language read meanwhile once English has not ended it (on a Latin page it mostly does)
+            scored[lang] = mean_conf(samples, lang, *(langs[k + 1:] if every else langs[k + 1:k + 2] if k else ()))
             if not every and scored[lang] >= max(CLEAR, SHAKY.get(lang, 0.0)):
                 break
         if not scored:
@@ -349,7 +368,7 @@ class ScriptRouter:
         for x, letters in script.marks:
             if x in family and any(c in read(i, x).text for i in samples for c in letters):
                 return x
-        best = max(family, key=lambda x: mean_conf(samples, x))
+        best = max(family, key=lambda x: mean_conf(samples, x, *family))
         if self.page_lang in family and mean_conf(samples, best) - mean_conf(samples, self.page_lang) < PAGE_LEAD:
             return self.page_lang  # a page keeps its language: three noisy lines of a Russian decree read surer
         return best  # in Ukrainian (0.84 against 0.76) came out with "є" for "е"

@@ -8,14 +8,17 @@ reading the language models the system has installed (`tesseract-ocr-<lang>` on 
     lines = tess.read_block(page, "rus")  # every line Tesseract finds itself (its page segmentation)
     tess.script_name(image)               # Tesseract OSD's script name ('Cyrillic'), None when it cannot tell
 
-One API object per language is kept open (loading a model takes tens of milliseconds; a line reads in 10-40
-ms); calls are serialised by one lock (a tesserocr API object is not thread-safe). Reading a line runs no
-process.
+API objects are kept open (loading a model takes tens of milliseconds; a line reads in 10-40 ms), one per
+language and mode at first; a tesserocr API object is not thread-safe, so each serves one call at a time, and a call
+that finds every one of its language busy gets another, up to one per core (`PER_LANGUAGE`): two threads read
+two lines at once, in one language or two (tesserocr lets go of the GIL while Tesseract reads). Reading a line runs
+no process.
 
 What must never live here: choosing a script (router.py), the pipeline, Qt.
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 import re
@@ -32,6 +35,7 @@ MIN_HEIGHT = 32  # a line lower than this (pixels) is scaled up before reading: 
 BORDER = 10  # white pixels around a line crop
 UNSPACED = ("tha", "lao", "khm", "mya")  # scripts written without spaces between words
 SPACE_GAP = 0.45  # ... where a gap this wide (share of the line's height) between two letter clusters is a space
+PER_LANGUAGE = max(1, min(2, os.cpu_count() or 1))  # API objects at most for one language and mode (calls at once)
 # what Tesseract's models write otherwise than the text's own code points
 _FOLDS = {"ell": (("\u00b5", "\u03bc"),),  # MICRO SIGN for GREEK SMALL LETTER MU
           "tha": (("\u0e4d\u0e32", "\u0e33"),)}  # NIKHAHIT + SARA AA for SARA AM
@@ -86,21 +90,36 @@ class Tesseract:
         self.folder = folder if folder is not None else tessdata_dir()
         found = installed_languages(self.folder) if not binding_missing() else frozenset()
         self.languages = found if languages is None else frozenset(languages) & found
-        self._apis: dict[tuple[str, int], Any] = {}
-        self._lock = threading.Lock()
+        self._apis: dict[tuple[str, int], list[Any]] = {}  # (language, mode) -> its API objects, made on demand
+        self._free: dict[tuple[str, int], list[Any]] = {}  # ... those no call is using
+        self._lock = threading.Condition()
 
     @property
     def osd(self) -> bool:
         return "osd" in installed_languages(self.folder) and not binding_missing()
 
+    @contextlib.contextmanager
     def _api(self, lang: str, psm: int):
+        """An API object of `lang` in mode `psm` for this call alone: a free one, a new one while there are fewer
+        than PER_LANGUAGE, else the first given back."""
         from tesserocr import OEM, PyTessBaseAPI
 
         key = (lang, psm)
-        if key not in self._apis:
-            oem = OEM.TESSERACT_ONLY if lang == "osd" else OEM.LSTM_ONLY
-            self._apis[key] = PyTessBaseAPI(path=str(self.folder) + os.sep, lang=lang, psm=psm, oem=oem)
-        return self._apis[key]
+        with self._lock:
+            made, free = self._apis.setdefault(key, []), self._free.setdefault(key, [])
+            while not free and len(made) >= PER_LANGUAGE:
+                self._lock.wait()
+            api = free.pop() if free else None
+            if api is None:
+                oem = OEM.TESSERACT_ONLY if lang == "osd" else OEM.LSTM_ONLY
+                api = PyTessBaseAPI(path=str(self.folder) + os.sep, lang=lang, psm=psm, oem=oem)
+                made.append(api)
+        try:
+            yield api
+        finally:
+            with self._lock:
+                free.append(api)
+                self._lock.notify()
 
     def read(self, image, lang: str) -> TessLine:
         """One text line (a PIL image) read with `lang`'s model; read again as a raw line (no layout analysis)
@@ -111,10 +130,11 @@ class Tesseract:
         if lang not in self.languages:
             raise ValueError(f"Tesseract has no {lang!r} model here")
         prepared, scale = prepare(image)
-        with self._lock:
-            text, words = self._recognise(self._api(lang, PSM.SINGLE_LINE), prepared, scale, lang)
-            if not words:
-                text, words = self._recognise(self._api(lang, PSM.RAW_LINE), prepared, scale, lang)
+        with self._api(lang, PSM.SINGLE_LINE) as api:
+            text, words = self._recognise(api, prepared, scale, lang)
+        if not words:
+            with self._api(lang, PSM.RAW_LINE) as api:
+                text, words = self._recognise(api, prepared, scale, lang)
         words = spelled(words, text, lang)
         conf = sum(w[5] for w in words) / len(words) if words else 0.0
         return TessLine(text, round(conf, 4), lang, words)
@@ -150,8 +170,7 @@ class Tesseract:
         if lang not in self.languages:
             raise ValueError(f"Tesseract has no {lang!r} model here")
         prepared = ImageOps.expand(image.convert("L"), border=BORDER, fill=255)
-        with self._lock:
-            api = self._api(lang, PSM.AUTO)
+        with self._api(lang, PSM.AUTO) as api:
             api.SetImage(prepared)
             hocr = api.GetHOCRText(0)
         out = []
@@ -174,17 +193,21 @@ class Tesseract:
         if not self.osd:
             return None
         prepared, _ = prepare(image)
-        with self._lock:
-            api = self._api("osd", PSM.OSD_ONLY)
+        with self._api("osd", PSM.OSD_ONLY) as api:
             api.SetImage(prepared)
             found = api.DetectOrientationScript()
         return found or None
 
     def close(self) -> None:
+        """End every API object, once the calls using them are done."""
         with self._lock:
-            for api in self._apis.values():
-                api.End()
+            while any(len(self._free.get(key, ())) < len(made) for key, made in self._apis.items()):
+                self._lock.wait()
+            for made in self._apis.values():
+                for api in made:
+                    api.End()
             self._apis.clear()
+            self._free.clear()
 
 
 _HOCR = re.compile(r"class='(?:ocr_line|ocr_header|ocr_caption|ocr_textfloat)'[^>]*?title=\"bbox (\d+) (\d+) (\d+) "
