@@ -1,7 +1,7 @@
 """A scanned page's lines that the detector joined across a column gutter (app.core.layout.columns.piece_lines):
-each column piece keeps its part of the line, its text unknown, and the engine reads only those parts again —
-the page's other lines keep the readings of its one OCR pass (app.core.pipeline.page_ocr), with no detection
-per region. Real models (the shipped built-in model, RapidOCR's ONNX); crops counted on the real recogniser."""
+each column piece keeps its part of the line, its text unknown to the layout; the part takes the characters its
+line was read with there, and the engine reads again only a part those cannot tell — the page's other lines keep
+the readings of its one OCR pass (app.core.pipeline.page_ocr), with no detection per region. Real models (the shipped built-in model, RapidOCR's ONNX); crops counted on the real recogniser."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -105,3 +105,32 @@ def test_the_engine_reads_only_the_lines_it_was_given_no_reading_for(engine, mon
     alone = engine.decode_lines(img, "text", boxes[1:], region_id="p1-r01")
     assert both.stats["line_stats"][1]["recogniser"] == alone.stats["line_stats"][0]["recogniser"]
     assert both.text.startswith(kept["text"]) and "99.90" in both.text
+
+
+@needs_shipped
+def test_a_part_cut_at_a_gutter_takes_the_characters_the_joined_line_was_read_with_there(engine):
+    """The page pass read the joined line whole; each part's characters are found there by their CTC columns, its
+    words placed in the part's own box (PageLine.part), so the part needs no reading of its own (s12 of the real
+    set: a third of its recogniser's work was such parts read again)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from app.core.engines.builtin.page_lines import read_page_lines
+
+    font = ImageFont.truetype(DEJAVU, 28)
+    left, right = "quick brown fox", "invoice total 99.90"
+    img = Image.new("RGB", (900, 80), "white")
+    draw = ImageDraw.Draw(img)
+    draw.text((20, 20), left, font=font, fill="black")
+    left_end = 20 + font.getlength(left)
+    right_x = left_end + 60  # a gutter two letters wide
+    draw.text((right_x, 20), right, font=font, fill="black")
+    (line,) = read_page_lines(engine, img, dets=[(16, 14, right_x + font.getlength(right) + 4, 56)])
+    gutter = (left_end + right_x) / 2
+    (lbox, lpart), (rbox, rpart) = line.part(0, gutter), line.part(gutter, 900)
+    assert (lpart.text, rpart.text) == (left, right), line.reading.text
+    assert lbox[2] == round(gutter, 1) and rbox[0] == round(gutter, 1) and (lbox[1], lbox[3]) == line.box[1::2]
+    w, h = round(rbox[2]) - int(rbox[0]), round(rbox[3]) - int(rbox[1])
+    words = rpart.word_boxes(rbox, (w, h))
+    assert [wd[4] for wd in words] == right.split()
+    assert abs(words[0][0] - right_x) < 12, (words[0], right_x)  # where "invoice" stands on the page
+    assert line.part(900, 950) is None  # no letter there

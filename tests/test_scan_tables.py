@@ -31,6 +31,24 @@ def test_a_line_mupdf_joined_from_two_given_lines_is_those_lines_again():
     assert [ln.text for ln in fulltext_lines(layer, given)] == ["Total 20 30"]
 
 
+def test_a_given_line_two_overlapping_lines_hold_comes_out_once():
+    """s12 of the real set (a newspaper column): MuPDF's line over "After dinner, …" reached down over the next given
+    line's middle, which also stood as a line of its own, and the column read "activitiestogeth- extracurricular
+    activitiestogether"; the region's lines then matched no page line one for one and were all read again."""
+    given = [[404, 173, 587, 190, "After dinner, participants share"],
+             [404, 188, 587, 201, "extracurricular activitiestogeth-"],
+             [404, 202, 587, 214, "er--films, music,lectures."]]
+    overlapping = _parsed(((404, 173, 587, 196), "After dinner, participants share extracurricular activitiestogeth-",
+                           OCR_INSERT_FONT),
+                          ((404, 189, 587, 202), "extracurricular activitiestogeth-", OCR_INSERT_FONT),
+                          ((404, 202, 587, 214), "er--films, music,lectures.", OCR_INSERT_FONT))
+    assert [ln.text for ln in fulltext_lines(overlapping, given)] == [g[4] for g in given]
+    alone_first = _parsed(*[(tuple(g[:4]), g[4], OCR_INSERT_FONT) for g in given[1:2]],
+                          ((404, 173, 587, 202), "After dinner, participants share extracurricular activitiestogeth-",
+                           OCR_INSERT_FONT))
+    assert sorted(ln.text for ln in fulltext_lines(alone_first, given)) == sorted(g[4] for g in given[:2])
+
+
 @pytest.mark.slow
 def test_a_scanned_table_with_close_cells_is_read_cell_by_cell(tmp_path):
     """A real PubTabNet table image (CDLA-Permissive-1.0): three columns whose first two stand close."""

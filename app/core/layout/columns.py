@@ -169,9 +169,10 @@ def _cut_columns(dets: list[Detection], lines: dict[int, list], image, scale: fl
 def piece_lines(near: list, piece: tuple[float, ...]) -> list:
     """The OCR lines of a column piece (points) from the lines that reach into it: those inside it as they are;
     of a line the detector joined across the piece's edges (over a gutter, or two lines into one box) the part
-    inside it, its text unknown (`LOST`: the engine reads that part again, and only that part) — the line's own
-    height where it lies mostly (SHARE_IN) within the piece's height, else cut there too; a line mostly above or
-    below it (SHARE_OUT) is its neighbour's."""
+    inside it, its text unknown here (`LOST`: app.core.pipeline.page_ocr gives it the characters the line was read
+    with there, or the engine reads that part again, and only that part) — the line's own height where it lies
+    mostly (SHARE_IN) within the piece's height, else cut there too; a line mostly above or below it (SHARE_OUT) is
+    its neighbour's."""
     out = []
     for ln in near:
         box = tuple(float(v) for v in ln[:4])

@@ -59,18 +59,21 @@ class Line:
 
 def fulltext_lines(parsed: dict, given: list | None = None) -> list[Line]:
     """The page's text lines as pymupdf4llm saw them (the text layer and, on scans, its OCR's text). `given`: the
-    scan's lines the pipeline read ([x0, y0, x1, y1, text], the page's points), written into the page by the OCR
-    hook: MuPDF joins the ones that stand on one baseline into one line (a table row's cells, however far apart),
-    so a line that holds two or more of them is those lines again, each with its box and text."""
-    out = []
+    scan's lines the pipeline read ([x0, y0, x1, y1, text], points), written into the page by the OCR hook: MuPDF
+    joins those on one baseline into one line (a table row's cells), so a line holding two or more is those lines
+    again, each once (lines overlap: one held by two, or by one and a line of its own, was written twice on s12)."""
+    given = [g for g in given or () if len(g) > 4 and str(g[4]).strip()]
+    out, emitted = [], set()
     for line in _fulltext(parsed):
-        held = [g for g in given or () if line.ocr and len(g) > 4 and str(g[4]).strip()
-                and line.box[0] - 1 <= (g[0] + g[2]) / 2 <= line.box[2] + 1
+        held = [k for k, g in enumerate(given) if line.ocr and line.box[0] - 1 <= (g[0] + g[2]) / 2 <= line.box[2] + 1
                 and line.box[1] - 1 <= (g[1] + g[3]) / 2 <= line.box[3] + 1]
-        if len(held) < 2:
+        own = len(held) == 1 and str(given[held[0]][4]).strip() == line.text  # the given line as it is
+        if len(held) >= 2:
+            out.extend(Line(tuple(float(v) for v in g[:4]), str(g[4]).strip(), True)
+                       for g in sorted(given[k] for k in held if k not in emitted))
+        elif not (own and held[0] in emitted):
             out.append(line)
-            continue
-        out.extend(Line(tuple(float(v) for v in g[:4]), str(g[4]).strip(), True) for g in sorted(held))
+        emitted.update(held if len(held) >= 2 or own else ())
     return out
 
 
@@ -232,16 +235,13 @@ def _math_piece(box: dict, held: list[Line]) -> bool:
 
 def _band_overlap(a, b) -> float:
     """Vertical overlap of two boxes as a share of the shorter one's height."""
-    inter = min(a[3], b[3]) - max(a[1], b[1])
-    return inter / max(1e-6, min(a[3] - a[1], b[3] - b[1]))
+    return (min(a[3], b[3]) - max(a[1], b[1])) / max(1e-6, min(a[3] - a[1], b[3] - b[1]))
 
 
 def margin_bands(boxes: list[dict]) -> None:
     """A one-line box on the same line band as a header/footer joins its class (in place)."""
     margins = [b for b in boxes if b.get("boxclass") in MARGIN_CLASSES]
-    for b in boxes:
-        if b.get("boxclass") not in ("text", "section-header", "caption", "footnote"):
-            continue
+    for b in [b for b in boxes if b.get("boxclass") in ("text", "section-header", "caption", "footnote")]:
         box = _box(b)
         for m in margins:
             mb = _box(m)

@@ -7,8 +7,9 @@ every line read once by the recogniser, batched (app.core.engines.builtin.page_l
   lines run and how much they are skewed (no model); a page whose lines run across it and read with a high mean
   confidence is upright as it is, any other goes through the full check (app.core.layout.orientation.detect);
 - the layout is given the lines' text in place of its own OCR (`layout_kw`: PyMuPDFLayout's `page_lines`);
-- the engine is given each region's lines with their readings (`known`): nothing is recognised twice but the
-  part of a line the detector joined across a column gutter, cut at the column's edge (app.core.layout.columns);
+- the engine is given each region's lines with their readings (`known`), and the part of a line the detector
+  joined across a column gutter, cut at the column's edge (app.core.layout.columns), the characters its line was
+  read with there (`PageLine.part`): nothing is recognised twice but a part those cannot tell;
   a region that came with no lines of the page's has its lines detected again, and only those the page pass
   dropped or missed are recognised (`found_again`).
 
@@ -41,6 +42,9 @@ VERTICAL = 1.5  # a detected box this many times taller than wide is a vertical 
 # line's height above and below it, unless that comes to this share of the region (then all of it)
 BAND_GROW, BAND_SHARE = 1.0, 0.6
 WHOLE = 0.9  # ... and around every page line less than this share of which lies in the region
+# a part of a line cut at a column's edge is the page line's whose detector box holds this share of its width and
+# whose height it spans this much of (its characters are then taken from that line's reading: PageLine.part)
+PART_INSIDE, PART_HEIGHT = 0.9, 0.7
 
 
 def _iou(a: Sequence[float], b: Sequence[float]) -> float:
@@ -104,6 +108,22 @@ def _bands(region, dpi: float, origin: tuple[float, float], size: tuple[int, int
     if sum(b - a for a, b in merged) >= BAND_SHARE * h:
         return None
     return [(a, b) for a, b in merged]
+
+
+def _joined(found: Sequence, part: Sequence[float]):
+    """The page line (of `found`, PageLines) that a part cut at a column's edge (`part`, the image's pixels) was cut
+    from: the one whose detector box holds PART_INSIDE of its width and PART_HEIGHT of whose height it spans (a part
+    cut in height too, of a box the detector drew over two lines, is none); None when there is none."""
+    best, most = None, 0.0
+    for pl in found:
+        d = pl.det
+        w = min(d[2], part[2]) - max(d[0], part[0])
+        h = min(d[3], part[3]) - max(d[1], part[1])
+        if w < PART_INSIDE * (part[2] - part[0]) or h < PART_HEIGHT * (d[3] - d[1]):
+            continue
+        if w * h > most:
+            best, most = pl, w * h
+    return best
 
 
 def _upright(box: Sequence[float]) -> bool:
@@ -282,8 +302,9 @@ class ScanReader:
     def known(self, region, lines_pt: Sequence[Sequence], dpi: float, origin: tuple[float, float]) -> list | None:
         """(box in the region crop's pixels, a fresh reading) per line the layout gave `region` (`lines_pt`: its
         `ocr_lines`, points), each matched to the page line it came from; a part of a line cut at a column's edge
-        (its text `LOST`) comes with no reading: the engine reads that crop, and only that one. None when the page
-        was not read here or a line matches none (or two lines one): the engine then reads the crops itself."""
+        (its text `LOST`) comes with the characters that line was read with inside it (`PageLine.part`), or, where
+        they cannot tell, with no reading: the engine reads that crop, and only that one. None when the page was not
+        read here or a line matches none (or two lines one): the engine then reads the crops itself."""
         key = self._key(region.page)
         if key not in self._pages or self._pages[key][0] != dpi:
             return None
@@ -294,8 +315,13 @@ class ScanReader:
         for line in lines_pt:
             box = [v * s for v in line[:4]]
             text = line[4] if len(line) > 4 else None
-            if text == LOST:
-                out.append(((box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy), None))
+            if text == LOST:  # the part of a page line cut at a column's edge: its characters there, where they tell
+                joined = _joined(found, box)
+                part = joined.part(box[0], box[2]) if joined is not None else None
+                if part is None:
+                    out.append(((box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy), None))
+                else:
+                    out.append((_shift(part[0], ox, oy), part[1]))
                 continue
             # the page line it was written from: of the unused ones it overlaps, the one with its text where one has
             # it (a table's many "0" cells: the one under it, not the first "0" of the page), else the best overlap

@@ -54,6 +54,36 @@ class PageLine:
         """A copy of the reading the engine may settle in place (the page's stays as read)."""
         return self.reading.copy()
 
+    def part(self, x0: float, x1: float):
+        """(crop box, reading) of the part of this line between x0 and x1 (the image's pixels): the characters the
+        recogniser read there, found by the CTC columns they were read in (each covers 8 pixels of the crop at height
+        48), their columns counted from the part's left edge. The part of a line the detector joined across a
+        column's gutter (app.core.layout.columns) so needs no reading of its own. None where the columns cannot
+        tell: a vertical piece, a line another recogniser read, a reading without columns, no letter in the part."""
+        import math
+
+        from app.core.rapid.recogniser import MAX_RATIO, REC_HEIGHT, Reading
+
+        r, (bx0, by0, bx1, by1), (w, h) = self.reading, self.box, self.size
+        if r.routed is not None or len(r.cols) != len(r.chars) or w < 1 or h < 1 or by1 - by0 > 1.5 * (bx1 - bx0):
+            return None
+        resized = max(1, min(math.ceil(REC_HEIGHT * w / h), int(REC_HEIGHT * MAX_RATIO)))
+        step = 8.0 * (bx1 - bx0) / resized  # pixels a column
+        a, z = max(bx0, x0), min(bx1, x1)
+        keep = [k for k, (c0, c1) in enumerate(r.cols) if a <= bx0 + step * (c0 + c1) / 2 < z]
+        while keep and not r.chars[keep[0]].strip():
+            keep.pop(0)
+        while keep and not r.chars[keep[-1]].strip():
+            keep.pop()
+        if z - a < 1 or not keep:
+            return None
+        shift = (a - bx0) / step
+        lists = {name: getattr(r, name) for name in ("chars", "conf", "alts", "alt_p", "alts2", "alt_p2")}
+        part = Reading(**{name: [v[k] for k in keep] if len(v) == len(r.chars) else list(v)
+                          for name, v in lists.items()},
+                       cols=[(max(0, round(r.cols[k][0] - shift)), max(1, round(r.cols[k][1] - shift))) for k in keep])
+        return (round(a, 1), by0, round(z, 1), by1), part
+
 
 def detector():
     """RapidOCR with detection only (the engine's own instance: the classic engine's shared one keeps its call
