@@ -56,6 +56,10 @@ def test_a_line_decoded_ahead_is_the_line_decoded_where_it_is_read(one_torch_thr
     # another budget, or another page's cache: decoded where it is read, as before
     assert engine.ahead.take(3, unsure[0], line_budget(unsure[0]) - 1) is None
     assert engine.ahead.take(4, unsure[0], line_budget(unsure[0])) is None
+    # the same page of another document (a folder of one-page scans: every one is page 0) starts afresh: nothing
+    # kept from the document before, which grew with every document and read a document read again from it
+    assert engine.ahead.run(engine, 3, [], line_budget, document=("another", "scan.png")) == 0
+    assert engine.ahead.take(3, unsure[0], line_budget(unsure[0])) is None and engine.ahead.done == {}
 
 
 def _convert(path: Path, decoder: str):

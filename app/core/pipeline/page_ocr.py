@@ -236,7 +236,7 @@ class ScanReader:
                 readings.append(line.fresh_reading())
                 settle_reading(readings[-1])
         with stage("decoder"):
-            return engine.ahead.run(engine, index, readings, line_budget, self.pipeline.cancel)
+            return engine.ahead.run(engine, index, readings, line_budget, self.pipeline.cancel, document=key[:2])
 
     def found_again(self, region, crop, dpi: float, origin: tuple[float, float]) -> list | None:
         """For a region of a page read here that came with no lines of the page's (none fell in it, or they were

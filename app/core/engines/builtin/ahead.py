@@ -43,26 +43,29 @@ class Done:
 
 
 class Ahead:
-    """The engine's lines decoded ahead, for one page at a time."""
+    """The engine's lines decoded ahead, for one page of one document at a time: a page of another document drops
+    them (folders of one-page scans all read page 0; they were kept, and a document read again took them all)."""
 
     def __init__(self) -> None:
         self.page: object = None
+        self.document: object = None
         self.done: dict[tuple, Done] = {}
 
     def take(self, page: object, reading, budget: int) -> Done | None:
         """The line decoded ahead for `reading` on `page` with `budget`, or None."""
         return self.done.get(key(reading, budget)) if page == self.page else None
 
-    def run(self, engine, page: object, readings: Sequence, budget: Callable, cancel=None) -> int:
-        """Decode each of `readings` (the engine's, word list settled) that the engine will decode, for `page`,
-        each with its `budget(reading)` of tokens (engine.line_budget); the count decoded. A cancelled decode is
-        not kept."""
+    def run(self, engine, page: object, readings: Sequence, budget: Callable, cancel=None,
+            document: object = None) -> int:
+        """Decode each of `readings` (the engine's, word list settled) that the engine will decode, for `page` of
+        `document` (what tells the pipeline's documents apart), each with its `budget(reading)` of tokens
+        (engine.line_budget); the count decoded. A cancelled decode is not kept."""
         from app.core.decoding.selfspec import selfspec_decode
         from app.core.engines.builtin.reader import one_thread, prefill
         from app.core.engines.builtin.sure_lines import skips
 
-        if page != self.page:
-            self.page, self.done = page, {}
+        if (document, page) != (self.document, self.page):
+            self.document, self.page, self.done = document, page, {}
         n = 0
         with one_thread():  # as the engine decodes a region (decode_lines): the same numbers
             for reading in readings:
