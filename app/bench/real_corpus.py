@@ -121,8 +121,10 @@ DEFAULT_CONVERTERS = ("default", "classic", "builtin", "pymupdf4llm")
 def measure(pages: list[Page], names: list[str], log=None, warm: bool = True, reps: int = 1) -> list[dict]:
     """One row per (page, converter): the scores, seconds, and the error when the conversion failed. The converters
     take turns page by page (all warmed first), so a machine whose load changes during the run slows them alike;
-    with `reps` > 1 each page is read that many times per converter, taking turns, `s` the median and `s_reps` all
-    (the output scored is the last one's); `stages` the stage milliseconds of our converters (the median read's)."""
+    with `reps` > 1 every page is read again that many times, each repetition over all the pages in turn (a page
+    read right after itself found what the read before left: ONNX Runtime's memory for its shapes, a decode kept
+    for its lines), `s` the median and `s_reps` all (the output scored is the last one's); `stages` the stage
+    milliseconds of our converters (the median read's); a page's rows come with its last repetition."""
     if warm:
         for name in names:
             try:
@@ -130,9 +132,11 @@ def measure(pages: list[Page], names: list[str], log=None, warm: bool = True, re
             except Exception:  # noqa: BLE001 - the timed run records it per page
                 pass
     rows = []
-    for page in pages:
-        runs: dict[str, list[tuple[float, str, str, dict | None]]] = {n: [] for n in names}
-        for _ in range(max(1, reps)):
+    runs: dict[str, dict[str, list[tuple[float, str, str, dict | None]]]] = {p.id: {n: [] for n in names}
+                                                                            for p in pages}
+    last = max(1, reps) - 1
+    for rep in range(last + 1):
+        for page in pages:
             for name in names:
                 STAGES_OF.pop(name, None)
                 t0 = time.perf_counter()
@@ -141,18 +145,21 @@ def measure(pages: list[Page], names: list[str], log=None, warm: bool = True, re
                     md = CONVERTERS[name](page.path)
                 except Exception as exc:  # noqa: BLE001 - a failed page scores as nothing read
                     md, error = "", f"{type(exc).__name__}: {exc}"[:200]
-                runs[name].append((time.perf_counter() - t0, md, error, STAGES_OF.get(name)))
-        for name in names:
-            times = sorted(r[0] for r in runs[name])
-            s = times[len(times) // 2]
-            mid = next(r for r in runs[name] if r[0] == s)
-            md, error = runs[name][-1][1], runs[name][-1][2]
-            row = {"page": page.id, "kind": page.kind, "script": page.script, "features": list(page.features),
-                   "converter": name, "s": s, "s_reps": [round(r[0], 4) for r in runs[name]], "stages": mid[3],
-                   **score(page.reference, md), "error": error, "output": md}
-            rows.append(row)
-            if log:
-                log(row)
+                runs[page.id][name].append((time.perf_counter() - t0, md, error, STAGES_OF.get(name)))
+            if rep < last:
+                continue
+            for name in names:  # the page's last repetition: its rows
+                done = runs[page.id][name]
+                times = sorted(r[0] for r in done)
+                s = times[len(times) // 2]
+                mid = next(r for r in done if r[0] == s)
+                md, error = done[-1][1], done[-1][2]
+                row = {"page": page.id, "kind": page.kind, "script": page.script, "features": list(page.features),
+                       "converter": name, "s": s, "s_reps": [round(r[0], 4) for r in done], "stages": mid[3],
+                       **score(page.reference, md), "error": error, "output": md}
+                rows.append(row)
+                if log:
+                    log(row)
     return rows
 
 
