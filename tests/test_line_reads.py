@@ -1,5 +1,5 @@
 """Tesseract's readings side by side (issue #38: identifying a page's script read sample lines in every installed
-language one after another on one core). Tesseract gives each call its own API object (up to one per core per
+language one after another on one core). Tesseract gives each call its own API object (up to two per
 language), and the script router reads the lines it will ask for next on the other core
 (app.core.scripts.line_reads). What is read must not change with that: real Tesseract, real lines, read one at a
 time and side by side."""

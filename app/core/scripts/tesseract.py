@@ -10,9 +10,9 @@ reading the language models the system has installed (`tesseract-ocr-<lang>` on 
 
 API objects are kept open (loading a model takes tens of milliseconds; a line reads in 10-40 ms), one per
 language and mode at first; a tesserocr API object is not thread-safe, so each serves one call at a time, and a call
-that finds every one of its language busy gets another, up to one per core (`PER_LANGUAGE`): two threads read
-two lines at once, in one language or two (tesserocr lets go of the GIL while Tesseract reads). Reading a line runs
-no process.
+that finds every one of its language busy gets another, up to `PER_LANGUAGE` (two: the caller's thread and the
+script router's reading-ahead one; one on a one-core machine): two threads read two lines at once, in one language
+or two (tesserocr lets go of the GIL while Tesseract reads). Reading a line runs no process.
 
 What must never live here: choosing a script (router.py), the pipeline, Qt.
 """
@@ -35,7 +35,7 @@ MIN_HEIGHT = 32  # a line lower than this (pixels) is scaled up before reading: 
 BORDER = 10  # white pixels around a line crop
 UNSPACED = ("tha", "lao", "khm", "mya")  # scripts written without spaces between words
 SPACE_GAP = 0.45  # ... where a gap this wide (share of the line's height) between two letter clusters is a space
-PER_LANGUAGE = max(1, min(2, os.cpu_count() or 1))  # API objects at most for one language and mode (calls at once)
+PER_LANGUAGE = max(1, min(2, os.cpu_count() or 1))  # API objects at most of one language and mode (calls at once)
 # what Tesseract's models write otherwise than the text's own code points
 _FOLDS = {"ell": (("\u00b5", "\u03bc"),),  # MICRO SIGN for GREEK SMALL LETTER MU
           "tha": (("\u0e4d\u0e32", "\u0e33"),)}  # NIKHAHIT + SARA AA for SARA AM
