@@ -177,11 +177,11 @@ def _answer(stdin, stdout) -> None:  # pragma: no cover - runs in the child proc
 def arena_for_page_models():
     """ONNX Runtime's memory arena for the sessions made meanwhile of pymupdf.layout's page-image feature model
     (ARENA_MODELS); yields the list of those sessions. pymupdf.layout makes its sessions when it is imported (by
-    `import pymupdf` itself where it is installed), all with
-    the arena off so that memory never grows with an input's size. That model's input is one 300 x 300 grey page,
-    the same size every call, so its arena holds one call's memory and never grows: the child keeps about 160 MB
-    more between pages, its peak is about 40 MB higher, and the model's forward, most of the layout child's time on
-    a scanned page, takes about a third less time. Every other session is made as its maker asks."""
+    `import pymupdf` itself where it is installed), all with the arena off so that memory never grows with an
+    input's size. That model's input is one 300 x 300 grey page, the same size every call, so its arena holds one
+    call's memory and never grows: the child keeps about 160 MB more between pages, its peak is 40-80 MB higher,
+    and the model's forward, most of the layout child's time on a scanned page, takes about a third less time.
+    Every other session is made as its maker asks."""
     import onnxruntime as ort
     from pathlib import Path
 

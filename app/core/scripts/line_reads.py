@@ -16,7 +16,6 @@ What must never live here: which lines or languages to read (router.py), Tessera
 """
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
@@ -30,7 +29,7 @@ _POOL_LOCK = threading.Lock()
 def _pool() -> ThreadPoolExecutor | None:
     """The process's one reading-ahead thread (None on a one-core machine: nothing to read beside)."""
     global _POOL
-    if PER_LANGUAGE < 2 or (os.cpu_count() or 1) < 2:
+    if PER_LANGUAGE < 2:  # (one API object of a language at most: a one-core machine)
         return None
     with _POOL_LOCK:
         if _POOL is None:
